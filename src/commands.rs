@@ -1,0 +1,384 @@
+//! One function per subcommand: turn parsed arguments into calls on the
+//! library and write the results. This is the command edge, so errors are
+//! `anyhow` with context, and the exit status is decided here.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use gix::ObjectId;
+
+use crate::cli::{Cli, Command, FingerprintArgs, SimilarArgs};
+use crate::compute;
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::output::{self, write_quoted_path};
+use crate::progress::Progress;
+use crate::repo::{EntryKind, Repo, RepoError};
+use crate::score;
+use crate::similar::{self, Query};
+use crate::store::Store;
+
+/// How a command ended, when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Exit 0.
+    Success,
+    /// Exit 1: the search found nothing (like `git grep`).
+    NothingFound,
+}
+
+/// Run a parsed command line, writing results to `out` and warnings to
+/// `err`.
+pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Status> {
+    // Like `git -C`: everything, including relative paths, as if started
+    // there.
+    if let Some(dir) = &cli.directory {
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("cannot change to '{}'", dir.display()))?;
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let result = match &cli.command {
+        Command::Fingerprint(args) => fingerprint(&cwd, cli.no_cache, args, out, err),
+        Command::Similar(args) => similar(&cwd, cli.no_cache, args, out, err),
+    };
+    match result {
+        Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
+        other => other,
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The repository's store, or a disabled one for `--no-cache`.
+fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
+    let hash_len = repo.object_hash().len_in_bytes();
+    if no_cache {
+        return Ok(Store::disabled(hash_len));
+    }
+    let dir = Store::default_dir(repo.common_dir());
+    Store::open(&dir, hash_len).with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
+}
+
+fn flush_warnings(store: &mut Store, err: &mut impl Write) {
+    for w in store.take_warnings() {
+        let _ = writeln!(err, "warning: {w}");
+    }
+}
+
+/// What one `fingerprint` argument named.
+enum Target {
+    Tree(ObjectId),
+    Blob(ObjectId, String),
+    Disk(PathBuf),
+}
+
+fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Target> {
+    let on_disk = cwd.join(arg).symlink_metadata().is_ok();
+    let object = match repo {
+        Some(repo) => match repo.resolve_object(arg) {
+            Ok(found) => Some(found),
+            Err(RepoError::UnknownRevision { .. }) => None,
+            Err(e) => return Err(e.into()),
+        },
+        None => None,
+    };
+    match (object, on_disk) {
+        (Some(_), true) => bail!(
+            "ambiguous argument '{arg}': both revision and filename\n\
+             Use '--' to separate paths from revisions, like this:\n\
+             'git-simm fingerprint [<revision>...] -- [<file>...]'"
+        ),
+        (Some((id, gix::object::Kind::Blob)), false) => Ok(Target::Blob(id, arg.to_owned())),
+        (Some(_), false) => {
+            let repo = repo.context("no repository")?;
+            Ok(Target::Tree(repo.resolve_tree(arg)?))
+        }
+        (None, true) => Ok(Target::Disk(PathBuf::from(arg))),
+        (None, false) if repo.is_none() => bail!(
+            "'{arg}' is not a file, and there is no repository here to look up a revision \
+             (not a git repository (or any of the parent directories): {})",
+            cwd.display()
+        ),
+        (None, false) => bail!(
+            "ambiguous argument '{arg}': unknown revision or path not in the working tree."
+        ),
+    }
+}
+
+/// One output line of `fingerprint`.
+struct Line {
+    fingerprint: Option<Fingerprint>,
+    size: u64,
+    name: Vec<u8>,
+}
+
+fn fingerprint(
+    cwd: &Path,
+    no_cache: bool,
+    args: &FingerprintArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    // Plain files can be fingerprinted anywhere, like `git hash-object`;
+    // revisions and --all need a repository.
+    let repo = match Repo::discover(cwd) {
+        Ok(r) => Some(r),
+        Err(e @ RepoError::NotARepository { .. }) => {
+            if args.all || args.targets.iter().any(|t| !cwd.join(t).exists()) {
+                return Err(e.into());
+            }
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut store = match &repo {
+        Some(r) => open_store(r, no_cache)?,
+        None => Store::disabled(20),
+    };
+    if args.all {
+        let repo = repo.as_ref().context("no repository")?;
+        return fingerprint_all(repo, &mut store, args, out, err);
+    }
+    if args.targets.is_empty() && args.paths.is_empty() {
+        bail!("nothing to fingerprint: name a tree-ish or a path, or use --all");
+    }
+    let mut targets = Vec::new();
+    for t in &args.targets {
+        targets.push(resolve_target(repo.as_ref(), cwd, t)?);
+    }
+    targets.extend(args.paths.iter().map(|p| Target::Disk(p.clone())));
+
+    for target in targets {
+        let lines = match target {
+            Target::Tree(tree) => {
+                let repo = repo.as_ref().context("no repository")?;
+                let entries: Vec<_> = repo
+                    .tree_entries(tree)?
+                    .into_iter()
+                    .filter(|e| e.kind != EntryKind::Submodule)
+                    .collect();
+                let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
+                let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
+                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, &progress)?;
+                progress.finish();
+                entries
+                    .into_iter()
+                    .zip(prints)
+                    .map(|(e, p)| Line {
+                        fingerprint: p.fingerprint,
+                        size: p.size,
+                        name: e.path,
+                    })
+                    .collect()
+            }
+            Target::Blob(id, name) => {
+                let repo = repo.as_ref().context("no repository")?;
+                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &[id], &Progress::hidden())?;
+                prints
+                    .into_iter()
+                    .map(|p| Line {
+                        fingerprint: p.fingerprint,
+                        size: p.size,
+                        name: name.clone().into_bytes(),
+                    })
+                    .collect()
+            }
+            Target::Disk(path) => disk_lines(&cwd.join(&path), &path)?,
+        };
+        flush_warnings(&mut store, err);
+        if !args.quiet {
+            write_lines(&lines, args.nul, out)?;
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn fingerprint_all(
+    repo: &Repo,
+    store: &mut Store,
+    args: &FingerprintArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let blobs = repo.all_blobs()?;
+    let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
+    let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
+    let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
+    progress.finish();
+    flush_warnings(store, err);
+    if !args.quiet {
+        let lines: Vec<Line> = ids
+            .iter()
+            .zip(prints)
+            .map(|(id, p)| Line {
+                fingerprint: p.fingerprint,
+                size: p.size,
+                name: id.to_string().into_bytes(),
+            })
+            .collect();
+        write_lines(&lines, args.nul, out)?;
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn write_lines(lines: &[Line], nul: bool, out: &mut impl Write) -> Result<()> {
+    let mut buf = Vec::with_capacity(lines.len() * 100);
+    for l in lines {
+        let fp = l.fingerprint.unwrap_or_default();
+        write!(buf, "{fp} {} ", l.size)?;
+        if nul {
+            buf.extend_from_slice(&l.name);
+            buf.push(0);
+        } else {
+            write_quoted_path(&mut buf, &l.name)?;
+            buf.push(b'\n');
+        }
+    }
+    out.write_all(&buf)?;
+    Ok(())
+}
+
+/// Fingerprint a file, or every file below a directory (skipping `.git`),
+/// in path order. Symlinks are fingerprinted as git stores them: the target
+/// path's bytes.
+fn disk_lines(path: &Path, shown: &Path) -> Result<Vec<Line>> {
+    let mut files = Vec::new();
+    collect_files(path, shown, &mut files)?;
+    files.sort_by(|a, b| a.1.cmp(&b.1));
+    let mut fpr = Fingerprinter::new();
+    let mut lines = Vec::with_capacity(files.len());
+    for (full, name) in files {
+        let data = read_as_git_would(&full)?;
+        lines.push(Line {
+            fingerprint: fpr.fingerprint(&data),
+            size: data.len() as u64,
+            name,
+        });
+    }
+    Ok(lines)
+}
+
+fn collect_files(path: &Path, shown: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path).with_context(|| format!("cannot read '{}'", shown.display()))?;
+    if meta.is_dir() {
+        let mut children: Vec<_> = std::fs::read_dir(path)
+            .with_context(|| format!("cannot read directory '{}'", shown.display()))?
+            .collect::<std::io::Result<_>>()
+            .with_context(|| format!("cannot read directory '{}'", shown.display()))?;
+        children.sort_by_key(|c| c.file_name());
+        for c in children {
+            if c.file_name() == ".git" {
+                continue;
+            }
+            collect_files(&c.path(), &shown.join(c.file_name()), out)?;
+        }
+    } else if meta.is_file() || meta.file_type().is_symlink() {
+        out.push((path.to_owned(), path_bytes(shown)));
+    }
+    Ok(())
+}
+
+fn read_as_git_would(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).with_context(|| format!("cannot read link '{}'", path.display()))?;
+        return Ok(path_bytes(&target));
+    }
+    std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))
+}
+
+#[cfg(unix)]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn path_bytes(p: &Path) -> Vec<u8> {
+    p.to_string_lossy().into_owned().into_bytes()
+}
+
+fn similar(
+    cwd: &Path,
+    no_cache: bool,
+    args: &SimilarArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let min_score = score::parse_rename_score(&args.threshold)
+        .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
+    let tree = repo.resolve_tree(&args.tree)?;
+    let query_path = cwd.join(&args.query);
+    let query = if query_path.is_file() || query_path.is_symlink() {
+        Query {
+            name: args.query.clone(),
+            data: read_as_git_would(&query_path)?,
+        }
+    } else {
+        let (id, kind) = match repo.resolve_object(&args.query) {
+            Ok(found) => found,
+            Err(RepoError::UnknownRevision { .. }) => bail!(
+                "'{}' is neither a file nor a blob (paths are relative to the current directory; \
+                 name a blob as <rev>:<path>)",
+                args.query
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        if kind != gix::object::Kind::Blob {
+            bail!("'{}' is a {kind}, not a file or blob", args.query);
+        }
+        Query {
+            name: args.query.clone(),
+            data: repo.reader().blob(&id)?,
+        }
+    };
+    if query.data.is_empty() {
+        let _ = writeln!(err, "warning: '{}' is empty; git never pairs empty files by content", query.name);
+        return Ok(Status::NothingFound);
+    }
+    let mut store = open_store(&repo, no_cache)?;
+    let opts = similar::Options {
+        min_score,
+        limit: args.limit,
+    };
+    let (matches, _outcome) = similar::find_similar(&repo, &mut store, tree, &query, &opts)?;
+    flush_warnings(&mut store, err);
+    if args.json {
+        let doc = serde_json::json!({
+            "query": query.name,
+            "tree": args.tree,
+            "threshold": score::percent(min_score),
+            "matches": matches.iter().map(|m| serde_json::json!({
+                "path": output::json_path(&m.path),
+                "blob": m.id.to_string(),
+                "size": m.size,
+                "score": score::percent(m.score),
+                "distance": m.distance,
+            })).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)?;
+    } else {
+        let mut buf = Vec::new();
+        for m in &matches {
+            write!(buf, "{}%\t", score::percent(m.score))?;
+            write_quoted_path(&mut buf, &m.path)?;
+            buf.push(b'\n');
+        }
+        out.write_all(&buf)?;
+    }
+    out.flush()?;
+    Ok(if matches.is_empty() {
+        Status::NothingFound
+    } else {
+        Status::Success
+    })
+}

@@ -1,0 +1,548 @@
+//! gsimm fingerprints: 256 bits per blob whose Hamming distance estimates
+//! how much content two blobs share.
+//!
+//! Written from the mathematics of Geert Bosch's 2006 proposal
+//! (`shared/seeds/gsimm-bosch-2006.txt`), not from its GPL code. Every
+//! 48-byte window of a blob is hashed; each window hash votes +1/-1 on the 32
+//! counters of one of 8 blocks; a fingerprint bit is set when its counter
+//! ends positive. Two blobs sharing most windows push most counters the same
+//! way, so their bits agree; unrelated blobs agree on about half (distance
+//! ~128). This is SimHash over the set of windows: the chance that one bit
+//! differs is the angle between the two window-count vectors divided by pi.
+//!
+//! Fingerprints are cached on disk by blob id, so the exact bit pattern is a
+//! file format: every constant below is part of [`FINGERPRINT_VERSION`], and
+//! the code uses only integer arithmetic with explicit widths so the result
+//! is the same on every platform. Changing anything that alters output means
+//! bumping the version, which invalidates existing stores.
+//!
+//! ### Design choices and why
+//! - **Rolling hash**: a cyclic-polynomial ("buzhash") hash over exactly 48
+//!   bytes. It is GF(2)-linear, like the Rabin polynomial of the original, so
+//!   each window hash is passed through a folded 128-bit multiply (as in
+//!   wyhash) before its bits are used as votes; without that, votes of
+//!   overlapping windows would be correlated.
+//! - **Repeat suppression**: a 256-slot direct-mapped cache of recent window
+//!   hashes, as in gsimm. Runs of identical windows (padding, tables of
+//!   zeros, repeated lines) vote once, so they do not drown the rest.
+//! - **Counting**: touching 32 counters per window is what made a plain port
+//!   slow (about 190 MB/s). With AVX2, one window's 32 votes are one vector
+//!   add into 8-bit accumulators, widened every 127 windows. Without it, each
+//!   window bumps 4 byte-pattern histograms of its block (the nibble trick of
+//!   the original, with bytes) and the counters are recovered once per blob.
+//!   Both are exact integer counts, so they give identical bits (tested).
+//! - **Too small to fingerprint**: blobs under [`MIN_SIZE`] bytes have too few
+//!   windows for the counters to mean anything, and all such fingerprints
+//!   would look alike. They get no fingerprint ([`fingerprint`] returns
+//!   `None`); callers compare them exactly, which costs nothing at that size.
+//!   Blobs over [`MAX_SIZE`] would overflow the 32-bit histograms and get
+//!   none either.
+//! - **Binary blobs** are fingerprinted like text: windows are bytes either
+//!   way, and git also scores binary renames (with 64-byte chunks).
+
+use std::fmt;
+
+/// Version of the fingerprint definition (window, hash, tables, bit layout,
+/// size limits). Stored beside every cached fingerprint; a mismatch makes the
+/// cache invalid.
+pub const FINGERPRINT_VERSION: u32 = 1;
+
+/// Bytes per window, as in gsimm.
+pub const WINDOW: usize = 48;
+
+/// Smallest blob that gets a fingerprint. At 192 bytes a blob has 145
+/// windows, so each of the 256 counters sees about 18 votes: enough for
+/// the sign to be stable under a small edit. gsimm used 190.
+pub const MIN_SIZE: usize = 192;
+
+/// Largest blob that gets a fingerprint: the histograms count in `u32`.
+pub const MAX_SIZE: u64 = u32::MAX as u64;
+
+/// Number of bits in a fingerprint.
+pub const BITS: u32 = 256;
+
+/// A 256-bit gsimm fingerprint. Bit `i` lives in `words[i / 64]` at position
+/// `i % 64`; bits 32*b .. 32*b+31 are the counters of block `b`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Fingerprint {
+    /// The 256 bits, least significant word first.
+    pub words: [u64; 4],
+}
+
+impl Fingerprint {
+    /// Hamming distance: the number of differing bits, 0..=256.
+    #[inline]
+    pub fn distance(&self, other: &Fingerprint) -> u32 {
+        (self.words[0] ^ other.words[0]).count_ones()
+            + (self.words[1] ^ other.words[1]).count_ones()
+            + (self.words[2] ^ other.words[2]).count_ones()
+            + (self.words[3] ^ other.words[3]).count_ones()
+    }
+
+    /// The 32 bytes in storage and display order: byte `n` holds bits
+    /// 8n..8n+7, least significant bit first.
+    pub fn to_bytes(&self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (i, w) in self.words.iter().enumerate() {
+            out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// Inverse of [`Fingerprint::to_bytes`].
+    pub fn from_bytes(bytes: &[u8; 32]) -> Fingerprint {
+        let mut words = [0u64; 4];
+        for (i, w) in words.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            *w = u64::from_le_bytes(b);
+        }
+        Fingerprint { words }
+    }
+
+    /// Parse the 64-digit hex form printed by [`fmt::Display`].
+    pub fn from_hex(hex: &str) -> Option<Fingerprint> {
+        let hex = hex.as_bytes();
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            let hi = (hex[2 * i] as char).to_digit(16)?;
+            let lo = (hex[2 * i + 1] as char).to_digit(16)?;
+            *b = (hi * 16 + lo) as u8;
+        }
+        Some(Fingerprint::from_bytes(&bytes))
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.to_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({self})")
+    }
+}
+
+/// Estimated similarity, 0.0..=1.0, from a Hamming distance.
+///
+/// SimHash gives P(bit differs) = theta / pi, where theta is the angle
+/// between the two blobs' window-count vectors, so `cos(pi * d / 256)`
+/// estimates their cosine similarity; distances of 128 and more (no better
+/// than chance) map to 0. For two blobs that share a fraction of their
+/// windows this tracks git's byte-weighted score; README's Performance
+/// section tabulates how closely on real code. Use it to rank, never to
+/// decide: survivors are always scored exactly.
+pub fn estimate_similarity(distance: u32) -> f64 {
+    if distance >= BITS / 2 {
+        return 0.0;
+    }
+    (std::f64::consts::PI * f64::from(distance) / f64::from(BITS)).cos()
+}
+
+/// The 256 random 64-bit values the rolling hash mixes in, one per byte
+/// value. Generated at compile time by splitmix64 from a fixed seed, so they
+/// are part of the format without a 2 KiB literal table.
+const TABLE: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut state: u64 = 0x6773_696d_6d5f_7631; // "gsimm_v1"
+    let mut i = 0;
+    while i < 256 {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        t[i] = mix(state);
+        i += 1;
+    }
+    t
+};
+
+/// TABLE rotated by the window length: what to XOR out when a byte leaves
+/// the window, since by then its contribution has been rotated 48 times.
+const TABLE_OUT: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = TABLE[i].rotate_left(WINDOW as u32);
+        i += 1;
+    }
+    t
+};
+
+/// splitmix64's finaliser: a bijective, non-linear mix of all 64 bits.
+#[inline(always)]
+const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The per-window mix: a 64x64->128-bit multiply folded to 64 bits (as in
+/// wyhash). One multiply instead of splitmix's two; every output bit depends
+/// non-linearly on every input bit, which the GF(2)-linear rolling hash needs.
+#[inline(always)]
+fn mum(h: u64) -> u64 {
+    let p = u128::from(h ^ 0x2d35_8dcc_aa6c_78a5).wrapping_mul(0x8bb8_4b93_962e_acc9);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// Per-thread scratch space, reused across blobs so the histograms are
+/// allocated once per thread rather than once per blob.
+pub struct Fingerprinter {
+    /// hist[block][byte lane][byte value]: how many counted windows of the
+    /// block had that value in that byte of their vote bits. Portable path.
+    hist: Box<[[[u32; 256]; 4]; 8]>,
+    /// Whether the AVX2 counting path can run on this CPU.
+    avx2: bool,
+}
+
+impl Default for Fingerprinter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Sums of votes per counter: +1 for each counted window with the bit
+/// clear, -1 with it set; a fingerprint bit is set when its sum is negative
+/// (more windows voted "set" than "clear").
+type Sums = [i32; 256];
+
+impl Fingerprinter {
+    /// Fresh scratch space.
+    pub fn new() -> Fingerprinter {
+        Fingerprinter {
+            hist: Box::new([[[0u32; 256]; 4]; 8]),
+            avx2: avx2_available(),
+        }
+    }
+
+    /// The fingerprint of `data`, or `None` when it is shorter than
+    /// [`MIN_SIZE`] or longer than [`MAX_SIZE`].
+    pub fn fingerprint(&mut self, data: &[u8]) -> Option<Fingerprint> {
+        if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
+            return None;
+        }
+        let sums = if self.avx2 {
+            count_avx2_entry(data)
+        } else {
+            self.count_portable(data)
+        };
+        let mut fp = Fingerprint::default();
+        for (idx, &sum) in sums.iter().enumerate() {
+            if sum < 0 {
+                fp.words[idx / 64] |= 1u64 << (idx % 64);
+            }
+        }
+        Some(fp)
+    }
+
+    /// Counting without SIMD: each window bumps 4 byte-pattern histograms of
+    /// its block, and the per-bit sums are recovered once per blob.
+    fn count_portable(&mut self, data: &[u8]) -> Sums {
+        for block in self.hist.iter_mut() {
+            for lane in block.iter_mut() {
+                lane.fill(0);
+            }
+        }
+        let hist = &mut *self.hist;
+        for_each_window(
+            data,
+            usize::MAX,
+            |m| {
+                let block = &mut hist[((m >> 32) & 7) as usize];
+                let v = m as u32;
+                block[0][(v & 0xff) as usize] += 1;
+                block[1][((v >> 8) & 0xff) as usize] += 1;
+                block[2][((v >> 16) & 0xff) as usize] += 1;
+                block[3][(v >> 24) as usize] += 1;
+            },
+            || {},
+        );
+        // The upper half of a 2^k-entry histogram is exactly the values with
+        // bit k-1 set; folding the halves together repeats that one bit down.
+        let mut sums = [0i32; 256];
+        for (b, block) in self.hist.iter_mut().enumerate() {
+            for (lane, hist) in block.iter_mut().enumerate() {
+                let mut with = [0i64; 8];
+                let mut len = 256;
+                for bit in (0..8).rev() {
+                    let half = len / 2;
+                    let (lo, hi) = hist[..len].split_at_mut(half);
+                    let mut sum: i64 = 0;
+                    for (l, h) in lo.iter_mut().zip(hi.iter()) {
+                        sum += i64::from(*h);
+                        *l += *h;
+                    }
+                    with[bit] = sum;
+                    len = half;
+                }
+                let total = i64::from(hist[0]);
+                for (bit, &w) in with.iter().enumerate() {
+                    // |total| < 2^32 windows; the sum's sign is all that is
+                    // used, so clamp rather than wrap.
+                    let s = (total - 2 * w).clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+                    sums[b * 32 + lane * 8 + bit] = s as i32;
+                }
+            }
+        }
+        sums
+    }
+}
+
+/// Run `count` on the mixed hash of every window that the repeat cache lets
+/// through, and `chunk_done` after every `chunk` windows (counted or not)
+/// and at the end. Shared by both counting paths so they cannot disagree on
+/// which windows count; the chunking lets the SIMD path widen its 8-bit
+/// accumulators without a per-window check.
+#[inline(always)]
+fn for_each_window(
+    data: &[u8],
+    chunk: usize,
+    mut count: impl FnMut(u64),
+    mut chunk_done: impl FnMut(),
+) {
+    let mut cache = [0u64; 256];
+    let mut h: u64 = 0;
+    for &b in &data[..WINDOW] {
+        h = h.rotate_left(1) ^ TABLE[b as usize];
+    }
+    let mut window = |h: u64| {
+        let m = mum(h);
+        let slot = (m >> 56) as usize;
+        if cache[slot] != m {
+            cache[slot] = m;
+            count(m);
+        }
+    };
+    window(h);
+    // Byte `b_in` enters as `b_out`, 48 bytes earlier, leaves: by now
+    // `b_out` has been rotated 48 times, which TABLE_OUT accounts for.
+    let incoming = &data[WINDOW..];
+    let outgoing = &data[..data.len() - WINDOW];
+    for (ins, outs) in incoming.chunks(chunk).zip(outgoing.chunks(chunk)) {
+        for (&b_in, &b_out) in ins.iter().zip(outs) {
+            h = h.rotate_left(1) ^ TABLE[b_in as usize] ^ TABLE_OUT[b_out as usize];
+            window(h);
+        }
+        chunk_done();
+    }
+    chunk_done();
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx2_available() -> bool {
+    std::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn avx2_available() -> bool {
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+fn count_avx2_entry(data: &[u8]) -> Sums {
+    // SAFETY: only called when `avx2_available()` said the CPU has AVX2.
+    unsafe { avx2::count(data) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn count_avx2_entry(_data: &[u8]) -> Sums {
+    unreachable!("avx2 is never detected off x86_64")
+}
+
+/// Counting with AVX2: one window's 32 votes become 32 byte lanes of +1/-1
+/// and are added to its block's 8-bit accumulators in one instruction; the
+/// 8-bit sums are widened before they can overflow. Integer arithmetic
+/// throughout, so the sums equal the portable path's exactly (tested).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Sums, for_each_window};
+    use std::arch::x86_64::*;
+
+    /// Windows between widenings: an i8 lane moves by at most 1 per
+    /// window, and a chunk is at most this many windows plus the first one
+    /// (counted before the first chunk), so 126 + 1 can never overflow.
+    const FLUSH_EVERY: usize = 126;
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn count(data: &[u8]) -> Sums {
+        // Lane j of the 32 takes byte j/8 of the vote word and tests bit j%8.
+        let shuffle = _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3,
+            3, 3, 3,
+        );
+        let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+        let ones = _mm256_set1_epi8(1);
+        let zero = _mm256_setzero_si256();
+        let acc = std::cell::RefCell::new([zero; 8]);
+        let mut wide = [0i32; 256];
+        for_each_window(
+            data,
+            FLUSH_EVERY,
+            |m| {
+                let v = _mm256_set1_epi32(m as u32 as i32);
+                let bytes = _mm256_shuffle_epi8(v, shuffle);
+                let set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+                // set lanes are -1 (0xff), clear lanes 0; OR 1 gives -1 / +1.
+                let vote = _mm256_or_si256(set, ones);
+                let b = ((m >> 32) & 7) as usize;
+                let mut acc = acc.borrow_mut();
+                acc[b] = _mm256_add_epi8(acc[b], vote);
+            },
+            || widen(&mut acc.borrow_mut(), &mut wide),
+        );
+        wide
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn widen(acc: &mut [__m256i; 8], wide: &mut Sums) {
+        for (b, a) in acc.iter_mut().enumerate() {
+            let mut lanes = [0i8; 32];
+            // SAFETY: `lanes` is 32 bytes, the size of one __m256i; the
+            // store is unaligned-tolerant.
+            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), *a) };
+            for (j, &l) in lanes.iter().enumerate() {
+                wide[b * 32 + j] += i32::from(l);
+            }
+            *a = _mm256_setzero_si256();
+        }
+    }
+}
+
+/// Fingerprint one blob with fresh scratch space. Prefer a reused
+/// [`Fingerprinter`] in loops.
+pub fn fingerprint(data: &[u8]) -> Option<Fingerprint> {
+    Fingerprinter::new().fingerprint(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Straight from the definition: hash every window from scratch and
+    /// move 32 counters per counted window. Independent of the rolling hash
+    /// and the histogram trick, which must give exactly the same bits.
+    fn reference(data: &[u8]) -> Option<Fingerprint> {
+        if data.len() < MIN_SIZE {
+            return None;
+        }
+        let mut counters = [0i64; 256];
+        let mut cache = [0u64; 256];
+        for start in 0..=data.len() - WINDOW {
+            let mut h = 0u64;
+            for &b in &data[start..start + WINDOW] {
+                h = h.rotate_left(1) ^ TABLE[b as usize];
+            }
+            let m = mum(h);
+            let slot = (m >> 56) as usize;
+            if cache[slot] == m {
+                continue;
+            }
+            cache[slot] = m;
+            let block = ((m >> 32) & 7) as usize;
+            for j in 0..32 {
+                counters[block * 32 + j] += if (m >> j) & 1 == 1 { 1 } else { -1 };
+            }
+        }
+        let mut fp = Fingerprint::default();
+        for (i, c) in counters.iter().enumerate() {
+            if *c > 0 {
+                fp.words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Some(fp)
+    }
+
+    fn own_sources() -> Vec<u8> {
+        let mut text = Vec::new();
+        for f in ["src/fingerprint.rs", "src/store.rs", "Cargo.toml"] {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            text.extend(std::fs::read(p).expect("read own source"));
+        }
+        text
+    }
+
+    #[test]
+    fn matches_reference_definition() {
+        let text = own_sources();
+        let mut fpr = Fingerprinter::new();
+        for len in [MIN_SIZE, MIN_SIZE + 1, 500, 4096, 20_000, text.len()] {
+            let len = len.min(text.len());
+            let slice = &text[text.len() - len..];
+            assert_eq!(fpr.fingerprint(slice), reference(slice), "length {len}");
+        }
+        // Repetitive input exercises the repeat cache.
+        let rep: Vec<u8> = b"abcabcabd".iter().cycle().take(5000).copied().collect();
+        assert_eq!(fpr.fingerprint(&rep), reference(&rep));
+        let zeros = vec![0u8; 3000];
+        assert_eq!(fpr.fingerprint(&zeros), reference(&zeros));
+    }
+
+    #[test]
+    fn portable_and_simd_paths_agree() {
+        let text = own_sources();
+        let mut simd = Fingerprinter::new();
+        let mut portable = Fingerprinter::new();
+        portable.avx2 = false;
+        for start in (0..text.len() - 5000).step_by(997) {
+            let slice = &text[start..start + 300 + start % 4000];
+            assert_eq!(simd.fingerprint(slice), portable.fingerprint(slice));
+        }
+        // Long runs of counted windows cross the 8-bit widening many times.
+        let long: Vec<u8> = (0u32..200_000).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        assert_eq!(simd.fingerprint(&long), portable.fingerprint(&long));
+    }
+
+    #[test]
+    fn reused_scratch_gives_same_result() {
+        let text = own_sources();
+        let mut fpr = Fingerprinter::new();
+        let a = fpr.fingerprint(&text[..10_000]);
+        let _ = fpr.fingerprint(&text[5000..]);
+        assert_eq!(fpr.fingerprint(&text[..10_000]), a);
+        assert_eq!(fingerprint(&text[..10_000]), a);
+    }
+
+    #[test]
+    fn size_limits() {
+        assert_eq!(fingerprint(&[b'x'; MIN_SIZE - 1]), None);
+        assert_eq!(fingerprint(b""), None);
+        assert!(fingerprint(&[b'x'; MIN_SIZE]).is_some());
+    }
+
+    /// Pins the format: these bits are stored on disk. If this test fails,
+    /// the definition changed and FINGERPRINT_VERSION must be bumped.
+    #[test]
+    fn format_is_pinned() {
+        let text: Vec<u8> = (0u32..2000)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let fp = fingerprint(&text).expect("large enough");
+        assert_eq!(fp, reference(&text).expect("large enough"));
+        assert_eq!(FINGERPRINT_VERSION, 1);
+        assert_eq!(fp.to_string(), PINNED_V1);
+    }
+    const PINNED_V1: &str = "1155a7f4e80b097d41a0fd48e2deda25bb962eebc15f5e54629a05d6edbd5c60";
+
+    #[test]
+    fn identical_is_zero_and_hex_roundtrips() {
+        let text = own_sources();
+        let a = fingerprint(&text).expect("large");
+        assert_eq!(a.distance(&a), 0);
+        assert_eq!(Fingerprint::from_hex(&a.to_string()), Some(a));
+        assert_eq!(Fingerprint::from_hex("zz"), None);
+    }
+
+    #[test]
+    fn estimate_is_monotone() {
+        assert_eq!(estimate_similarity(0), 1.0);
+        assert_eq!(estimate_similarity(128), 0.0);
+        assert_eq!(estimate_similarity(200), 0.0);
+        assert!(estimate_similarity(40) > estimate_similarity(60));
+    }
+}

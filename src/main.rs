@@ -1,0 +1,35 @@
+//! The `git-simm` binary: parse arguments, run the command, map the outcome
+//! to git's exit codes (0 success, 1 nothing found, 128 fatal, 129 usage).
+//! All work lives in the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use git_simm::cli::Cli;
+use git_simm::commands::{self, Status};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(129)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut err = std::io::stderr();
+    match commands::run(cli, &mut out, &mut err) {
+        Ok(Status::Success) => ExitCode::SUCCESS,
+        Ok(Status::NothingFound) => ExitCode::from(1),
+        Err(e) => {
+            drop(out);
+            eprintln!("fatal: {e:#}");
+            ExitCode::from(128)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Output conventions shared by every command: git's path quoting, `-z`
+//! records, and JSON helpers.
+//!
+//! Scripts written for git's output must work unchanged on git-simm's, so
+//! paths are quoted exactly as git quotes them with the default
+//! `core.quotePath=true`: a path with a control character, a double quote,
+//! a backslash or any byte >= 0x80 is printed C-style in double quotes, and
+//! `-z` output prints raw bytes with no quoting at all.
+
+use std::io::{self, Write};
+
+/// Write `path` as git would print it in line-oriented output.
+pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
+    if !path.iter().any(|&b| needs_quoting(b)) {
+        return w.write_all(path);
+    }
+    w.write_all(b"\"")?;
+    for &b in path {
+        match b {
+            b'\x07' => w.write_all(b"\\a")?,
+            b'\x08' => w.write_all(b"\\b")?,
+            b'\t' => w.write_all(b"\\t")?,
+            b'\n' => w.write_all(b"\\n")?,
+            b'\x0b' => w.write_all(b"\\v")?,
+            b'\x0c' => w.write_all(b"\\f")?,
+            b'\r' => w.write_all(b"\\r")?,
+            b'"' => w.write_all(b"\\\"")?,
+            b'\\' => w.write_all(b"\\\\")?,
+            b if needs_quoting(b) => write!(w, "\\{b:03o}")?,
+            b => w.write_all(&[b])?,
+        }
+    }
+    w.write_all(b"\"")
+}
+
+fn needs_quoting(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f
+}
+
+/// `path` quoted as git prints it, as a `String` (for messages).
+pub fn quoted(path: &[u8]) -> String {
+    let mut v = Vec::with_capacity(path.len() + 2);
+    // Writing to a Vec cannot fail.
+    let _ = write_quoted_path(&mut v, path);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// A path for JSON: the string when it is valid UTF-8, else git's quoted
+/// form so the bytes can still be recovered unambiguously.
+pub fn json_path(path: &[u8]) -> String {
+    match std::str::from_utf8(path) {
+        Ok(s) => s.to_owned(),
+        Err(_) => quoted(path),
+    }
+}
+
+/// Treat a closed pipe (`git-simm ... | head`) as a normal end of output.
+pub fn ignore_broken_pipe(r: io::Result<()>) -> io::Result<()> {
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_like_git() {
+        assert_eq!(quoted(b"plain/path.rs"), "plain/path.rs");
+        assert_eq!(quoted(b"with space"), "with space");
+        assert_eq!(quoted(b"new\nline"), "\"new\\nline\"");
+        assert_eq!(quoted(b"tab\there"), "\"tab\\there\"");
+        assert_eq!(quoted(b"q\"uote"), "\"q\\\"uote\"");
+        assert_eq!(quoted(b"back\\slash"), "\"back\\\\slash\"");
+        assert_eq!(quoted("caf\u{e9}".as_bytes()), "\"caf\\303\\251\"");
+        assert_eq!(quoted(b"bad\xff"), "\"bad\\377\"");
+    }
+}

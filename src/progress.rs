@@ -1,0 +1,85 @@
+//! Progress on stderr for long work, in git's style
+//! ("Fingerprinting blobs:  42% (4200/10000)"), shown only when stderr is a
+//! terminal so scripts and CI logs stay clean.
+//!
+//! Workers bump an atomic counter; one background thread redraws the line at
+//! most ten times a second, so the hot loops pay one relaxed atomic add.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A progress counter. Dropping it (or [`Progress::finish`]) prints the
+/// final line, like git's "done".
+pub struct Progress {
+    done: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Start counting towards `total` under `title`; silent unless stderr is
+    /// a terminal (or `force` is set, for tests).
+    pub fn new(title: &str, total: u64, force: bool) -> Progress {
+        let done = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let shown = force || std::io::stderr().is_terminal();
+        let thread = shown.then(|| {
+            let (done, stop, title) = (done.clone(), stop.clone(), title.to_owned());
+            std::thread::spawn(move || {
+                let draw = |n: u64, end: &str| {
+                    let pct = if total == 0 { 100 } else { n * 100 / total };
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "\r{title}: {pct:3}% ({n}/{total}){end}");
+                    let _ = err.flush();
+                };
+                // Say nothing for work that finishes in a blink.
+                std::thread::sleep(Duration::from_millis(250));
+                let mut drew = false;
+                while !stop.load(Ordering::Relaxed) {
+                    draw(done.load(Ordering::Relaxed), "");
+                    drew = true;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                if drew {
+                    draw(done.load(Ordering::Relaxed), ", done.\n");
+                }
+            })
+        });
+        Progress { done, stop, thread }
+    }
+
+    /// A counter that never prints.
+    pub fn hidden() -> Progress {
+        Progress {
+            done: Arc::new(AtomicU64::new(0)),
+            stop: Arc::new(AtomicBool::new(true)),
+            thread: None,
+        }
+    }
+
+    /// Count `n` more items done; cheap enough for inner loops.
+    pub fn inc(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Stop and print the final line.
+    pub fn finish(mut self) {
+        self.stop_thread();
+    }
+
+    fn stop_thread(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}

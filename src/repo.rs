@@ -1,0 +1,940 @@
+//! Repository access: the one place in git-simm that knows gix.
+//!
+//! Everything else in the crate works on [`Entry`] lists and blob bytes. Keeping
+//! gix behind this module means the rest of the code does not chase gix API
+//! changes, and the choices that make bulk reading fast (per-thread object
+//! handles with a large delta-base cache, reading in pack order) are made once,
+//! here, instead of at every call site.
+//!
+//! Error messages deliberately read like git's `fatal:` messages and always
+//! name the object, path or revision involved, because they end up in front of
+//! people who know git, not gix.
+//!
+//! Known deviations from git:
+//! * The work tree is hashed as raw bytes: clean filters, `text`/`eol`
+//!   conversion and `ident` from `.gitattributes` are not applied, so a file
+//!   that git would normalise on `git add` can hash differently from what
+//!   `git hash-object --path` reports.
+//! * Objects git synthesises (the empty tree and the empty blob) are
+//!   readable even when they are not stored, as they are in git.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::objs::{Find, FindHeader};
+use rayon::prelude::*;
+
+/// Everything that can go wrong while reading a repository.
+///
+/// Messages name the object, path or revision involved and read like git's
+/// fatal messages; the underlying gix or I/O error is kept as the source.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// No repository was found in the directory or any of its parents.
+    #[error("not a git repository (or any of the parent directories): {}", path.display())]
+    NotARepository {
+        /// The directory the search started from.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// `GIT_DIR` is set but does not point at a usable repository.
+    #[error("not a git repository: '{}'", path.display())]
+    BadGitDir {
+        /// The value of `GIT_DIR`.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A repository was found but could not be opened (bad config, permissions, ...).
+    #[error("cannot open the repository at {}", path.display())]
+    Open {
+        /// The directory the search started from.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A revision did not resolve to an object.
+    #[error("unknown revision or path not in the working tree: '{spec}'")]
+    UnknownRevision {
+        /// The revision as given.
+        spec: String,
+        /// What gix reported, e.g. an ambiguous prefix.
+        #[source]
+        source: gix::Error,
+    },
+    /// A revision resolved to something that cannot be peeled to a tree.
+    #[error("'{spec}' is a {kind}, not a tree-ish")]
+    NotATreeish {
+        /// The revision as given.
+        spec: String,
+        /// What it resolved to.
+        kind: gix::object::Kind,
+    },
+    /// An object that should exist is not in the object database.
+    #[error("object {id} is missing from the object database")]
+    MissingObject {
+        /// The object looked for.
+        id: ObjectId,
+    },
+    /// An object exists but is of another kind than needed.
+    #[error("object {id} is a {actual}, not a {expected}")]
+    WrongKind {
+        /// The object read.
+        id: ObjectId,
+        /// The kind the caller needed.
+        expected: gix::object::Kind,
+        /// The kind it has.
+        actual: gix::object::Kind,
+    },
+    /// An object could not be read: corrupt loose object, broken pack, I/O error.
+    #[error("object {id} is corrupt or unreadable")]
+    ReadObject {
+        /// The object read.
+        id: ObjectId,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A tree, commit or tag could be read but not parsed.
+    #[error("{kind} {id} is corrupt")]
+    CorruptObject {
+        /// The object parsed.
+        id: ObjectId,
+        /// Its kind.
+        kind: gix::object::Kind,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The object database could not be listed.
+    #[error("cannot list the objects in {}", path.display())]
+    ListObjects {
+        /// The objects directory.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The index file could not be read.
+    #[error("index file {} is corrupt or unreadable", path.display())]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The index has conflicts (stages 1-3).
+    #[error("path '{path}' is unmerged; you need to resolve your current index first")]
+    Unmerged {
+        /// The first conflicted path.
+        path: BString,
+    },
+    /// A work tree was needed but the repository is bare.
+    #[error("this operation must be run in a work tree")]
+    NoWorkTree,
+    /// A work tree file exists but could not be read.
+    #[error("cannot read '{path}' from the work tree")]
+    WorkTreeFile {
+        /// The path relative to the work tree.
+        path: BString,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path from the index cannot be represented on this platform.
+    #[error("path '{path}' cannot be used on this platform")]
+    BadPath {
+        /// The path as stored by git.
+        path: BString,
+    },
+    /// Hashing failed (SHA-1 collision attack detected).
+    #[error("cannot hash '{path}'")]
+    Hash {
+        /// The path hashed.
+        path: BString,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+}
+
+/// What a tree, index or work tree entry is, as git's file modes tell it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file (mode 100644).
+    Regular,
+    /// An executable file (mode 100755).
+    Executable,
+    /// A symbolic link (mode 120000); its blob holds the link target.
+    Symlink,
+    /// A submodule (gitlink, mode 160000); its id is a commit of another repository.
+    Submodule,
+}
+
+impl EntryKind {
+    fn from_tree_mode(mode: gix::objs::tree::EntryMode) -> Option<Self> {
+        use gix::objs::tree::EntryKind as K;
+        match mode.kind() {
+            K::Blob => Some(EntryKind::Regular),
+            K::BlobExecutable => Some(EntryKind::Executable),
+            K::Link => Some(EntryKind::Symlink),
+            K::Commit => Some(EntryKind::Submodule),
+            K::Tree => None,
+        }
+    }
+
+    fn from_index_mode(mode: gix::index::entry::Mode) -> Option<Self> {
+        use gix::index::entry::Mode;
+        if mode == Mode::FILE {
+            Some(EntryKind::Regular)
+        } else if mode == Mode::FILE_EXECUTABLE {
+            Some(EntryKind::Executable)
+        } else if mode == Mode::SYMLINK {
+            Some(EntryKind::Symlink)
+        } else if mode == Mode::COMMIT {
+            Some(EntryKind::Submodule)
+        } else {
+            None
+        }
+    }
+}
+
+/// One file of a tree, the index or the work tree.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The path relative to the repository root, as git stores it: raw bytes,
+    /// `/`-separated, possibly not UTF-8 and possibly containing spaces or newlines.
+    pub path: Vec<u8>,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// The blob id (a commit id for submodules).
+    pub id: ObjectId,
+}
+
+/// An opened repository, shareable between threads.
+pub struct Repo {
+    repo: gix::ThreadSafeRepository,
+    common_dir: PathBuf,
+    work_dir: Option<PathBuf>,
+}
+
+/// Delta-base cache per reader. Reading blobs in pack order resolves most
+/// deltas against the previous version of the same file, so a cache that
+/// holds the recently decoded versions turns a delta chain walk into one
+/// delta application; it pays for itself far beyond its size. The limit is
+/// per thread.
+const READER_PACK_CACHE_BYTES: usize = 64 * 1024 * 1024;
+
+impl Repo {
+    /// Discover the repository from `dir` upward like git does.
+    ///
+    /// `GIT_DIR` (and with it `GIT_WORK_TREE`, `GIT_INDEX_FILE`), as well as
+    /// `GIT_CEILING_DIRECTORIES` and `GIT_DISCOVERY_ACROSS_FILESYSTEM`, are
+    /// honoured the way git honours them, so git-simm behaves inside hooks.
+    pub fn discover(dir: &Path) -> Result<Repo, RepoError> {
+        let git_dir_env = std::env::var_os("GIT_DIR");
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(dir).map_err(|source| {
+            if let Some(git_dir) = &git_dir_env {
+                return RepoError::BadGitDir {
+                    path: PathBuf::from(git_dir),
+                    source,
+                };
+            }
+            if source.downcast_any_ref::<gix::discover::upwards::Error>().is_some() {
+                RepoError::NotARepository {
+                    path: dir.to_owned(),
+                    source,
+                }
+            } else {
+                RepoError::Open {
+                    path: dir.to_owned(),
+                    source,
+                }
+            }
+        })?;
+        // Relative paths would silently change meaning if the process changes
+        // its current directory later; anchor them now.
+        let absolute = |p: &Path| -> PathBuf {
+            if p.is_absolute() {
+                p.to_owned()
+            } else {
+                std::env::current_dir().map(|cwd| cwd.join(p)).unwrap_or_else(|_| p.to_owned())
+            }
+        };
+        let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
+        let work_dir = repo.work_dir().map(absolute);
+        Ok(Repo {
+            repo,
+            common_dir,
+            work_dir,
+        })
+    }
+
+    /// The common git dir, shared by all linked worktrees; git-simm keeps its
+    /// store there so every worktree benefits from the same fingerprints.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// The root of the work tree, or `None` for a bare repository.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self.work_dir.as_deref()
+    }
+
+    /// The hash function of the repository (SHA-1 unless it is a SHA-256 repository).
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.objects.object_hash()
+    }
+
+    fn local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// A handle to read blobs from the current thread.
+    ///
+    /// A `Reader` owns a thread-local view of the object database with its own
+    /// delta-base cache, so create one per thread (they are cheap, but not
+    /// free: the cache warms up as it is used) and keep it for many reads.
+    pub fn reader(&self) -> Reader {
+        let mut repo = self.local();
+        repo.objects.set_pack_cache(|| Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(std::env::var("RB_CACHE_MB").ok().and_then(|v| v.parse::<usize>().ok()).map(|v| v<<20).unwrap_or(READER_PACK_CACHE_BYTES))));
+        // Blobs are read once each; an object cache would only copy them.
+        repo.objects.unset_object_cache();
+        Reader {
+            repo,
+            buf: Vec::new(),
+        }
+    }
+
+    fn rev_parse(&self, repo: &gix::Repository, spec: &str) -> Result<ObjectId, RepoError> {
+        repo.rev_parse_single(spec)
+            .map(|id| id.detach())
+            .map_err(|source| RepoError::UnknownRevision {
+                spec: spec.to_owned(),
+                source,
+            })
+    }
+
+    /// Resolve a tree-ish (commit, tag, tree, `HEAD~2`, `v1.0^{tree}`,
+    /// `HEAD:dir`) to a tree id, peeling tags and commits like git does.
+    pub fn resolve_tree(&self, spec: &str) -> Result<ObjectId, RepoError> {
+        let repo = self.local();
+        let mut id = self.rev_parse(&repo, spec)?;
+        let hash = self.object_hash();
+        let mut buf = Vec::new();
+        // Tags can point at tags; a chain longer than this is a cycle.
+        for _ in 0..64 {
+            if id == ObjectId::empty_tree(hash) {
+                return Ok(id);
+            }
+            let data = find(&repo.objects, &id, &mut buf)?;
+            let corrupt = |source| RepoError::CorruptObject {
+                id,
+                kind: data.kind,
+                source,
+            };
+            match data.kind {
+                gix::object::Kind::Tree => return Ok(id),
+                gix::object::Kind::Commit => {
+                    id = gix::objs::CommitRefIter::from_bytes(data.data, hash)
+                        .tree_id()
+                        .map_err(corrupt)?;
+                }
+                gix::object::Kind::Tag => {
+                    id = gix::objs::TagRefIter::from_bytes(data.data, hash)
+                        .target_id()
+                        .map_err(corrupt)?;
+                }
+                kind @ gix::object::Kind::Blob => {
+                    return Err(RepoError::NotATreeish {
+                        spec: spec.to_owned(),
+                        kind,
+                    });
+                }
+            }
+        }
+        Err(RepoError::NotATreeish {
+            spec: spec.to_owned(),
+            kind: gix::object::Kind::Tag,
+        })
+    }
+
+    /// Resolve any revision to an object id and its kind, e.g. `HEAD:path`
+    /// or a blob's hex id. The object must exist.
+    pub fn resolve_object(&self, spec: &str) -> Result<(ObjectId, gix::object::Kind), RepoError> {
+        let repo = self.local();
+        let id = self.rev_parse(&repo, spec)?;
+        let kind = header(&repo.objects, &id)?.0;
+        Ok((id, kind))
+    }
+
+    /// All entries of a tree, recursively, in git's path order (the order
+    /// `git ls-tree -r` prints). Submodules are listed with kind
+    /// [`EntryKind::Submodule`]; trees themselves are not listed.
+    pub fn tree_entries(&self, tree: ObjectId) -> Result<Vec<Entry>, RepoError> {
+        let repo = self.local();
+        let mut out = Vec::new();
+        walk_tree(&repo.objects, tree, b"", &mut out)?;
+        Ok(out)
+    }
+
+    /// Stage-0 entries of the index in index order (which is path order).
+    ///
+    /// Conflicted entries (stages 1-3) are an error naming the first such
+    /// path, like git's "you need to resolve your current index first".
+    /// Intent-to-add entries (`git add -N`) are skipped: they have no blob
+    /// yet. Sparse-index directory entries are expanded from their trees, so
+    /// callers always see files. A repository without an index file (nothing
+    /// added yet) has no entries.
+    pub fn index_entries(&self) -> Result<Vec<Entry>, RepoError> {
+        let repo = self.local();
+        let mut out = Vec::new();
+        for_each_index_entry(self, &repo, |entry, flags| {
+            if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
+                out.push(entry);
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// The work tree version of each index path, with its contents.
+    ///
+    /// See [`Repo::map_worktree`] for which paths are reported and how; this
+    /// is `map_worktree` keeping the contents, which is convenient but holds
+    /// the whole work tree in memory. Prefer `map_worktree` for big trees.
+    pub fn worktree_entries(&self) -> Result<Vec<(Entry, Vec<u8>)>, RepoError> {
+        self.worktree_impl(|_, data| data)
+    }
+
+    /// Read the work tree version of each index path in parallel and map it
+    /// with `f(entry, contents)`, returning the results in index order.
+    ///
+    /// * The file's bytes are read from disk; for a symlink its target
+    ///   (as git stores it). They are hashed as a git blob *without* clean
+    ///   filters or end-of-line conversion (a deliberate deviation from
+    ///   `git add`, see the module documentation).
+    /// * The kind comes from the disk (executable bit, symlink) unless
+    ///   `core.fileMode` / `core.symlinks` say the file system cannot be
+    ///   trusted, in which case the index mode is kept, as git does.
+    /// * Paths deleted from disk (or replaced by a directory) are skipped.
+    /// * Submodules keep the index's commit id; their contents are not read
+    ///   and `f` sees an empty slice.
+    /// * `skip-worktree` entries (sparse checkout) are taken from the index:
+    ///   git treats them as unchanged, so their blob is read from the object
+    ///   database.
+    /// * Intent-to-add entries *are* reported: the file exists in the work
+    ///   tree even though the index has no content for it yet.
+    pub fn map_worktree<T: Send>(
+        &self,
+        f: impl Fn(&Entry, &[u8]) -> T + Sync + Send,
+    ) -> Result<Vec<(Entry, T)>, RepoError> {
+        self.worktree_impl(|entry, data| f(entry, &data))
+    }
+
+    fn worktree_impl<T: Send>(
+        &self,
+        f: impl Fn(&Entry, Vec<u8>) -> T + Sync + Send,
+    ) -> Result<Vec<(Entry, T)>, RepoError> {
+        let work_dir = self.work_dir().ok_or(RepoError::NoWorkTree)?;
+        let repo = self.local();
+        let config = repo.config_snapshot();
+        let trust_exec = config.boolean("core.fileMode").unwrap_or(cfg!(unix));
+        let trust_symlinks = config.boolean("core.symlinks").unwrap_or(cfg!(unix));
+        drop(config);
+        let mut entries = Vec::new();
+        for_each_index_entry(self, &repo, |entry, flags| {
+            entries.push((entry, flags.contains(gix::index::entry::Flags::SKIP_WORKTREE)));
+        })?;
+        drop(repo);
+        let hash = self.object_hash();
+        let readers = ReaderPool::new(self);
+        let results = entries
+            .into_par_iter()
+            .map(|(mut entry, skip_worktree)| {
+                if entry.kind == EntryKind::Submodule {
+                    let value = f(&entry, Vec::new());
+                    return Ok(Some((entry, value)));
+                }
+                if skip_worktree {
+                    let data = readers.with(|reader| reader.blob(&entry.id))?;
+                    let value = f(&entry, data);
+                    return Ok(Some((entry, value)));
+                }
+                let Some(data) = read_worktree_file(work_dir, &mut entry, trust_exec, trust_symlinks)? else {
+                    return Ok(None);
+                };
+                entry.id = gix::objs::compute_hash(hash, gix::object::Kind::Blob, &data).map_err(|source| {
+                    RepoError::Hash {
+                        path: entry.path.clone().into(),
+                        source,
+                    }
+                })?;
+                let value = f(&entry, data);
+                Ok(Some((entry, value)))
+            })
+            .collect::<Result<Vec<_>, RepoError>>()?;
+        Ok(results.into_iter().flatten().collect())
+    }
+
+    /// Every blob in the object database, loose and packed, including
+    /// alternates (what `git cat-file --batch-all-objects` lists), each once,
+    /// sorted by id, with its size taken from the object header.
+    ///
+    /// Headers come from pack entry headers and the first bytes of deltas,
+    /// so no blob is decompressed in full.
+    pub fn all_blobs(&self) -> Result<Vec<(ObjectId, u64)>, RepoError> {
+        let list_err = |source| RepoError::ListObjects {
+            path: self.repo.objects_dir().to_owned(),
+            source,
+        };
+        DBG_T.with(|_| ());
+        let repo = self.local();
+        let mut ids = Vec::new();
+        for id in repo
+            .objects
+            .iter()
+            .map_err(list_err)?
+            .with_ordering(gix::odb::store::iter::Ordering::PackAscendingOffsetThenLooseLexicographical)
+        {
+            ids.push(id.map_err(|e| list_err(gix::Error::from_error(e)))?);
+        }
+        drop(repo);
+        eprintln!("DBG ids {:?}", DBG_T.with(|t| t.elapsed()));
+        let readers = ReaderPool::new(self);
+        // Pack-offset order keeps each thread's header walks within a region
+        // of the pack, which keeps the page cache and TLB warm.
+        let chunk = chunk_len(ids.len());
+        let mut blobs = ids
+            .par_chunks(chunk)
+            .map(|chunk| {
+                readers.with(|reader| {
+                    let mut out = Vec::new();
+                    for id in chunk {
+                        let (kind, size) = reader.header(id)?;
+                        if kind == gix::object::Kind::Blob {
+                            out.push((*id, size));
+                        }
+                    }
+                    Ok(out)
+                })
+            })
+            .collect::<Result<Vec<_>, RepoError>>()?
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>();
+        blobs.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        blobs.dedup_by(|a, b| a.0 == b.0);
+        Ok(blobs)
+    }
+
+    /// Read the blobs `ids` in parallel and map each with `f(index, bytes)`,
+    /// where `index` is the position in `ids`; results come back in input
+    /// order.
+    ///
+    /// The blobs are read in pack order rather than input order: a delta is
+    /// then usually resolved against a base that was just decoded and is
+    /// still in the reader's delta-base cache, instead of walking its delta
+    /// chain from scratch. Each rayon thread keeps one [`Reader`] and one
+    /// buffer for the whole call. The first read error stops the work and is
+    /// returned.
+    pub fn map_blobs<T: Send>(
+        &self,
+        ids: &[ObjectId],
+        f: impl Fn(usize, &[u8]) -> T + Sync + Send,
+    ) -> Result<Vec<T>, RepoError> {
+        let order = self.pack_order(ids);
+        let readers = ReaderPool::new(self);
+        let chunk = chunk_len(order.len());
+        let mapped = order
+            .par_chunks(chunk)
+            .map(|chunk| {
+                readers.with(|reader| {
+                    let mut out = Vec::with_capacity(chunk.len());
+                    for &i in chunk {
+                        let data = reader.blob_ref(&ids[i])?;
+                        out.push(f(i, data));
+                    }
+                    Ok(out)
+                })
+            })
+            .collect::<Result<Vec<_>, RepoError>>()?;
+        let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(ids.len()).collect();
+        for (positions, values) in order.chunks(chunk).zip(mapped) {
+            for (&i, value) in positions.iter().zip(values) {
+                slots[i] = Some(value);
+            }
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+
+    /// Positions of `ids`, sorted by where the objects live in the packs.
+    ///
+    /// Only a reading order, so it is best effort: objects not found in a
+    /// pack index (loose ones, or packs that vanished) go last, in input
+    /// order, and an unreadable index is simply ignored.
+    fn pack_order(&self, ids: &[ObjectId]) -> Vec<usize> {
+        let indices = self.pack_indices();
+        let mut keyed: Vec<(u32, u64, usize)> = ids
+            .par_iter()
+            .enumerate()
+            .map(|(i, id)| {
+                for (pack, index) in indices.iter().enumerate() {
+                    if let Some(entry) = index.lookup(id) {
+                        return (pack as u32, index.pack_offset_at_index(entry), i);
+                    }
+                }
+                (u32::MAX, 0, i)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.into_iter().map(|(_, _, i)| i).collect()
+    }
+
+    fn pack_indices(&self) -> Vec<gix::odb::pack::index::File> {
+        let hash = self.object_hash();
+        let mut dirs = vec![self.repo.objects_dir().to_owned()];
+        if let Ok(alternates) = self.repo.objects.alternate_db_paths() {
+            dirs.extend(alternates);
+        }
+        let mut indices = Vec::new();
+        for dir in dirs {
+            let Ok(read_dir) = std::fs::read_dir(dir.join("pack")) else {
+                continue;
+            };
+            let mut paths: Vec<_> = read_dir
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|ext| ext == "idx"))
+                .collect();
+            paths.sort();
+            indices.extend(paths.iter().filter_map(|p| gix::odb::pack::index::File::at(p, hash).ok()));
+        }
+        indices
+    }
+}
+
+/// Reads objects for one thread. Obtain with [`Repo::reader`].
+pub struct Reader {
+    repo: gix::Repository,
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    /// Read a blob's bytes into a new vector.
+    pub fn blob(&mut self, id: &gix::oid) -> Result<Vec<u8>, RepoError> {
+        let mut out = Vec::new();
+        self.blob_into(id, &mut out)?;
+        Ok(out)
+    }
+
+    /// Read a blob's bytes into `buf`, replacing its contents, so one buffer
+    /// can serve many reads.
+    pub fn blob_into(&mut self, id: &gix::oid, buf: &mut Vec<u8>) -> Result<(), RepoError> {
+        if id == ObjectId::empty_blob(id.kind()) {
+            buf.clear();
+            return Ok(());
+        }
+        let data = find(&self.repo.objects, id, buf)?;
+        if data.kind != gix::object::Kind::Blob {
+            return Err(RepoError::WrongKind {
+                id: id.to_owned(),
+                expected: gix::object::Kind::Blob,
+                actual: data.kind,
+            });
+        }
+        Ok(())
+    }
+
+    /// Read a blob into the reader's own buffer and borrow it.
+    pub fn blob_ref(&mut self, id: &gix::oid) -> Result<&[u8], RepoError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let res = self.blob_into(id, &mut buf);
+        self.buf = buf;
+        res.map(|()| self.buf.as_slice())
+    }
+
+    /// The kind and size of an object, without decompressing it in full.
+    pub fn header(&self, id: &gix::oid) -> Result<(gix::object::Kind, u64), RepoError> {
+        header(&self.repo.objects, id)
+    }
+}
+
+/// One [`Reader`] per rayon thread, created on first use and kept for the
+/// whole bulk operation so the delta-base caches stay warm.
+///
+/// Indexed by `rayon::current_thread_index()`, so each mutex is only ever
+/// taken by its own thread and never contended; the mutex is there to
+/// satisfy the borrow checker, not to serialise.
+struct ReaderPool<'a> {
+    repo: &'a Repo,
+    readers: Vec<Mutex<Option<Reader>>>,
+}
+
+impl<'a> ReaderPool<'a> {
+    fn new(repo: &'a Repo) -> Self {
+        let n = rayon::current_num_threads().max(1);
+        ReaderPool {
+            repo,
+            readers: std::iter::repeat_with(|| Mutex::new(None)).take(n).collect(),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Reader) -> R) -> R {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.readers.len();
+        let mut guard = self.readers[slot].lock().unwrap_or_else(PoisonError::into_inner);
+        let reader = guard.get_or_insert_with(|| self.repo.reader());
+        f(reader)
+    }
+}
+
+/// Work items small enough to balance between threads, large enough that
+/// each thread mostly reads consecutive pack regions.
+fn chunk_len(n: usize) -> usize {
+    (n / (rayon::current_num_threads().max(1) * 64)).clamp(16, 4096)
+}
+
+fn find<'a>(
+    objects: &gix::OdbHandle,
+    id: &gix::oid,
+    buf: &'a mut Vec<u8>,
+) -> Result<gix::objs::Data<'a>, RepoError> {
+    match objects.try_find(id, buf) {
+        Ok(Some(data)) => Ok(data),
+        Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
+        Err(source) => Err(RepoError::ReadObject {
+            id: id.to_owned(),
+            source,
+        }),
+    }
+}
+
+fn header(objects: &gix::OdbHandle, id: &gix::oid) -> Result<(gix::object::Kind, u64), RepoError> {
+    let hash = id.kind();
+    if id == ObjectId::empty_tree(hash) {
+        return Ok((gix::object::Kind::Tree, 0));
+    }
+    if id == ObjectId::empty_blob(hash) {
+        return Ok((gix::object::Kind::Blob, 0));
+    }
+    match objects.try_header(id) {
+        Ok(Some(h)) => Ok((h.kind, h.size)),
+        Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
+        Err(source) => Err(RepoError::ReadObject {
+            id: id.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Depth-first, in stored order: exactly what `git ls-tree -r` prints. An
+/// explicit stack instead of recursion, because tree depth is controlled by
+/// the repository's contents and a hostile one must not overflow the stack.
+fn walk_tree(objects: &gix::OdbHandle, root: ObjectId, prefix: &[u8], out: &mut Vec<Entry>) -> Result<(), RepoError> {
+    struct Frame {
+        id: ObjectId,
+        data: Vec<u8>,
+        pos: usize,
+        prefix_len: usize,
+    }
+    let hash = root.kind();
+    let load = |id: ObjectId, data: &mut Vec<u8>| -> Result<(), RepoError> {
+        if id == ObjectId::empty_tree(hash) {
+            data.clear();
+            return Ok(());
+        }
+        let kind = find(objects, &id, data)?.kind;
+        if kind != gix::object::Kind::Tree {
+            return Err(RepoError::WrongKind {
+                id,
+                expected: gix::object::Kind::Tree,
+                actual: kind,
+            });
+        }
+        Ok(())
+    };
+    let mut path = prefix.to_vec();
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut data = Vec::new();
+    load(root, &mut data)?;
+    let mut stack = vec![Frame {
+        id: root,
+        data,
+        pos: 0,
+        prefix_len: path.len(),
+    }];
+    while let Some(frame) = stack.last_mut() {
+        let rest = &frame.data[frame.pos..];
+        let mut iter = gix::objs::TreeRefIter::from_bytes(rest, hash);
+        let Some(entry) = iter.next() else {
+            if let Some(done) = stack.pop() {
+                spare.push(done.data);
+            }
+            continue;
+        };
+        let entry = entry.map_err(|source| RepoError::CorruptObject {
+            id: frame.id,
+            kind: gix::object::Kind::Tree,
+            source,
+        })?;
+        frame.pos += iter.offset_to_next_entry(rest);
+        path.truncate(frame.prefix_len);
+        path.extend_from_slice(entry.filename);
+        match EntryKind::from_tree_mode(entry.mode) {
+            Some(kind) => out.push(Entry {
+                path: path.clone(),
+                kind,
+                id: entry.oid.to_owned(),
+            }),
+            None => {
+                let id = entry.oid.to_owned();
+                path.push(b'/');
+                let mut data = spare.pop().unwrap_or_default();
+                load(id, &mut data)?;
+                stack.push(Frame {
+                    id,
+                    data,
+                    pos: 0,
+                    prefix_len: path.len(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Visit the stage-0 entries of the index with their flags, expanding
+/// sparse directory entries; fail on the first conflicted path.
+fn for_each_index_entry(
+    repo_: &Repo,
+    repo: &gix::Repository,
+    mut visit: impl FnMut(Entry, gix::index::entry::Flags),
+) -> Result<(), RepoError> {
+    if repo_.work_dir().is_none() {
+        return Err(RepoError::NoWorkTree);
+    }
+    let index = repo.try_index().map_err(|source| RepoError::Index {
+        path: repo.index_path(),
+        source,
+    })?;
+    let Some(index) = index else {
+        return Ok(());
+    };
+    for entry in index.entries() {
+        let path: &BStr = entry.path(&index);
+        if entry.stage_raw() != 0 {
+            return Err(RepoError::Unmerged { path: path.to_owned() });
+        }
+        match EntryKind::from_index_mode(entry.mode) {
+            Some(kind) => visit(
+                Entry {
+                    path: path.to_vec(),
+                    kind,
+                    id: entry.id,
+                },
+                entry.flags,
+            ),
+            None if entry.mode.is_sparse() => {
+                let mut expanded = Vec::new();
+                let prefix = path.trim_end_with(|c| c == '/');
+                let mut prefix = prefix.to_vec();
+                prefix.push(b'/');
+                walk_tree(&repo.objects, entry.id, &prefix, &mut expanded)?;
+                for e in expanded {
+                    // Everything under a sparse directory is outside the
+                    // sparse checkout, hence skip-worktree.
+                    visit(e, entry.flags | gix::index::entry::Flags::SKIP_WORKTREE);
+                }
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Read one work tree file for `entry`, updating its kind from the disk.
+/// `Ok(None)` means the path is gone from the work tree.
+fn read_worktree_file(
+    work_dir: &Path,
+    entry: &mut Entry,
+    trust_exec: bool,
+    trust_symlinks: bool,
+) -> Result<Option<Vec<u8>>, RepoError> {
+    let rel = gix::path::from_byte_slice(&entry.path).map_err(|_| RepoError::BadPath {
+        path: entry.path.clone().into(),
+    })?;
+    let full = work_dir.join(rel);
+    let io_err = |source: std::io::Error| RepoError::WorkTreeFile {
+        path: entry.path.clone().into(),
+        source,
+    };
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(meta) => meta,
+        Err(e) if is_gone(&e) => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    };
+    let file_type = meta.file_type();
+    if file_type.is_symlink() {
+        let target = match std::fs::read_link(&full) {
+            Ok(target) => target,
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(e) => return Err(io_err(e)),
+        };
+        entry.kind = EntryKind::Symlink;
+        let bytes = gix::path::into_bstr(target).map_err(|_| RepoError::BadPath {
+            path: entry.path.clone().into(),
+        })?;
+        return Ok(Some(bytes.into_owned().into()));
+    }
+    if !file_type.is_file() {
+        // A directory where a file was: git reports the file as deleted.
+        return Ok(None);
+    }
+    let data = match std::fs::read(&full) {
+        Ok(data) => data,
+        Err(e) if is_gone(&e) => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    };
+    // Without trustworthy symlinks git checks links out as plain files
+    // holding the target, so the index mode is the truth.
+    if !(entry.kind == EntryKind::Symlink && !trust_symlinks) {
+        entry.kind = if trust_exec {
+            if is_executable(&meta) {
+                EntryKind::Executable
+            } else {
+                EntryKind::Regular
+            }
+        } else if entry.kind == EntryKind::Executable {
+            EntryKind::Executable
+        } else {
+            EntryKind::Regular
+        };
+    }
+    Ok(Some(data))
+}
+
+fn is_gone(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o100 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    false
+}
+
+thread_local!{ static DBG_T: std::time::Instant = std::time::Instant::now(); }

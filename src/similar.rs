@@ -1,0 +1,192 @@
+//! One file against a whole tree: Manber's sif in its "which files are like
+//! this one?" mode.
+//!
+//! Fingerprints make the question cheap: the query is compared with every
+//! fingerprint of the tree (a few popcounts each), and only the nearest are
+//! read and scored exactly, the way git scores renames, so the percentages
+//! printed mean what `git diff -M` would say of the pair.
+//!
+//! Candidates are chosen in three steps:
+//! 1. git's size pre-filter at the threshold: a pair whose sizes differ too
+//!    much can never reach it, so it is dropped without reading anything.
+//! 2. Files too small to fingerprint (on either side) are scored exactly:
+//!    after step 1 they are all small, so this costs nothing.
+//! 3. The rest are ranked by Hamming distance; those within
+//!    [`MAX_DISTANCE`], nearest first and at most [`MAX_EXACT`] of them, are
+//!    scored exactly.
+
+use gix::ObjectId;
+use rayon::prelude::*;
+
+use crate::compute::{self, ComputeError};
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::progress::Progress;
+use crate::repo::{EntryKind, Repo, RepoError};
+use crate::score::{self, Spans};
+use crate::store::Store;
+
+/// Distances above this are no better than chance for a pair at git's 50%:
+/// pairs at the boundary sit near 85 +- 7.5 (REFERENCE.md 1), so 109 keeps
+/// 99.9% of true pairs while dropping most of the rest.
+pub const MAX_DISTANCE: u32 = 109;
+
+/// At most this many fingerprint survivors are read and scored exactly.
+pub const MAX_EXACT: usize = 2000;
+
+/// The file to compare.
+pub struct Query {
+    /// How to name it in output.
+    pub name: String,
+    /// Its content.
+    pub data: Vec<u8>,
+}
+
+/// Options of [`find_similar`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Minimum git score, in [`score::MAX_SCORE`] units.
+    pub min_score: u32,
+    /// At most this many matches (0: all).
+    pub limit: usize,
+}
+
+/// One file of the tree that is similar to the query.
+#[derive(Clone, Debug)]
+pub struct Match {
+    /// Path in the tree.
+    pub path: Vec<u8>,
+    /// Its blob.
+    pub id: ObjectId,
+    /// Its size in bytes.
+    pub size: u64,
+    /// git's score in [`score::MAX_SCORE`] units.
+    pub score: u32,
+    /// Hamming distance of the fingerprints, when both have one.
+    pub distance: Option<u32>,
+}
+
+/// What [`find_similar`] looked at, so a short answer is never mistaken for
+/// a complete search.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Regular files in the tree.
+    pub files: usize,
+    /// Files passing git's size filter.
+    pub size_compatible: usize,
+    /// Files scored exactly.
+    pub scored: usize,
+    /// Fingerprints taken from the store vs computed now.
+    pub fingerprints: compute::Outcome,
+}
+
+/// The error returned by [`find_similar`].
+#[derive(Debug, thiserror::Error)]
+pub enum SimilarError {
+    /// The tree could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Fingerprints could not be computed or stored.
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
+}
+
+/// Files of `tree` similar to `query`, best first (score descending, then
+/// path).
+pub fn find_similar(
+    repo: &Repo,
+    store: &mut Store,
+    tree: ObjectId,
+    query: &Query,
+    opts: &Options,
+) -> Result<(Vec<Match>, Outcome), SimilarError> {
+    let mut outcome = Outcome::default();
+    let entries: Vec<_> = repo
+        .tree_entries(tree)?
+        .into_iter()
+        .filter(|e| matches!(e.kind, EntryKind::Regular | EntryKind::Executable))
+        .collect();
+    outcome.files = entries.len();
+    let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
+    let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
+    let (prints, fp_outcome) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
+    progress.finish();
+    outcome.fingerprints = fp_outcome;
+
+    let query_size = query.data.len() as u64;
+    let query_fp: Option<Fingerprint> = Fingerprinter::new().fingerprint(&query.data);
+    let query_id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data)
+        .map_err(|source| RepoError::Hash {
+            path: query.name.clone().into(),
+            source,
+        })?;
+
+    // Candidate blobs (deduplicated: many paths may share one blob), with
+    // their distance when both sides have a fingerprint.
+    let mut exact_now: Vec<ObjectId> = Vec::new();
+    let mut ranked: Vec<(u32, ObjectId)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (id, p) in ids.iter().zip(&prints) {
+        if query_size == 0 || p.size == 0 {
+            // git never pairs empty files by content.
+            continue;
+        }
+        if !score::sizes_compatible(query_size, p.size, opts.min_score) {
+            continue;
+        }
+        if !seen.insert(*id) {
+            continue;
+        }
+        outcome.size_compatible += 1;
+        match (query_fp, p.fingerprint) {
+            (Some(q), Some(c)) => {
+                let d = q.distance(&c);
+                if d <= MAX_DISTANCE || *id == query_id {
+                    ranked.push((d, *id));
+                }
+            }
+            _ => exact_now.push(*id),
+        }
+    }
+    ranked.sort_unstable();
+    ranked.truncate(MAX_EXACT);
+    let distance_of: std::collections::HashMap<ObjectId, u32> =
+        ranked.iter().map(|&(d, id)| (id, d)).collect();
+    exact_now.extend(ranked.iter().map(|&(_, id)| id));
+    outcome.scored = exact_now.len();
+
+    let query_spans = Spans::new(&query.data);
+    let scores = repo.map_blobs(&exact_now, |i, data| {
+        if exact_now[i] == query_id {
+            // Identical content: git pairs it as an exact rename at 100%
+            // before any scoring (CRLF text would otherwise score below).
+            score::MAX_SCORE
+        } else {
+            score::score(&Spans::new(data), &query_spans, opts.min_score)
+        }
+    })?;
+    let score_of: std::collections::HashMap<ObjectId, u32> = exact_now
+        .iter()
+        .copied()
+        .zip(scores)
+        .filter(|&(_, s)| s >= opts.min_score && s > 0)
+        .collect();
+
+    let mut matches: Vec<Match> = entries
+        .par_iter()
+        .zip(prints.par_iter())
+        .filter_map(|(e, p)| {
+            score_of.get(&e.id).map(|&s| Match {
+                path: e.path.clone(),
+                id: e.id,
+                size: p.size,
+                score: s,
+                distance: distance_of.get(&e.id).copied(),
+            })
+        })
+        .collect();
+    matches.sort_by(|a, b| b.score.cmp(&a.score).then_with(|| a.path.cmp(&b.path)));
+    if opts.limit > 0 {
+        matches.truncate(opts.limit);
+    }
+    Ok((matches, outcome))
+}

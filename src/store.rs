@@ -1,0 +1,572 @@
+//! The fingerprint store: a persistent cache of fingerprints keyed by blob id.
+//!
+//! A blob never changes, so its fingerprint is computed once and kept under
+//! the repository's git directory (`$GIT_COMMON_DIR/simm/`). The layout copies
+//! what makes git's own pack indexes robust, because the problems are the
+//! same: millions of keys, readers that need a handful, several processes at
+//! once, and files that may be cut short by a crash.
+//!
+//! - **Immutable tables.** Each write creates a new file `fp-*.table`: a
+//!   256-entry fan-out, the sorted blob ids, then fixed-size records. It is
+//!   written to a temporary name, synced, and renamed into place, so a
+//!   reader sees a whole table or none. Nothing is ever modified in place,
+//!   which is what makes memory-mapping safe and concurrent writers harmless:
+//!   two processes that add the same blob produce two tables that agree.
+//! - **Lookups touch what they need.** Tables are memory-mapped; a lookup is
+//!   a fan-out step and a binary search, so a command that wants a hundred
+//!   fingerprints reads a few pages, whatever the store's size.
+//! - **Compaction.** When tables pile up they are merged into one. A table
+//!   deleted by another process's compaction just disappears from view; the
+//!   worst outcome of any race is recomputing a fingerprint.
+//! - **Never trusted blindly.** Every record carries a CRC over its key and
+//!   value, and every table's header, size and fan-out are checked when it
+//!   is opened. A table that fails any check is reported, deleted, and its
+//!   blobs are recomputed: the store is a cache, so rebuilding is always
+//!   correct. Tables of another [`FINGERPRINT_VERSION`] are ignored and
+//!   removed at the next compaction.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
+
+/// Layout version of a table file (independent of the fingerprint's).
+const TABLE_FORMAT: u32 = 1;
+const MAGIC: &[u8; 8] = b"GSIMMFP\0";
+const HEADER_LEN: usize = 32;
+const FANOUT_LEN: usize = 256 * 4;
+/// fingerprint (32) + size (8) + flags (4) + crc (4)
+const RECORD_LEN: usize = 48;
+/// Merge tables once there are more than this many.
+const MAX_TABLES: usize = 8;
+
+/// What the store knows about one blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The blob's size in bytes.
+    pub size: u64,
+    /// Its fingerprint, or `None` when the blob is outside the sizes that
+    /// get one (see [`crate::fingerprint::MIN_SIZE`]).
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// The error returned by [`Store::open`] and [`Store::insert`].
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The store directory could not be created or read.
+    #[error("cannot use fingerprint store at {path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A new table could not be written.
+    #[error("cannot write fingerprint table in {path}: {source}")]
+    Write {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// One memory-mapped, validated table.
+struct Table {
+    path: PathBuf,
+    map: memmap2::Mmap,
+    hash_len: usize,
+    count: usize,
+}
+
+impl Table {
+    /// Open and validate a table. `Ok(None)` means it vanished (another
+    /// process compacted it away) or belongs to another fingerprint version.
+    fn open(path: &Path, hash_len: usize) -> Result<Option<Table>, String> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        // SAFETY: tables are never written after the rename that publishes
+        // them, and git-simm only ever deletes them (unlinking keeps an
+        // existing map valid). Anything else truncating them is outside the
+        // contract of the git directory, as it is for git's own packs.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        if map.len() < HEADER_LEN + FANOUT_LEN || &map[..8] != MAGIC {
+            return Err("not a fingerprint table (bad header)".into());
+        }
+        let format = read_u32(&map, 8);
+        let fp_version = read_u32(&map, 12);
+        let table_hash_len = read_u32(&map, 16) as usize;
+        let count = read_u64(&map, 20);
+        if format != TABLE_FORMAT || fp_version != FINGERPRINT_VERSION {
+            return Ok(None);
+        }
+        if table_hash_len != hash_len {
+            return Err(format!(
+                "object id length {table_hash_len} does not match the repository's {hash_len}"
+            ));
+        }
+        let count = usize::try_from(count).map_err(|_| "record count overflows".to_string())?;
+        let expected = count
+            .checked_mul(hash_len + RECORD_LEN)
+            .and_then(|n| n.checked_add(HEADER_LEN + FANOUT_LEN))
+            .ok_or_else(|| "record count overflows".to_string())?;
+        if map.len() != expected {
+            return Err(format!(
+                "truncated or padded: {} bytes, expected {expected} for {count} records",
+                map.len()
+            ));
+        }
+        let mut prev = 0u32;
+        for i in 0..256 {
+            let f = read_u32(&map, HEADER_LEN + i * 4);
+            if f < prev {
+                return Err("fan-out table is not monotonic".into());
+            }
+            prev = f;
+        }
+        if prev as usize != count {
+            return Err("fan-out table does not match the record count".into());
+        }
+        Ok(Some(Table {
+            path: path.to_owned(),
+            map,
+            hash_len,
+            count,
+        }))
+    }
+
+    fn fanout(&self, i: usize) -> usize {
+        read_u32(&self.map, HEADER_LEN + i * 4) as usize
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        let start = HEADER_LEN + FANOUT_LEN + i * self.hash_len;
+        &self.map[start..start + self.hash_len]
+    }
+
+    fn record(&self, i: usize) -> &[u8] {
+        let start = HEADER_LEN + FANOUT_LEN + self.count * self.hash_len + i * RECORD_LEN;
+        &self.map[start..start + RECORD_LEN]
+    }
+
+    fn find(&self, id: &[u8]) -> Option<usize> {
+        let first = id[0] as usize;
+        let mut lo = if first == 0 { 0 } else { self.fanout(first - 1) };
+        let mut hi = self.fanout(first);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key(mid).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// Decode record `i`, checking its CRC against its key.
+    fn entry(&self, i: usize) -> Result<Entry, String> {
+        let rec = self.record(i);
+        let key = self.key(i);
+        let stored = read_u32(rec, 44);
+        if record_crc(key, &rec[..44]) != stored {
+            return Err(format!("record {i} fails its checksum"));
+        }
+        decode(rec).ok_or_else(|| format!("record {i} has unknown flags"))
+    }
+}
+
+const FLAG_HAS_FINGERPRINT: u32 = 1;
+
+fn decode(rec: &[u8]) -> Option<Entry> {
+    let mut fp = [0u8; 32];
+    fp.copy_from_slice(&rec[..32]);
+    let size = read_u64(rec, 32);
+    let flags = read_u32(rec, 40);
+    match flags {
+        0 => Some(Entry {
+            size,
+            fingerprint: None,
+        }),
+        FLAG_HAS_FINGERPRINT => Some(Entry {
+            size,
+            fingerprint: Some(Fingerprint::from_bytes(&fp)),
+        }),
+        _ => None,
+    }
+}
+
+fn encode(entry: &Entry) -> [u8; 44] {
+    let mut rec = [0u8; 44];
+    if let Some(fp) = entry.fingerprint {
+        rec[..32].copy_from_slice(&fp.to_bytes());
+    }
+    rec[32..40].copy_from_slice(&entry.size.to_le_bytes());
+    let flags = if entry.fingerprint.is_some() {
+        FLAG_HAS_FINGERPRINT
+    } else {
+        0
+    };
+    rec[40..44].copy_from_slice(&flags.to_le_bytes());
+    rec
+}
+
+fn record_crc(key: &[u8], body: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(key);
+    h.update(body);
+    h.finalize()
+}
+
+fn read_u32(buf: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&buf[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+fn read_u64(buf: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&buf[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+/// The fingerprint store of one repository (or a disabled stand-in for
+/// `--no-cache`, which remembers nothing).
+pub struct Store {
+    dir: Option<PathBuf>,
+    hash_len: usize,
+    tables: Vec<Table>,
+    warnings: Vec<String>,
+    /// Tables found corrupt since the last write; deleted by the next one.
+    bad: Vec<PathBuf>,
+}
+
+impl Store {
+    /// The store's directory inside a git directory.
+    pub fn default_dir(common_git_dir: &Path) -> PathBuf {
+        common_git_dir.join("simm")
+    }
+
+    /// A store that holds nothing and writes nothing.
+    pub fn disabled(hash_len: usize) -> Store {
+        Store {
+            dir: None,
+            hash_len,
+            tables: Vec::new(),
+            warnings: Vec::new(),
+            bad: Vec::new(),
+        }
+    }
+
+    /// Open the store in `dir`, creating the directory lazily on first
+    /// write. Damaged tables are dropped with a warning (see
+    /// [`Store::take_warnings`]), never trusted.
+    pub fn open(dir: &Path, hash_len: usize) -> Result<Store, StoreError> {
+        let mut store = Store {
+            dir: Some(dir.to_owned()),
+            hash_len,
+            tables: Vec::new(),
+            warnings: Vec::new(),
+            bad: Vec::new(),
+        };
+        store.load_tables()?;
+        Ok(store)
+    }
+
+    fn load_tables(&mut self) -> Result<(), StoreError> {
+        self.tables.clear();
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let read = match fs::read_dir(dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(StoreError::Dir {
+                    path: dir.clone(),
+                    source: e,
+                });
+            }
+        };
+        let mut paths: Vec<PathBuf> = read
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| is_table_name(p))
+            .collect();
+        paths.sort();
+        for path in paths {
+            match Table::open(&path, self.hash_len) {
+                Ok(Some(t)) => self.tables.push(t),
+                Ok(None) => {}
+                Err(why) => self.discard(path, &why),
+            }
+        }
+        Ok(())
+    }
+
+    fn discard(&mut self, path: PathBuf, why: &str) {
+        self.warnings.push(format!(
+            "fingerprint store table {} is damaged ({why}); discarding it, its fingerprints will be recomputed",
+            path.display()
+        ));
+        self.tables.retain(|t| t.path != path);
+        self.bad.push(path);
+    }
+
+    /// Whether this store persists anything.
+    pub fn is_enabled(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Warnings gathered so far (damaged tables, unwritable directory);
+    /// the caller decides how to show them.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Look up a blob. A damaged record drops its whole table and reads as
+    /// a miss, so the caller recomputes it.
+    pub fn get(&mut self, id: &ObjectId) -> Option<Entry> {
+        let key = id.as_slice();
+        if key.len() != self.hash_len {
+            return None;
+        }
+        let mut damaged = None;
+        let mut found = None;
+        for t in &self.tables {
+            if let Some(i) = t.find(key) {
+                match t.entry(i) {
+                    Ok(e) => {
+                        found = Some(e);
+                        break;
+                    }
+                    Err(why) => {
+                        damaged = Some((t.path.clone(), why));
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some((path, why)) = damaged {
+            self.discard(path, &why);
+            return self.get(id);
+        }
+        found
+    }
+
+    /// Look up many blobs at once; `None` where the store has no (valid)
+    /// entry.
+    pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Entry>> {
+        ids.iter().map(|id| self.get(id)).collect()
+    }
+
+    /// Number of tables currently in use (for tests and diagnostics).
+    pub fn table_count(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Record new entries: one new table, then compaction if tables have
+    /// piled up. Failure to write is reported as a warning when the
+    /// directory is read-only, since the command's answer does not depend on
+    /// the cache.
+    pub fn insert(&mut self, mut entries: Vec<(ObjectId, Entry)>) -> Result<(), StoreError> {
+        let Some(dir) = self.dir.clone() else {
+            return Ok(());
+        };
+        for bad in std::mem::take(&mut self.bad) {
+            let _ = fs::remove_file(bad);
+        }
+        entries.retain(|(id, _)| id.as_slice().len() == self.hash_len);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        if let Err(e) = fs::create_dir_all(&dir) {
+            return self.write_failed(&dir, e);
+        }
+        let path = match write_table(&dir, self.hash_len, &entries) {
+            Ok(p) => p,
+            Err(e) => return self.write_failed(&dir, e),
+        };
+        match Table::open(&path, self.hash_len) {
+            Ok(Some(t)) => self.tables.push(t),
+            Ok(None) => {}
+            Err(why) => self.discard(path, &why),
+        }
+        if self.tables.len() > MAX_TABLES {
+            self.compact()?;
+        }
+        Ok(())
+    }
+
+    fn write_failed(&mut self, dir: &Path, e: io::Error) -> Result<(), StoreError> {
+        if e.kind() == io::ErrorKind::PermissionDenied || e.kind() == io::ErrorKind::ReadOnlyFilesystem
+        {
+            self.warnings.push(format!(
+                "cannot write fingerprint store in {} ({e}); continuing without caching",
+                dir.display()
+            ));
+            self.dir = None;
+            return Ok(());
+        }
+        Err(StoreError::Write {
+            path: dir.to_owned(),
+            source: e,
+        })
+    }
+
+    /// Merge every table into one and delete the inputs.
+    pub fn compact(&mut self) -> Result<(), StoreError> {
+        let Some(dir) = self.dir.clone() else {
+            return Ok(());
+        };
+        let mut all: Vec<(ObjectId, Entry)> = Vec::new();
+        let mut damaged = Vec::new();
+        for t in &self.tables {
+            for i in 0..t.count {
+                match t.entry(i) {
+                    Ok(e) => all.push((ObjectId::from_bytes_or_panic_free(t.key(i)), e)),
+                    Err(why) => {
+                        damaged.push((t.path.clone(), why));
+                        break;
+                    }
+                }
+            }
+        }
+        for (path, why) in damaged {
+            self.discard(path, &why);
+        }
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.dedup_by(|a, b| a.0 == b.0);
+        let path = match write_table(&dir, self.hash_len, &all) {
+            Ok(p) => p,
+            Err(e) => return self.write_failed(&dir, e),
+        };
+        let old: Vec<PathBuf> = self
+            .tables
+            .iter()
+            .map(|t| t.path.clone())
+            .chain(std::mem::take(&mut self.bad))
+            .filter(|p| *p != path)
+            .collect();
+        for p in old {
+            let _ = fs::remove_file(p);
+        }
+        clean_stale_temporaries(&dir);
+        self.load_tables()
+    }
+}
+
+trait FromBytesPanicFree {
+    fn from_bytes_or_panic_free(bytes: &[u8]) -> ObjectId;
+}
+
+impl FromBytesPanicFree for ObjectId {
+    /// Table keys were length-checked when the table was opened, so this
+    /// cannot see a wrong length; it falls back to the null id regardless
+    /// rather than panic.
+    fn from_bytes_or_panic_free(bytes: &[u8]) -> ObjectId {
+        match gix::hash::oid::try_from_bytes(bytes) {
+            Ok(oid) => oid.to_owned(),
+            Err(_) => ObjectId::null(gix::hash::Kind::Sha1),
+        }
+    }
+}
+
+fn is_table_name(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("fp-") && n.ends_with(".table"))
+}
+
+/// Temporary files older than this belong to a process that died.
+const STALE_TEMP_SECS: u64 = 3600;
+
+fn clean_stale_temporaries(dir: &Path) {
+    let Ok(read) = fs::read_dir(dir) else { return };
+    for e in read.filter_map(|e| e.ok()) {
+        let is_tmp = e.file_name().to_str().is_some_and(|n| n.starts_with("tmp-"));
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > STALE_TEMP_SECS);
+        if is_tmp && old {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Write sorted, deduplicated entries as a table; returns its final path.
+/// The name is derived from the content, so two processes writing the same
+/// entries produce the same file and the rename is harmless.
+fn write_table(dir: &Path, hash_len: usize, entries: &[(ObjectId, Entry)]) -> io::Result<PathBuf> {
+    let mut tmp = tempfile_in(dir)?;
+    let mut crc = crc32fast::Hasher::new();
+    {
+        let mut w = BufWriter::with_capacity(1 << 16, &mut tmp.1);
+        let mut put = |bytes: &[u8]| -> io::Result<()> {
+            crc.update(bytes);
+            w.write_all(bytes)
+        };
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&TABLE_FORMAT.to_le_bytes());
+        header[12..16].copy_from_slice(&FINGERPRINT_VERSION.to_le_bytes());
+        header[16..20].copy_from_slice(&(hash_len as u32).to_le_bytes());
+        header[20..28].copy_from_slice(&(entries.len() as u64).to_le_bytes());
+        put(&header)?;
+        let mut fanout = [0u32; 256];
+        for (id, _) in entries {
+            fanout[id.as_slice()[0] as usize] += 1;
+        }
+        let mut running = 0u32;
+        for f in fanout.iter_mut() {
+            running += *f;
+            *f = running;
+        }
+        for f in fanout {
+            put(&f.to_le_bytes())?;
+        }
+        for (id, _) in entries {
+            put(id.as_slice())?;
+        }
+        for (id, e) in entries {
+            let body = encode(e);
+            put(&body)?;
+            put(&record_crc(id.as_slice(), &body).to_le_bytes())?;
+        }
+        w.flush()?;
+    }
+    tmp.1.sync_all()?;
+    let name = format!("fp-{:08x}-{:08x}.table", crc.finalize(), entries.len());
+    let path = dir.join(name);
+    fs::rename(&tmp.0, &path)?;
+    Ok(path)
+}
+
+fn tempfile_in(dir: &Path) -> io::Result<(PathBuf, File)> {
+    let pid = std::process::id();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    for attempt in 0..100u32 {
+        let path = dir.join(format!("tmp-{pid}-{nanos:x}-{attempt}"));
+        match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "could not create a unique temporary file",
+    ))
+}

@@ -14,7 +14,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use git_simm::fingerprint::Fingerprinter;
 
 fn files_below(dir: &Path, out: &mut Vec<Vec<u8>>) {
-    let Ok(read) = std::fs::read_dir(dir) else { return };
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in read.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -27,7 +29,14 @@ fn files_below(dir: &Path, out: &mut Vec<Vec<u8>>) {
 
 fn repo_blobs(repo: &str, budget: usize) -> Vec<Vec<u8>> {
     let list = Command::new("git")
-        .args(["-C", repo, "ls-tree", "-r", "HEAD", "--format=%(objectname)"])
+        .args([
+            "-C",
+            repo,
+            "ls-tree",
+            "-r",
+            "HEAD",
+            "--format=%(objectname)",
+        ])
         .output()
         .expect("git ls-tree");
     let ids = String::from_utf8_lossy(&list.stdout).into_owned();
@@ -64,18 +73,21 @@ fn bench(c: &mut Criterion) {
     let bytes: usize = files.iter().map(Vec::len).sum();
     let mut group = c.benchmark_group("fingerprint");
     group.throughput(Throughput::Bytes(bytes as u64));
-    group.bench_function(format!("{} files, {} KiB", files.len(), bytes / 1024), |b| {
-        let mut fpr = Fingerprinter::new();
-        b.iter(|| {
-            let mut n = 0u32;
-            for f in &files {
-                if let Some(fp) = fpr.fingerprint(f) {
-                    n ^= fp.words[0] as u32;
+    group.bench_function(
+        format!("{} files, {} KiB", files.len(), bytes / 1024),
+        |b| {
+            let mut fpr = Fingerprinter::new();
+            b.iter(|| {
+                let mut n = 0u32;
+                for f in &files {
+                    if let Some(fp) = fpr.fingerprint(f) {
+                        n ^= fp.words[0] as u32;
+                    }
                 }
-            }
-            n
-        })
-    });
+                n
+            })
+        },
+    );
     group.finish();
 }
 

@@ -47,6 +47,23 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
     }
 }
 
+/// The message `main` prints after `fatal: `: the context chain joined as
+/// anyhow's `{:#}` does, except that a "not a git repository" error is
+/// complete on its own (gix's cause only repeats it).
+pub fn describe_error(e: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    for cause in e.chain() {
+        parts.push(cause.to_string());
+        if matches!(
+            cause.downcast_ref::<RepoError>(),
+            Some(RepoError::NotARepository { .. } | RepoError::BadGitDir { .. })
+        ) {
+            break;
+        }
+    }
+    parts.join(": ")
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
@@ -61,7 +78,8 @@ fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
         return Ok(Store::disabled(hash_len));
     }
     let dir = Store::default_dir(repo.common_dir());
-    Store::open(&dir, hash_len).with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
+    Store::open(&dir, hash_len)
+        .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
 }
 
 fn flush_warnings(store: &mut Store, err: &mut impl Write) {
@@ -104,9 +122,9 @@ fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Target> 
              (not a git repository (or any of the parent directories): {})",
             cwd.display()
         ),
-        (None, false) => bail!(
-            "ambiguous argument '{arg}': unknown revision or path not in the working tree."
-        ),
+        (None, false) => {
+            bail!("ambiguous argument '{arg}': unknown revision or path not in the working tree.")
+        }
     }
 }
 
@@ -178,7 +196,8 @@ fn fingerprint(
             }
             Target::Blob(id, name) => {
                 let repo = repo.as_ref().context("no repository")?;
-                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &[id], &Progress::hidden())?;
+                let (prints, _) =
+                    compute::fingerprint_blobs(repo, &mut store, &[id], &Progress::hidden())?;
                 prints
                     .into_iter()
                     .map(|p| Line {
@@ -266,7 +285,8 @@ fn disk_lines(path: &Path, shown: &Path) -> Result<Vec<Line>> {
 }
 
 fn collect_files(path: &Path, shown: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> Result<()> {
-    let meta = std::fs::symlink_metadata(path).with_context(|| format!("cannot read '{}'", shown.display()))?;
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot read '{}'", shown.display()))?;
     if meta.is_dir() {
         let mut children: Vec<_> = std::fs::read_dir(path)
             .with_context(|| format!("cannot read directory '{}'", shown.display()))?
@@ -286,9 +306,11 @@ fn collect_files(path: &Path, shown: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -
 }
 
 fn read_as_git_would(path: &Path) -> Result<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
     if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(path).with_context(|| format!("cannot read link '{}'", path.display()))?;
+        let target = std::fs::read_link(path)
+            .with_context(|| format!("cannot read link '{}'", path.display()))?;
         return Ok(path_bytes(&target));
     }
     std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))
@@ -341,7 +363,11 @@ fn similar(
         }
     };
     if query.data.is_empty() {
-        let _ = writeln!(err, "warning: '{}' is empty; git never pairs empty files by content", query.name);
+        let _ = writeln!(
+            err,
+            "warning: '{}' is empty; git never pairs empty files by content",
+            query.name
+        );
         return Ok(Status::NothingFound);
     }
     let mut store = open_store(&repo, no_cache)?;

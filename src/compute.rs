@@ -80,14 +80,22 @@ pub fn fingerprint_blobs(
     // Every missing id was computed above or the call returned an error.
     let entries = out
         .into_iter()
-        .map(|e| e.unwrap_or(Entry { size: 0, fingerprint: None }))
+        .map(|e| {
+            e.unwrap_or(Entry {
+                size: 0,
+                fingerprint: None,
+            })
+        })
         .collect();
     Ok((entries, outcome))
 }
 
 /// Fingerprint content already in memory (work-tree files), keyed by the
 /// blob id it would have, and remember it like any other blob.
-pub fn fingerprint_contents(store: &mut Store, contents: &[(ObjectId, &[u8])]) -> Result<Vec<Entry>, StoreError> {
+pub fn fingerprint_contents(
+    store: &mut Store,
+    contents: &[(ObjectId, &[u8])],
+) -> Result<Vec<Entry>, StoreError> {
     let entries: Vec<Entry> = contents
         .par_iter()
         .map(|(_, data)| {
@@ -97,7 +105,13 @@ pub fn fingerprint_contents(store: &mut Store, contents: &[(ObjectId, &[u8])]) -
             })
         })
         .collect();
-    store.insert(contents.iter().map(|(id, _)| *id).zip(entries.iter().copied()).collect())?;
+    store.insert(
+        contents
+            .iter()
+            .map(|(id, _)| *id)
+            .zip(entries.iter().copied())
+            .collect(),
+    )?;
     Ok(entries)
 }
 

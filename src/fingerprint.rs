@@ -494,7 +494,9 @@ mod tests {
             assert_eq!(simd.fingerprint(slice), portable.fingerprint(slice));
         }
         // Long runs of counted windows cross the 8-bit widening many times.
-        let long: Vec<u8> = (0u32..200_000).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        let long: Vec<u8> = (0u32..200_000)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
         assert_eq!(simd.fingerprint(&long), portable.fingerprint(&long));
     }
 

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         Ok(Status::NothingFound) => ExitCode::from(1),
         Err(e) => {
             drop(out);
-            eprintln!("fatal: {e:#}");
+            eprintln!("fatal: {}", commands::describe_error(&e));
             ExitCode::from(128)
         }
     }

@@ -30,7 +30,7 @@ impl Progress {
             let (done, stop, title) = (done.clone(), stop.clone(), title.to_owned());
             std::thread::spawn(move || {
                 let draw = |n: u64, end: &str| {
-                    let pct = if total == 0 { 100 } else { n * 100 / total };
+                    let pct = (n * 100).checked_div(total).unwrap_or(100);
                     let mut err = std::io::stderr().lock();
                     let _ = write!(err, "\r{title}: {pct:3}% ({n}/{total}){end}");
                     let _ = err.flush();

@@ -114,11 +114,13 @@ pub fn find_similar(
 
     let query_size = query.data.len() as u64;
     let query_fp: Option<Fingerprint> = Fingerprinter::new().fingerprint(&query.data);
-    let query_id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data)
-        .map_err(|source| RepoError::Hash {
-            path: query.name.clone().into(),
-            source,
-        })?;
+    let query_id =
+        gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data).map_err(
+            |source| RepoError::Hash {
+                path: query.name.clone().into(),
+                source,
+            },
+        )?;
 
     // Candidate blobs (deduplicated: many paths may share one blob), with
     // their distance when both sides have a fingerprint.

@@ -96,8 +96,14 @@ impl Table {
         // existing map valid). Anything else truncating them is outside the
         // contract of the git directory, as it is for git's own packs.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
-        if map.len() < HEADER_LEN + FANOUT_LEN || &map[..8] != MAGIC {
+        if map.len() < MAGIC.len() || &map[..MAGIC.len()] != MAGIC {
             return Err("not a fingerprint table (bad header)".into());
+        }
+        if map.len() < HEADER_LEN + FANOUT_LEN {
+            return Err(format!(
+                "truncated: {} bytes, shorter than the header",
+                map.len()
+            ));
         }
         let format = read_u32(&map, 8);
         let fp_version = read_u32(&map, 12);
@@ -157,7 +163,11 @@ impl Table {
 
     fn find(&self, id: &[u8]) -> Option<usize> {
         let first = id[0] as usize;
-        let mut lo = if first == 0 { 0 } else { self.fanout(first - 1) };
+        let mut lo = if first == 0 {
+            0
+        } else {
+            self.fanout(first - 1)
+        };
         let mut hi = self.fanout(first);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -384,7 +394,7 @@ impl Store {
         if entries.is_empty() {
             return Ok(());
         }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by_key(|e| e.0);
         entries.dedup_by(|a, b| a.0 == b.0);
         if let Err(e) = fs::create_dir_all(&dir) {
             return self.write_failed(&dir, e);
@@ -405,7 +415,8 @@ impl Store {
     }
 
     fn write_failed(&mut self, dir: &Path, e: io::Error) -> Result<(), StoreError> {
-        if e.kind() == io::ErrorKind::PermissionDenied || e.kind() == io::ErrorKind::ReadOnlyFilesystem
+        if e.kind() == io::ErrorKind::PermissionDenied
+            || e.kind() == io::ErrorKind::ReadOnlyFilesystem
         {
             self.warnings.push(format!(
                 "cannot write fingerprint store in {} ({e}); continuing without caching",
@@ -441,7 +452,7 @@ impl Store {
         for (path, why) in damaged {
             self.discard(path, &why);
         }
-        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all.sort_by_key(|e| e.0);
         all.dedup_by(|a, b| a.0 == b.0);
         let path = match write_table(&dir, self.hash_len, &all) {
             Ok(p) => p,
@@ -490,7 +501,10 @@ const STALE_TEMP_SECS: u64 = 3600;
 fn clean_stale_temporaries(dir: &Path) {
     let Ok(read) = fs::read_dir(dir) else { return };
     for e in read.filter_map(|e| e.ok()) {
-        let is_tmp = e.file_name().to_str().is_some_and(|n| n.starts_with("tmp-"));
+        let is_tmp = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with("tmp-"));
         let old = e
             .metadata()
             .and_then(|m| m.modified())
@@ -559,7 +573,11 @@ fn tempfile_in(dir: &Path) -> io::Result<(PathBuf, File)> {
         .unwrap_or(0);
     for attempt in 0..100u32 {
         let path = dir.join(format!("tmp-{pid}-{nanos:x}-{attempt}"));
-        match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),

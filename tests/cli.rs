@@ -1,0 +1,542 @@
+//! The `git-simm` binary end to end, on real repositories built with the
+//! real `git`: output compared with git's own, the fingerprint store's
+//! robustness, and every kind of bad input DEVELOPERS.md lists.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A throwaway repository driven by the real git, deterministic as in
+/// gitoxide's fixture scripts.
+struct Repo {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+fn git_env(cmd: &mut Command) -> &mut Command {
+    cmd.env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "A U Thor")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
+        .env("GIT_COMMITTER_NAME", "C O Mitter")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("repo");
+        std::fs::create_dir(&path).expect("mkdir");
+        let r = Repo { _dir: dir, path };
+        r.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
+        r.git(&["config", "gc.auto", "0"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r
+    }
+
+    fn git_output(&self, args: &[&str]) -> Output {
+        git_env(Command::new("git").current_dir(&self.path).args(args))
+            .output()
+            .expect("run git")
+    }
+
+    fn git(&self, args: &[&str]) -> Vec<u8> {
+        let o = self.git_output(args);
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    }
+
+    fn write(&self, rel: impl AsRef<Path>, data: &[u8]) {
+        let p = self.path.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(p, data).expect("write");
+    }
+
+    fn commit_all(&self, msg: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
+    }
+
+    fn simm(&self, args: &[&str]) -> Output {
+        git_env(
+            Command::new(env!("CARGO_BIN_EXE_git-simm"))
+                .current_dir(&self.path)
+                .args(args),
+        )
+        .output()
+        .expect("run git-simm")
+    }
+
+    fn store_dir(&self) -> PathBuf {
+        self.path.join(".git/simm")
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn own_source(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).expect("own source")
+}
+
+/// A repository of this crate's own sources, plus awkward names.
+fn sources_repo() -> Repo {
+    let r = Repo::new();
+    for f in [
+        "src/fingerprint.rs",
+        "src/store.rs",
+        "src/score.rs",
+        "src/similar.rs",
+        "src/output.rs",
+        "Cargo.toml",
+    ] {
+        r.write(f, &own_source(f));
+    }
+    r.write("dir with space/file name.rs", &own_source("src/cli.rs"));
+    r.write("tiny.txt", b"too small to fingerprint\n");
+    r.write("empty", b"");
+    r.commit_all("sources");
+    r
+}
+
+#[test]
+fn fingerprint_lists_the_same_blobs_as_ls_tree() {
+    let r = sources_repo();
+    // A newline in a name and a byte that is not UTF-8, to check quoting.
+    r.write("new\nline.rs", &own_source("src/main.rs"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"latin1-\xe9.txt");
+        r.write(name, &own_source("src/lib.rs"));
+        std::os::unix::fs::symlink("src/store.rs", r.path.join("link")).expect("symlink");
+    }
+    r.commit_all("odd names");
+
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours: Vec<(String, u64, String)> = stdout(&o)
+        .lines()
+        .map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let fp = it.next().expect("fp").to_owned();
+            let size = it.next().expect("size").parse().expect("size is a number");
+            let path = it.next().expect("path").to_owned();
+            (fp, size, path)
+        })
+        .collect();
+    // `git ls-tree -r -l` prints size and the path quoted the same way.
+    let theirs: Vec<(u64, String)> =
+        String::from_utf8_lossy(&r.git(&["ls-tree", "-r", "-l", "HEAD"]))
+            .lines()
+            .map(|l| {
+                let (meta, path) = l.split_once('\t').expect("tab");
+                let size = meta
+                    .split_whitespace()
+                    .nth(3)
+                    .expect("size")
+                    .parse()
+                    .expect("number");
+                (size, path.to_owned())
+            })
+            .collect();
+    assert_eq!(ours.len(), theirs.len());
+    for ((fp, size, path), (git_size, git_path)) in ours.iter().zip(&theirs) {
+        assert_eq!(path, git_path);
+        assert_eq!(size, git_size, "{path}");
+        assert_eq!(fp.len(), 64, "{path}");
+        let none = fp.chars().all(|c| c == '0');
+        assert_eq!(
+            none,
+            *size < 192,
+            "{path}: only small blobs lack a fingerprint"
+        );
+    }
+
+    // The same content on disk gets the same fingerprint.
+    let disk = r.simm(&["fingerprint", "--", "src/store.rs"]);
+    assert!(disk.status.success(), "{}", stderr(&disk));
+    let disk_fp = stdout(&disk).split(' ').next().expect("fp").to_owned();
+    let tree_fp = &ours
+        .iter()
+        .find(|(_, _, p)| p == "src/store.rs")
+        .expect("listed")
+        .0;
+    assert_eq!(&disk_fp, tree_fp);
+
+    // -z prints raw names, NUL-terminated.
+    let z = r.simm(&["fingerprint", "-z", "HEAD"]);
+    assert!(
+        z.stdout
+            .split(|&b| b == 0)
+            .any(|rec| rec.ends_with(b" new\nline.rs"))
+    );
+}
+
+#[test]
+fn fingerprint_all_covers_every_blob_and_fills_the_store() {
+    let r = sources_repo();
+    r.write("src/store.rs", &own_source("src/commands.rs"));
+    r.commit_all("second");
+    // A mix of packed and loose objects.
+    r.git(&["gc", "-q"]);
+    r.write("loose.txt", &own_source("src/progress.rs"));
+    r.commit_all("third");
+
+    let check = r.git(&["cat-file", "--batch-all-objects", "--batch-check"]);
+    let mut blobs: Vec<String> = String::from_utf8_lossy(&check)
+        .lines()
+        .filter(|l| l.split(' ').nth(1) == Some("blob"))
+        .map(|l| l.split(' ').next().expect("id").to_owned())
+        .collect();
+    blobs.sort();
+
+    let o = r.simm(&["fingerprint", "--all"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut ids: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| l.rsplit(' ').next().expect("id").to_owned())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, blobs);
+    assert!(r.store_dir().read_dir().expect("store exists").count() > 0);
+
+    // Served from the store, the answer is the same.
+    let again = r.simm(&["fingerprint", "--all"]);
+    assert_eq!(stdout(&again), stdout(&o));
+    let uncached = r.simm(&["--no-cache", "fingerprint", "--all"]);
+    assert_eq!(stdout(&uncached), stdout(&o));
+}
+
+#[test]
+fn no_cache_writes_nothing() {
+    let r = sources_repo();
+    let o = r.simm(&["--no-cache", "fingerprint", "HEAD"]);
+    assert!(o.status.success());
+    assert!(!r.store_dir().exists());
+}
+
+fn tables(r: &Repo) -> Vec<PathBuf> {
+    let mut t: Vec<PathBuf> = std::fs::read_dir(r.store_dir())
+        .expect("store")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "table"))
+        .collect();
+    t.sort();
+    t
+}
+
+#[test]
+fn damaged_store_is_detected_and_rebuilt() {
+    let r = sources_repo();
+    let good = r.simm(&["fingerprint", "HEAD"]);
+    assert!(good.status.success());
+    let table = tables(&r).pop().expect("a table");
+    let bytes = std::fs::read(&table).expect("read table");
+
+    // 1. A flipped byte in the last record.
+    let mut flipped = bytes.clone();
+    let n = flipped.len();
+    flipped[n - 20] ^= 0x55;
+    std::fs::write(&table, &flipped).expect("write");
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        stdout(&good),
+        "a damaged record is never trusted"
+    );
+    assert!(stderr(&o).contains("damaged"), "warns: {}", stderr(&o));
+    // Rebuilt: the next run is clean.
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(stdout(&o), stdout(&good));
+    assert_eq!(stderr(&o), "");
+
+    // 2. A table cut short, as by a crash or a full disk.
+    for t in tables(&r) {
+        let b = std::fs::read(&t).expect("read");
+        std::fs::write(&t, &b[..b.len() / 2]).expect("truncate");
+    }
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), stdout(&good));
+    assert!(stderr(&o).contains("truncated"), "warns: {}", stderr(&o));
+
+    // 3. Garbage that is not a table at all.
+    std::fs::write(r.store_dir().join("fp-00000000-00000001.table"), b"garbage").expect("write");
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(stdout(&o), stdout(&good));
+    assert!(stderr(&o).contains("damaged"));
+}
+
+#[test]
+fn tables_of_another_fingerprint_version_are_ignored() {
+    let r = sources_repo();
+    let good = r.simm(&["fingerprint", "HEAD"]);
+    // Pretend an older release wrote these tables, with wrong fingerprints:
+    // bump the version field (bytes 12..16) and zero every fingerprint.
+    for t in tables(&r) {
+        let mut b = std::fs::read(&t).expect("read");
+        b[12..16].copy_from_slice(&999u32.to_le_bytes());
+        std::fs::write(&t, &b).expect("write");
+    }
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), stdout(&good));
+    assert_eq!(stderr(&o), "", "another version is not damage");
+}
+
+#[test]
+fn concurrent_processes_share_the_store_safely() {
+    let r = sources_repo();
+    for i in 0..6 {
+        r.write(
+            format!("gen/{i}.rs"),
+            &own_source("src/commands.rs")[i * 100..],
+        );
+        r.commit_all(&format!("gen {i}"));
+    }
+    let expected = r.simm(&["--no-cache", "fingerprint", "--all"]);
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            git_env(
+                Command::new(env!("CARGO_BIN_EXE_git-simm"))
+                    .current_dir(&r.path)
+                    .args(["fingerprint", "--all"]),
+            )
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn")
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().expect("wait");
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&expected));
+        assert_eq!(stderr(&o), "");
+    }
+    // Many small writes are compacted instead of piling up.
+    for i in 0..12 {
+        r.write(
+            format!("more/{i}.txt"),
+            &own_source("src/store.rs")[i * 50..],
+        );
+        r.commit_all(&format!("more {i}"));
+        assert!(r.simm(&["fingerprint", "HEAD"]).status.success());
+    }
+    assert!(tables(&r).len() <= 9, "{} tables", tables(&r).len());
+    let o = r.simm(&["fingerprint", "--all"]);
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn similar_ranks_the_edited_file_first() {
+    let r = sources_repo();
+    let mut edited = own_source("src/store.rs");
+    // Light edits: the file is still clearly the same.
+    edited.splice(
+        1000..1050,
+        b"// a comment that was not there before, 50 bytes."
+            .iter()
+            .copied(),
+    );
+    edited.extend_from_slice(b"\nfn added_at_the_end() {}\n");
+    let query = r.path.parent().expect("tempdir").join("query.rs");
+    std::fs::write(&query, &edited).expect("write");
+
+    let o = r.simm(&["similar", query.to_str().expect("utf-8 temp path")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = stdout(&o).lines().next().expect("a match").to_owned();
+    let (pct, path) = first.split_once('\t').expect("tab");
+    assert_eq!(path, "src/store.rs");
+    let pct: u32 = pct.trim_end_matches('%').parse().expect("percentage");
+    assert!((90..100).contains(&pct), "{first}");
+
+    // --threshold above every match: nothing found is exit status 1.
+    let none = r.simm(&[
+        "similar",
+        "--threshold",
+        "100%",
+        query.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(none.status.code(), Some(1), "{}", stdout(&none));
+    assert_eq!(stdout(&none), "");
+
+    // The percentage is git's: commit the edit as a rename and ask git.
+    std::fs::write(r.path.join("src/renamed.rs"), &edited).expect("write");
+    std::fs::remove_file(r.path.join("src/store.rs")).expect("rm");
+    r.commit_all("rename with edits");
+    let git =
+        String::from_utf8_lossy(&r.git(&["diff", "-M", "-l0", "--name-status", "HEAD~1", "HEAD"]))
+            .into_owned();
+    assert!(
+        git.contains(&format!("R{pct:03}\tsrc/store.rs\tsrc/renamed.rs")),
+        "{git}"
+    );
+
+    // JSON carries the same answer.
+    let j = r.simm(&["similar", "--json", "HEAD:src/renamed.rs", "HEAD~1"]);
+    let doc: serde_json::Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert_eq!(doc["matches"][0]["path"], "src/store.rs");
+    assert_eq!(doc["matches"][0]["score"], pct);
+
+    // --limit.
+    let one = r.simm(&[
+        "similar",
+        "--threshold",
+        "1%",
+        "--limit",
+        "1",
+        "src/output.rs",
+    ]);
+    assert_eq!(stdout(&one).lines().count(), 1);
+}
+
+#[test]
+fn similar_handles_small_and_empty_queries() {
+    let r = sources_repo();
+    // Too small to fingerprint: compared exactly.
+    let o = r.simm(&["similar", "tiny.txt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "100%\ttiny.txt\n");
+    // Small files never match each other by accident.
+    std::fs::write(r.path.join("other-tiny.txt"), b"something else entirely\n").expect("write");
+    let o = r.simm(&["similar", "other-tiny.txt"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    // Empty: git never pairs empty files.
+    let o = r.simm(&["similar", "empty"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("empty"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_input_gets_git_style_errors() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let o = git_env(
+        Command::new(env!("CARGO_BIN_EXE_git-simm"))
+            .current_dir(outside.path())
+            .args(["fingerprint", "HEAD"]),
+    )
+    .output()
+    .expect("run");
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).starts_with("fatal: not a git repository"),
+        "{}",
+        stderr(&o)
+    );
+
+    let r = sources_repo();
+    let cases: &[(&[&str], &str)] = &[
+        (&["fingerprint", "no-such-rev"], "unknown revision"),
+        (&["similar", "src/store.rs", "no-such-rev"], "no-such-rev"),
+        (&["similar", "src/store.rs", "HEAD:Cargo.toml"], "tree"),
+        (&["similar", "no-such-file"], "neither a file nor a blob"),
+        (&["similar", "HEAD"], "not a file or blob"),
+        (
+            &["similar", "--threshold", "abc", "src/store.rs"],
+            "threshold",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("fatal: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}");
+    }
+    // Usage errors are 129, as in git.
+    assert_eq!(r.simm(&["fingerprint", "--bogus"]).status.code(), Some(129));
+    assert_eq!(r.simm(&["no-such-command"]).status.code(), Some(129));
+    // A name that is both a file and a revision is ambiguous, as in git.
+    r.write("HEAD", b"a file named HEAD\n");
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(stderr(&o).contains("ambiguous"), "{}", stderr(&o));
+    assert!(r.simm(&["fingerprint", "--", "HEAD"]).status.success());
+}
+
+#[test]
+fn missing_and_corrupt_objects_are_named() {
+    let r = sources_repo();
+    let id = String::from_utf8(r.git(&["rev-parse", "HEAD:src/store.rs"])).expect("hex");
+    let id = id.trim();
+    let loose = r.path.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    // Corrupt: same name, garbage content.
+    std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::write(&loose, b"this is not zlib data").expect("write");
+    let o = r.simm(&["--no-cache", "fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&id[..7]),
+        "names the object: {}",
+        stderr(&o)
+    );
+    // Missing.
+    std::fs::remove_file(&loose).expect("rm");
+    let o = r.simm(&["--no-cache", "fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).contains(&id[..7]),
+        "names the object: {}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn submodules_are_skipped_and_binaries_fingerprinted() {
+    let r = sources_repo();
+    let head = String::from_utf8(r.git(&["rev-parse", "HEAD"])).expect("hex");
+    r.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},sub", head.trim()),
+    ]);
+    // A large binary: 8 MiB with NULs, realistic enough for a build artefact.
+    let mut bin = Vec::with_capacity(8 << 20);
+    let mut x: u64 = 1;
+    while bin.len() < 8 << 20 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        bin.extend_from_slice(&(x >> 16).to_le_bytes()[..6]);
+        bin.push(0);
+    }
+    r.write("big.bin", &bin);
+    r.git(&["add", "big.bin"]);
+    r.git(&["commit", "-q", "-m", "submodule and binary"]);
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.lines().any(|l| l.ends_with(" sub")), "{out}");
+    let big = out
+        .lines()
+        .find(|l| l.ends_with(" big.bin"))
+        .expect("listed");
+    assert!(big.contains(&format!(" {} ", bin.len())));
+    assert!(!big.starts_with(&"0".repeat(64)));
+}
+
+use std::os::unix::fs::PermissionsExt;

@@ -18,8 +18,8 @@ Exit status: 0 on success, 1 when a search found nothing, 128 on errors\n\
 (as git's `fatal:`), 129 on usage errors."
 )]
 pub struct Cli {
-    /// Run as if started in <path> (like `git -C`).
-    #[arg(short = 'C', global = true, value_name = "path")]
+    /// Run as if started in <path> (like `git -C`; before the subcommand).
+    #[arg(short = 'C', value_name = "path")]
     pub directory: Option<PathBuf>,
 
     /// Do not read or write the fingerprint store: compute every
@@ -43,7 +43,31 @@ pub enum Command {
     /// similarity score.
     #[command(after_help = SIMILAR_HELP)]
     Similar(SimilarArgs),
+    /// Find renames and copies between two trees, the index or the work
+    /// tree, like `git diff -M --name-status` without a rename limit.
+    #[command(after_help = RENAMES_HELP)]
+    Renames(RenamesArgs),
 }
+
+const RENAMES_HELP: &str = "\
+Output: exactly `git diff --name-status -M`: A, D, M, T, R<score> and
+C<score> lines in git's order, paths quoted as git quotes them.
+
+Which sides are compared:
+  git simm renames <old> <new>          two tree-ishes
+  git simm renames --cached [<tree>]    a tree (default HEAD) and the index
+  git simm renames [<tree>]             a tree (default HEAD) and the work tree
+
+Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
+--find-copies-harder), -l<n>, --diff-filter=<letters>, -z. There is no
+rename limit unless -l<n> sets one. Empty files are not paired unless
+--rename-empty is given (git's diff pairs them by default).
+
+Examples:
+  git simm renames HEAD~1 HEAD
+  git simm renames -M30% --diff-filter=RC v1.0 v2.0
+  git simm renames --cached -C
+  git simm renames --json main feature";
 
 const FINGERPRINT_HELP: &str = "\
 Output: one line per blob, `<fingerprint> <size> <path>`, where the
@@ -117,4 +141,102 @@ pub struct SimilarArgs {
     /// Print a JSON document instead of lines.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `git-simm renames`.
+#[derive(Debug, Args)]
+pub struct RenamesArgs {
+    /// Zero, one or two tree-ishes (see below).
+    #[arg(value_name = "tree-ish", num_args = 0..=2)]
+    pub revs: Vec<String>,
+
+    /// Compare a tree with the index instead of the work tree.
+    #[arg(long, visible_alias = "staged")]
+    pub cached: bool,
+
+    /// Detect renames, optionally setting the minimum similarity (git's
+    /// -M<n>: 50, 50%, 0.5; default 50%). On by default.
+    #[arg(long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub find_renames: Option<String>,
+
+    /// Detect copies as well (git's -C<n>). Give it twice for
+    /// --find-copies-harder.
+    #[arg(long = "find-copies", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append)]
+    pub find_copies: Vec<String>,
+
+    /// Consider every file of the old side as a copy source, not only
+    /// modified ones.
+    #[arg(long)]
+    pub find_copies_harder: bool,
+
+    /// Turn rename detection off.
+    #[arg(long)]
+    pub no_renames: bool,
+
+    /// git's rename limit (-l<n>): skip inexact detection when
+    /// destinations x sources exceeds n^2. If unset or 0, there is no limit.
+    #[arg(long = "rename-limit", value_name = "n", default_value_t = 0)]
+    pub rename_limit: usize,
+
+    /// Pair empty files too, as git's diff does by default.
+    #[arg(long, overrides_with = "no_rename_empty")]
+    pub rename_empty: bool,
+
+    /// Never pair empty files (the default).
+    #[arg(long)]
+    pub no_rename_empty: bool,
+
+    /// Show only changes of these kinds (A C D M R T; lowercase excludes),
+    /// e.g. `--diff-filter=RC` for renames and copies only.
+    #[arg(long, value_name = "filter")]
+    pub diff_filter: Option<String>,
+
+    /// Accepted for compatibility: name-status is the default format.
+    #[arg(long)]
+    pub name_status: bool,
+
+    /// NUL-terminated fields, paths verbatim, as git's -z.
+    #[arg(short = 'z')]
+    pub nul: bool,
+
+    /// Print a JSON document: status, score, paths, sizes and blob ids of
+    /// every change, and counts of the work done.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Rewrite git's attached short options (`-M50%`, `-C`, `-C -C`, `-l0`)
+/// after the `renames` subcommand into long forms clap understands, so the
+/// spellings git users type work unchanged. Everything after `--` is left
+/// alone.
+pub fn normalize_args(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    let mut in_renames = false;
+    let mut done = false;
+    for arg in args {
+        let text = arg.to_str().map(str::to_owned);
+        match text.as_deref() {
+            Some("--") => {
+                done = true;
+                out.push(arg);
+            }
+            Some("renames") if !in_renames && !done => {
+                in_renames = true;
+                out.push(arg);
+            }
+            Some(t) if in_renames && !done && t.starts_with("-M") => {
+                out.push(format!("--find-renames={}", &t[2..]).into());
+            }
+            Some(t) if in_renames && !done && t.starts_with("-C") => {
+                out.push(format!("--find-copies={}", &t[2..]).into());
+            }
+            Some(t) if in_renames && !done && t.starts_with("-l") && t.len() > 2 => {
+                out.push(format!("--rename-limit={}", &t[2..]).into());
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 
-use crate::cli::{Cli, Command, FingerprintArgs, SimilarArgs};
+use crate::cli::{Cli, Command, FingerprintArgs, RenamesArgs, SimilarArgs};
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::output::{self, write_quoted_path};
@@ -40,6 +40,7 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint(&cwd, cli.no_cache, args, out, err),
         Command::Similar(args) => similar(&cwd, cli.no_cache, args, out, err),
+        Command::Renames(args) => renames(&cwd, cli.no_cache, args, out, err),
     };
     match result {
         Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
@@ -407,4 +408,206 @@ fn similar(
     } else {
         Status::Success
     })
+}
+
+/// One side of a comparison, as entries sorted by path, plus the contents
+/// of work-tree files that are not in the object database.
+struct Side {
+    entries: Vec<crate::repo::Entry>,
+    contents: std::collections::HashMap<ObjectId, Vec<u8>>,
+}
+
+/// The entries of a tree-ish; a defaulted `HEAD` that does not resolve (an
+/// unborn branch) is the empty tree, as in git.
+fn tree_side(repo: &Repo, spec: &str, defaulted: bool) -> Result<Vec<crate::repo::Entry>> {
+    match repo.resolve_tree(spec) {
+        Ok(tree) => Ok(repo.tree_entries(tree)?),
+        Err(RepoError::UnknownRevision { .. }) if defaulted => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn renames(
+    cwd: &Path,
+    no_cache: bool,
+    args: &RenamesArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    use crate::renames::{Detect, Options};
+    let repo = Repo::discover(cwd)?;
+    let filter = match &args.diff_filter {
+        Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let mut opts = Options {
+        limit: args.rename_limit,
+        rename_empty: args.rename_empty && !args.no_rename_empty,
+        ..Options::default()
+    };
+    // git applies -M and -C in order; the last score given wins.
+    let mut score_arg = args.find_renames.clone();
+    if !args.find_copies.is_empty() {
+        opts.detect = if args.find_copies.len() > 1 {
+            Detect::CopiesHarder
+        } else {
+            Detect::Copies
+        };
+        if let Some(last) = args.find_copies.iter().rev().find(|s| !s.is_empty()) {
+            score_arg = Some(last.clone());
+        }
+    }
+    if args.find_copies_harder {
+        opts.detect = Detect::CopiesHarder;
+    }
+    if args.no_renames {
+        opts.detect = Detect::Off;
+    }
+    if let Some(s) = score_arg.filter(|s| !s.is_empty()) {
+        let score =
+            score::parse_rename_score(&s).with_context(|| format!("invalid rename score '{s}'"))?;
+        if score > 0 {
+            opts.min_score = score;
+        }
+    }
+
+    let (old_spec, old, new) = match (args.cached, args.revs.as_slice()) {
+        (true, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(&repo, spec, args.revs.is_empty())?;
+            let new = Side {
+                entries: repo.index_entries()?,
+                contents: Default::default(),
+            };
+            (spec.to_owned(), old, new)
+        }
+        (false, [a, b]) => (
+            a.clone(),
+            tree_side(&repo, a, false)?,
+            Side {
+                entries: tree_side(&repo, b, false)?,
+                contents: Default::default(),
+            },
+        ),
+        (false, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(&repo, spec, args.revs.is_empty())?;
+            (spec.to_owned(), old.clone(), worktree_side(&repo, &old)?)
+        }
+        _ => bail!("--cached takes at most one tree-ish"),
+    };
+    let _ = old_spec;
+    let changes = crate::changes::diff(&old, &new.entries, opts.detect == Detect::CopiesHarder);
+    let mut store = open_store(&repo, no_cache)?;
+    let (records, outcome) = {
+        let mut content = compute::RepoContent::new(&repo, &mut store, new.contents);
+        crate::renames::detect(&changes, &opts, &mut content)?
+    };
+    flush_warnings(&mut store, err);
+    if let Some(needed) = outcome.limit_needed {
+        let _ = writeln!(
+            err,
+            "warning: exhaustive rename detection was skipped due to too many files.\n\
+             warning: you may want to set your diff.renameLimit variable to at least {needed} and retry the command."
+        );
+    }
+    if outcome.degraded_to_copies {
+        let _ = writeln!(
+            err,
+            "warning: only found copies from modified paths due to too many files.\n\
+             warning: you may want to set your diff.renameLimit variable to at least {} and retry the command.",
+            outcome.sources.max(outcome.destinations)
+        );
+    }
+    let records: Vec<_> = records
+        .into_iter()
+        .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
+        .collect();
+    if args.json {
+        write_renames_json(out, &records, &outcome, &mut store_sizes(&repo, &records))?;
+    } else {
+        output::write_name_status(out, &records, args.nul)?;
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+/// Sizes of the blobs in `records`, for JSON output (from object headers).
+fn store_sizes(
+    repo: &Repo,
+    records: &[crate::renames::Record],
+) -> std::collections::HashMap<ObjectId, u64> {
+    let reader = repo.reader();
+    records
+        .iter()
+        .flat_map(|r| r.old.iter().chain(r.new.iter()))
+        .filter_map(|e| reader.header(&e.id).ok().map(|(_, size)| (e.id, size)))
+        .collect()
+}
+
+fn write_renames_json(
+    out: &mut impl Write,
+    records: &[crate::renames::Record],
+    outcome: &crate::renames::Outcome,
+    sizes: &mut std::collections::HashMap<ObjectId, u64>,
+) -> Result<()> {
+    use crate::renames::Status as S;
+    let side = |e: &Option<crate::repo::Entry>| {
+        e.as_ref().map(|e| {
+            serde_json::json!({
+                "path": output::json_path(&e.path),
+                "blob": e.id.to_string(),
+                "size": sizes.get(&e.id),
+            })
+        })
+    };
+    let changes: Vec<_> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "status": r.status.letter().to_string(),
+                "score": matches!(r.status, S::Renamed | S::Copied).then(|| score::percent(r.score)),
+                "old": side(&r.old),
+                "new": side(&r.new),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "changes": changes,
+        "stats": {
+            "sources": outcome.sources,
+            "destinations": outcome.destinations,
+            "exact": outcome.exact,
+            "basename": outcome.basename,
+            "inexact": outcome.inexact,
+            "candidate_pairs": outcome.candidate_pairs,
+            "scored_pairs": outcome.scored_pairs,
+            "full_rescans": outcome.full_rescans,
+        },
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The work tree as a side: every tracked path's current content, keeping
+/// in memory only what differs from `old` (the rest is already a blob).
+fn worktree_side(repo: &Repo, old: &[crate::repo::Entry]) -> Result<Side> {
+    let old_ids: std::collections::HashMap<&[u8], ObjectId> =
+        old.iter().map(|e| (e.path.as_slice(), e.id)).collect();
+    let mapped = repo.map_worktree(|entry, data| {
+        let unchanged = old_ids.get(entry.path.as_slice()) == Some(&entry.id);
+        (!unchanged && entry.kind != EntryKind::Submodule).then(|| data.to_vec())
+    })?;
+    let mut side = Side {
+        entries: Vec::with_capacity(mapped.len()),
+        contents: Default::default(),
+    };
+    for (entry, data) in mapped {
+        if let Some(data) = data {
+            side.contents.insert(entry.id, data);
+        }
+        side.entries.push(entry);
+    }
+    Ok(side)
 }

@@ -119,3 +119,110 @@ thread_local! {
     /// One set of fingerprint scratch space per rayon thread.
     static FINGERPRINTER: std::cell::RefCell<Fingerprinter> = std::cell::RefCell::new(Fingerprinter::new());
 }
+
+/// Blob contents for rename detection: sizes and fingerprints through the
+/// store, chunk histograms read on demand, and work-tree files (which are
+/// not in the object database) held in memory under the id they would have.
+pub struct RepoContent<'a> {
+    repo: &'a Repo,
+    store: &'a mut Store,
+    extra: std::collections::HashMap<ObjectId, Vec<u8>>,
+    /// Each blob's size and fingerprint, once looked up: detection asks
+    /// again for the same blobs, and with `--no-cache` asking the store
+    /// would mean reading them again.
+    memo: std::collections::HashMap<ObjectId, crate::candidates::Item>,
+}
+
+impl<'a> RepoContent<'a> {
+    /// Content from `repo`, with `extra` blobs that exist only in memory.
+    pub fn new(
+        repo: &'a Repo,
+        store: &'a mut Store,
+        extra: std::collections::HashMap<ObjectId, Vec<u8>>,
+    ) -> Self {
+        RepoContent {
+            repo,
+            store,
+            extra,
+            memo: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl crate::renames::Content for RepoContent<'_> {
+    fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<crate::candidates::Item>> {
+        let mut missing: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.memo.contains_key(*id))
+            .copied()
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let (in_memory, in_odb): (Vec<ObjectId>, Vec<ObjectId>) = missing
+            .into_iter()
+            .partition(|id| self.extra.contains_key(id));
+        if !in_odb.is_empty() {
+            let progress = Progress::new("Fingerprinting blobs", in_odb.len() as u64, false);
+            let (entries, _) = fingerprint_blobs(self.repo, self.store, &in_odb, &progress)?;
+            progress.finish();
+            for (id, e) in in_odb.into_iter().zip(entries) {
+                self.memo.insert(id, item(e));
+            }
+        }
+        if !in_memory.is_empty() {
+            let contents: Vec<(ObjectId, &[u8])> = in_memory
+                .iter()
+                .filter_map(|id| self.extra.get(id).map(|d| (*id, d.as_slice())))
+                .collect();
+            let entries = fingerprint_contents(self.store, &contents)?;
+            for ((id, _), e) in contents.iter().zip(entries) {
+                self.memo.insert(*id, item(e));
+            }
+        }
+        Ok(ids
+            .iter()
+            .map(|id| {
+                self.memo
+                    .get(id)
+                    .copied()
+                    .unwrap_or(crate::candidates::Item {
+                        size: 0,
+                        fingerprint: None,
+                    })
+            })
+            .collect())
+    }
+
+    fn spans(&self, ids: &[ObjectId]) -> anyhow::Result<Vec<crate::score::Spans>> {
+        let (in_memory, in_odb): (Vec<usize>, Vec<usize>) =
+            (0..ids.len()).partition(|&i| self.extra.contains_key(&ids[i]));
+        let odb_ids: Vec<ObjectId> = in_odb.iter().map(|&i| ids[i]).collect();
+        let from_odb = self
+            .repo
+            .map_blobs(&odb_ids, |_, data| crate::score::Spans::new(data))?;
+        let from_memory: Vec<crate::score::Spans> = in_memory
+            .par_iter()
+            .map(|&i| {
+                crate::score::Spans::new(self.extra.get(&ids[i]).map_or(&[][..], |v| v.as_slice()))
+            })
+            .collect();
+        let mut out: Vec<Option<crate::score::Spans>> = (0..ids.len()).map(|_| None).collect();
+        for (i, s) in in_odb.into_iter().zip(from_odb) {
+            out[i] = Some(s);
+        }
+        for (i, s) in in_memory.into_iter().zip(from_memory) {
+            out[i] = Some(s);
+        }
+        Ok(out
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| crate::score::Spans::new(&[])))
+            .collect())
+    }
+}
+
+fn item(e: Entry) -> crate::candidates::Item {
+    crate::candidates::Item {
+        size: e.size,
+        fingerprint: e.fingerprint,
+    }
+}

@@ -16,12 +16,15 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod candidates;
+pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod compute;
 pub mod fingerprint;
 pub mod output;
 pub mod progress;
+pub mod renames;
 pub mod repo;
 pub mod score;
 pub mod similar;

@@ -9,7 +9,7 @@ use git_simm::cli::Cli;
 use git_simm::commands::{self, Status};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(git_simm::cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

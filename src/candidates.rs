@@ -1,0 +1,272 @@
+//! Candidate search: for each destination, the few sources worth scoring
+//! exactly. This is what replaces git's full m x n matrix.
+//!
+//! Two filters, both cheap and neither reading a blob:
+//! 1. **git's size filter**, which is exact (a pair whose sizes differ too
+//!    much can never reach the threshold: the score is at most the smaller
+//!    size over the larger). Sources are sorted by size, so each destination
+//!    scans one contiguous window.
+//! 2. **Hamming distance** of fingerprints within that window: only sources
+//!    within [`MAX_DISTANCE`] are kept, nearest first, at most
+//!    [`Options::per_destination`] of them. The scan is a popcount over four
+//!    `u64` arrays (struct of arrays), which runs at hundreds of millions of
+//!    pairs per second and core.
+//!
+//! Files too small to have a fingerprint are not pruned by distance: after
+//! the size filter their partners are small too, so scoring them exactly
+//! costs little.
+
+use rayon::prelude::*;
+
+use crate::fingerprint::Fingerprint;
+use crate::score;
+
+/// Pairs at git's default 50% sit near distance 85 +- 7.5 at the boundary
+/// (REFERENCE.md 1); 109 keeps 99.9% of true pairs.
+pub const MAX_DISTANCE: u32 = 109;
+
+/// What the search needs to know of a file: nothing that requires reading
+/// it.
+#[derive(Clone, Copy, Debug)]
+pub struct Item {
+    /// Size in bytes.
+    pub size: u64,
+    /// Fingerprint, if the file is large enough to have one.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// Options of [`search`].
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// git's minimum score (in [`score::MAX_SCORE`] units), for the size
+    /// filter.
+    pub min_score: u32,
+    /// Keep at most this many fingerprinted sources per destination, the
+    /// nearest. git itself keeps the best 4 by exact score; the fingerprint
+    /// ranking is noisier, so keep more.
+    pub per_destination: usize,
+    /// Also keep every source within this distance of the nearest one, up
+    /// to [`Options::max_ties`], so near-identical files (boilerplate, many
+    /// copies) are all scored and git's tie-breaking can be reproduced.
+    pub tie_margin: u32,
+    /// Cap on the sources kept through `tie_margin`.
+    pub max_ties: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            min_score: score::DEFAULT_MIN_SCORE,
+            per_destination: 8,
+            tie_margin: 6,
+            max_ties: 64,
+        }
+    }
+}
+
+/// Sources sorted by size with their fingerprints in struct-of-arrays form.
+struct Pool {
+    order: Vec<usize>,
+    sizes: Vec<u64>,
+    w: [Vec<u64>; 4],
+    has_fp: Vec<bool>,
+}
+
+impl Pool {
+    fn new(sources: &[Item]) -> Pool {
+        let mut order: Vec<usize> = (0..sources.len()).collect();
+        order.sort_by_key(|&i| (sources[i].size, i));
+        let sizes = order.iter().map(|&i| sources[i].size).collect();
+        let word = |k: usize| -> Vec<u64> {
+            order
+                .iter()
+                .map(|&i| sources[i].fingerprint.map_or(0, |f| f.words[k]))
+                .collect()
+        };
+        let w = [word(0), word(1), word(2), word(3)];
+        let has_fp = order
+            .iter()
+            .map(|&i| sources[i].fingerprint.is_some())
+            .collect();
+        Pool {
+            order,
+            sizes,
+            w,
+            has_fp,
+        }
+    }
+
+    /// The positions whose sizes pass git's size filter against `size`.
+    fn window(&self, size: u64, min_score: u32) -> std::ops::Range<usize> {
+        // The filter is monotone in the other size on each side of `size`,
+        // so both ends are found by binary search on the filter itself.
+        let lo = self
+            .sizes
+            .partition_point(|&s| s < size && !score::sizes_compatible(s, size, min_score));
+        let hi = self
+            .sizes
+            .partition_point(|&s| s <= size || score::sizes_compatible(s, size, min_score));
+        lo..hi.max(lo)
+    }
+}
+
+/// For each destination, candidate source indices (into `sources`), nearest
+/// first. Empty files are never candidates (git scores them 0).
+pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+    let pool = Pool::new(sources);
+    destinations
+        .par_iter()
+        .map(|dst| candidates_for(&pool, dst, opts))
+        .collect()
+}
+
+fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
+    if dst.size == 0 {
+        return Vec::new();
+    }
+    let range = pool.window(dst.size, opts.min_score);
+    let mut out = Vec::new();
+    let Some(fp) = dst.fingerprint else {
+        // Small destination: every size-compatible source is scored.
+        out.extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
+        return out;
+    };
+    let mut near: Vec<(u32, usize)> = Vec::new();
+    distances(pool, range.clone(), &fp, |p, d| {
+        if d <= MAX_DISTANCE {
+            near.push((d, p));
+        }
+    });
+    near.sort_unstable();
+    if let Some(&(best, _)) = near.first() {
+        let ties = near
+            .iter()
+            .take_while(|&&(d, _)| d <= best + opts.tie_margin)
+            .count()
+            .min(opts.max_ties);
+        near.truncate(ties.max(opts.per_destination));
+    }
+    out.extend(near.iter().map(|&(_, p)| pool.order[p]));
+    // Sources too small for a fingerprint that still pass the size filter.
+    out.extend(
+        range
+            .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
+            .map(|p| pool.order[p]),
+    );
+    out
+}
+
+/// Call `f(position, distance)` for every fingerprinted source in `range`.
+fn distances(
+    pool: &Pool,
+    range: std::ops::Range<usize>,
+    fp: &Fingerprint,
+    f: impl FnMut(usize, u32),
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU supports popcnt, checked just above.
+            return unsafe { distances_popcnt(pool, range, fp, f) };
+        }
+    }
+    distances_generic(pool, range, fp, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn distances_popcnt(
+    pool: &Pool,
+    range: std::ops::Range<usize>,
+    fp: &Fingerprint,
+    f: impl FnMut(usize, u32),
+) {
+    distances_generic(pool, range, fp, f)
+}
+
+#[inline(always)]
+fn distances_generic(
+    pool: &Pool,
+    range: std::ops::Range<usize>,
+    fp: &Fingerprint,
+    mut f: impl FnMut(usize, u32),
+) {
+    let [a, b, c, d] = &pool.w;
+    let [fa, fb, fc, fd] = fp.words;
+    for p in range {
+        if !pool.has_fp[p] {
+            continue;
+        }
+        let dist = (a[p] ^ fa).count_ones()
+            + (b[p] ^ fb).count_ones()
+            + (c[p] ^ fc).count_ones()
+            + (d[p] ^ fd).count_ones();
+        f(p, dist);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_window_is_exactly_git_filter() {
+        let sizes = [1u64, 5, 9, 10, 11, 19, 20, 21, 40, 100];
+        let items: Vec<Item> = sizes
+            .iter()
+            .map(|&size| Item {
+                size,
+                fingerprint: None,
+            })
+            .collect();
+        let pool = Pool::new(&items);
+        for dst in [1u64, 10, 20, 39, 100] {
+            for min in [score::DEFAULT_MIN_SCORE, 6000, 54000] {
+                let got: Vec<u64> = pool.window(dst, min).map(|p| pool.sizes[p]).collect();
+                let want: Vec<u64> = sizes
+                    .iter()
+                    .copied()
+                    .filter(|&s| score::sizes_compatible(s, dst, min))
+                    .collect();
+                assert_eq!(got, want, "dst {dst} min {min}");
+            }
+        }
+    }
+
+    #[test]
+    fn nearest_first_and_far_ones_dropped() {
+        let base = Fingerprint { words: [0; 4] };
+        let at = |bits: u32| {
+            let mut f = base;
+            for i in 0..bits {
+                f.words[(i / 64) as usize] |= 1 << (i % 64);
+            }
+            Some(f)
+        };
+        let sources = [
+            Item {
+                size: 1000,
+                fingerprint: at(30),
+            },
+            Item {
+                size: 1000,
+                fingerprint: at(5),
+            },
+            Item {
+                size: 1000,
+                fingerprint: at(120),
+            },
+            Item {
+                size: 5000,
+                fingerprint: at(0),
+            },
+        ];
+        let dst = [Item {
+            size: 1000,
+            fingerprint: at(0),
+        }];
+        let got = search(&sources, &dst, &Options::default());
+        // 3 is too large for the size filter, 2 is too far.
+        assert_eq!(got, vec![vec![1, 0]]);
+    }
+}

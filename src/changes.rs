@@ -1,0 +1,150 @@
+//! The raw difference between two sides (trees, the index, the work tree):
+//! which paths were added, deleted, modified or changed type, before any
+//! rename detection. This is git's diff queue as `diff-tree` fills it.
+//!
+//! Both sides arrive sorted by path bytes, which for flattened trees is the
+//! order git's tree walk produces, so one merge pass gives the changes in
+//! the order git prints them.
+
+use std::cmp::Ordering;
+
+use crate::repo::{Entry, EntryKind};
+
+/// What happened to one path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Only on the new side.
+    Added,
+    /// Only on the old side.
+    Deleted,
+    /// On both sides with different content or executable bit.
+    Modified,
+    /// On both sides as different kinds of thing (file, symlink,
+    /// submodule): git's `T`.
+    TypeChanged,
+    /// Identical on both sides (listed only when asked: copy sources for
+    /// `--find-copies-harder`).
+    Unchanged,
+}
+
+/// One path's change.
+#[derive(Clone, Debug)]
+pub struct Change {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The old side's entry (None for additions).
+    pub old: Option<Entry>,
+    /// The new side's entry (None for deletions).
+    pub new: Option<Entry>,
+}
+
+/// git's notion of "the same type of thing": the file-type bits of the mode.
+/// A regular file and an executable are the same type (chmod is `M`).
+fn same_type(a: EntryKind, b: EntryKind) -> bool {
+    let class = |k| match k {
+        EntryKind::Regular | EntryKind::Executable => 0,
+        EntryKind::Symlink => 1,
+        EntryKind::Submodule => 2,
+    };
+    class(a) == class(b)
+}
+
+/// Changes from `old` to `new`, both sorted by path bytes, in path order.
+pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(o), Some(n)) => o.path.cmp(&n.path),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Less => {
+                out.push(Change {
+                    kind: ChangeKind::Deleted,
+                    old: Some(old[i].clone()),
+                    new: None,
+                });
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(Change {
+                    kind: ChangeKind::Added,
+                    old: None,
+                    new: Some(new[j].clone()),
+                });
+                j += 1;
+            }
+            Ordering::Equal => {
+                let (o, n) = (&old[i], &new[j]);
+                let kind = if !same_type(o.kind, n.kind) {
+                    ChangeKind::TypeChanged
+                } else if o.id != n.id || o.kind != n.kind {
+                    ChangeKind::Modified
+                } else {
+                    ChangeKind::Unchanged
+                };
+                if kind != ChangeKind::Unchanged || include_unchanged {
+                    out.push(Change {
+                        kind,
+                        old: Some(o.clone()),
+                        new: Some(n.clone()),
+                    });
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gix::ObjectId;
+
+    fn e(path: &str, kind: EntryKind, id: u8) -> Entry {
+        let mut bytes = [0u8; 20];
+        bytes[0] = id;
+        Entry {
+            path: path.as_bytes().to_vec(),
+            kind,
+            id: ObjectId::from_bytes_or_panic(&bytes),
+        }
+    }
+
+    #[test]
+    fn classifies_each_path() {
+        use EntryKind::*;
+        let old = [
+            e("a", Regular, 1),
+            e("b", Regular, 2),
+            e("c", Regular, 3),
+            e("d", Regular, 4),
+            e("e", Regular, 5),
+        ];
+        let new = [
+            e("b", Regular, 9),
+            e("c", Symlink, 3),
+            e("d", Executable, 4),
+            e("e", Regular, 5),
+            e("f", Regular, 6),
+        ];
+        let kinds: Vec<_> = diff(&old, &new, true).iter().map(|c| c.kind).collect();
+        use ChangeKind as K;
+        assert_eq!(
+            kinds,
+            [
+                K::Deleted,
+                K::Modified,
+                K::TypeChanged,
+                K::Modified,
+                K::Unchanged,
+                K::Added
+            ]
+        );
+        assert_eq!(diff(&old, &new, false).len(), 5);
+    }
+}

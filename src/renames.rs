@@ -1,0 +1,694 @@
+//! Rename and copy detection that gives git's answers without git's limits.
+//!
+//! The decisions follow git's `diffcore_rename_extended()` (diffcore-rename.c
+//! at v2.47.3) step by step, so that the output of `git-simm renames` can be
+//! compared with `git diff -M -l0 --name-status` line by line:
+//!
+//! 1. sources are deleted paths (plus modified ones with `-C`, plus all
+//!    unchanged ones with `--find-copies-harder`), destinations are added
+//!    paths;
+//! 2. exact renames by object id, preferring unused sources and the same
+//!    basename;
+//! 3. without copy detection: a source and a destination whose basenames are
+//!    unique on both sides pair up if they score halfway between the minimum
+//!    and 100%;
+//! 4. the inexact matrix: for each destination, the best 4 sources by score
+//!    (then same basename); all kept pairs sorted by score, assigned
+//!    greedily, a source renamed once (copies may reuse it);
+//! 5. a source used several times: all but its last use are copies (C), and
+//!    every use is a copy if the source path still exists.
+//!
+//! The one place where git-simm does less work is step 4: git scores every
+//! destination against every source; here [`crate::candidates`] picks the
+//! sources worth scoring from sizes and fingerprints, and only those are
+//! scored, exactly as git scores them ([`crate::score`]). Pairs the
+//! fingerprints rule out could only be missed if their git score were
+//! higher than the distance suggests; the agreement tests measure how often.
+//!
+//! git keeps a destination's best 4 in slots whose order depends on every
+//! source it scored, including hopeless ones, and that order breaks ties
+//! between equally scored sources. When a destination has such a tie among
+//! its candidates, it is re-scored against every source to replay git's
+//! slots exactly.
+//!
+//! ### Deviations from git
+//! - **No rename limit by default.** git gives up on inexact detection when
+//!   destinations x sources exceeds `diff.renameLimit`^2 (1000^2 for diff);
+//!   that is what this tool exists to avoid. An explicit limit is honoured
+//!   the way git honours it.
+//! - **Empty files are not paired by default.** git's diff pairs any deleted
+//!   empty file with any added one as an exact rename; with many empty files
+//!   (`__init__.py`, `.gitkeep`) those pairings are arbitrary. `--rename-empty`
+//!   restores git's behaviour.
+//! - Break detection (`-B`) is not implemented.
+
+use std::collections::HashMap;
+
+use gix::ObjectId;
+
+use crate::candidates::{self, Item};
+use crate::changes::{Change, ChangeKind};
+use crate::repo::{Entry, EntryKind};
+use crate::score::{self, MAX_SCORE, Spans};
+
+/// Which pairings to look for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detect {
+    /// `--no-renames`: report the raw changes.
+    Off,
+    /// `-M`: renames only.
+    Renames,
+    /// `-C`: renames and copies from modified or deleted files.
+    Copies,
+    /// `--find-copies-harder`: copies from any file of the old side.
+    CopiesHarder,
+}
+
+/// Options of [`detect`].
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// What to detect.
+    pub detect: Detect,
+    /// Minimum score in [`MAX_SCORE`] units (git's -M<n>).
+    pub min_score: u32,
+    /// Pair empty files too (git's `--rename-empty`).
+    pub rename_empty: bool,
+    /// git's rename limit; 0 means none.
+    pub limit: usize,
+    /// How candidates are chosen.
+    pub candidates: candidates::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            detect: Detect::Renames,
+            min_score: score::DEFAULT_MIN_SCORE,
+            rename_empty: false,
+            limit: 0,
+            candidates: candidates::Options::default(),
+        }
+    }
+}
+
+/// A status letter of `git diff --name-status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// A
+    Added,
+    /// D
+    Deleted,
+    /// M
+    Modified,
+    /// T
+    TypeChanged,
+    /// R<score>
+    Renamed,
+    /// C<score>
+    Copied,
+}
+
+impl Status {
+    /// git's letter.
+    pub fn letter(self) -> char {
+        match self {
+            Status::Added => 'A',
+            Status::Deleted => 'D',
+            Status::Modified => 'M',
+            Status::TypeChanged => 'T',
+            Status::Renamed => 'R',
+            Status::Copied => 'C',
+        }
+    }
+}
+
+/// One output line.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Its status.
+    pub status: Status,
+    /// For R and C: git's score in [`MAX_SCORE`] units.
+    pub score: u32,
+    /// The old side (None for A).
+    pub old: Option<Entry>,
+    /// The new side (None for D).
+    pub new: Option<Entry>,
+}
+
+/// Counts of what [`detect`] did, so a partial answer is never silent.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Sources and destinations considered.
+    pub sources: usize,
+    /// Destinations considered.
+    pub destinations: usize,
+    /// Pairs found by object id.
+    pub exact: usize,
+    /// Pairs found by the unique-basename pass.
+    pub basename: usize,
+    /// Pairs found by the inexact matrix.
+    pub inexact: usize,
+    /// Candidate pairs proposed by fingerprints and sizes.
+    pub candidate_pairs: usize,
+    /// Pairs scored exactly.
+    pub scored_pairs: usize,
+    /// Destinations re-scored against every source to replay git's
+    /// tie-breaking.
+    pub full_rescans: usize,
+    /// When an explicit rename limit stopped inexact detection: the limit
+    /// that would have been needed (git's advice).
+    pub limit_needed: Option<usize>,
+    /// An explicit limit degraded `--find-copies-harder` to `-C`.
+    pub degraded_to_copies: bool,
+}
+
+/// Access to file contents that detection needs: sizes and fingerprints for
+/// every file considered, and exact chunk histograms for the few it scores.
+pub trait Content {
+    /// Size and fingerprint of each blob.
+    fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Item>>;
+    /// git's chunk histogram of each blob.
+    fn spans(&self, ids: &[ObjectId]) -> anyhow::Result<Vec<Spans>>;
+}
+
+const EMPTY_BLOB_SHA1: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+const EMPTY_BLOB_SHA256: &str = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813";
+
+fn is_empty_blob(id: &ObjectId) -> bool {
+    let hex = id.to_string();
+    hex == EMPTY_BLOB_SHA1 || hex == EMPTY_BLOB_SHA256
+}
+
+fn is_regular(kind: EntryKind) -> bool {
+    matches!(kind, EntryKind::Regular | EntryKind::Executable)
+}
+
+fn basename(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+/// git's `basename_same()`.
+fn basename_same(a: &[u8], b: &[u8]) -> bool {
+    basename(a) == basename(b)
+}
+
+struct Src {
+    entry: Entry,
+    /// Index of its change (its place in the output).
+    change: usize,
+    /// git's `rename_used`: uses so far, plus one if the path survives.
+    used: u32,
+    unchanged: bool,
+}
+
+struct Dst {
+    entry: Entry,
+    change: usize,
+    pair: Option<(usize, u32)>,
+}
+
+/// One kept (destination, source) pair of the inexact matrix.
+#[derive(Clone, Copy, Debug)]
+struct Scored {
+    score: u32,
+    same_name: bool,
+    src: usize,
+}
+
+/// git's `score_compare`: higher score first, then same basename.
+fn better(a: &Scored, b: &Scored) -> std::cmp::Ordering {
+    b.score.cmp(&a.score).then(b.same_name.cmp(&a.same_name))
+}
+
+/// Detect renames (and copies) among `changes` (in path order) and return
+/// the output records in git's order.
+pub fn detect(
+    changes: &[Change],
+    opts: &Options,
+    content: &mut impl Content,
+) -> anyhow::Result<(Vec<Record>, Outcome)> {
+    let mut outcome = Outcome::default();
+    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
+    let mut srcs: Vec<Src> = Vec::new();
+    let mut dsts: Vec<Dst> = Vec::new();
+    if opts.detect != Detect::Off {
+        for (i, c) in changes.iter().enumerate() {
+            match (c.kind, &c.old, &c.new) {
+                (ChangeKind::Added, _, Some(new)) => {
+                    if opts.rename_empty || !is_empty_blob(&new.id) {
+                        dsts.push(Dst {
+                            entry: new.clone(),
+                            change: i,
+                            pair: None,
+                        });
+                    }
+                }
+                (kind, Some(old), _) => {
+                    if !opts.rename_empty && is_empty_blob(&old.id) {
+                        continue;
+                    }
+                    if kind == ChangeKind::Deleted {
+                        srcs.push(Src {
+                            entry: old.clone(),
+                            change: i,
+                            used: 0,
+                            unchanged: false,
+                        });
+                    } else if want_copies {
+                        srcs.push(Src {
+                            entry: old.clone(),
+                            change: i,
+                            used: 1,
+                            unchanged: kind == ChangeKind::Unchanged,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    outcome.sources = srcs.len();
+    outcome.destinations = dsts.len();
+    if !srcs.is_empty() && !dsts.is_empty() {
+        pair_up(
+            &mut srcs,
+            &mut dsts,
+            opts,
+            want_copies,
+            content,
+            &mut outcome,
+        )?;
+    }
+    Ok((write_back(changes, &mut srcs, &dsts), outcome))
+}
+
+fn record(srcs: &mut [Src], dsts: &mut [Dst], d: usize, s: usize, score: u32) {
+    srcs[s].used += 1;
+    dsts[d].pair = Some((s, score));
+}
+
+fn pair_up(
+    srcs: &mut [Src],
+    dsts: &mut [Dst],
+    opts: &Options,
+    want_copies: bool,
+    content: &mut impl Content,
+    outcome: &mut Outcome,
+) -> anyhow::Result<()> {
+    // Exact renames.
+    let mut by_id: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    for (i, s) in srcs.iter().enumerate() {
+        by_id.entry(s.entry.id).or_default().push(i);
+    }
+    for d in 0..dsts.len() {
+        let Some(same) = by_id.get(&dsts[d].entry.id) else {
+            continue;
+        };
+        let target = &dsts[d].entry;
+        let mut best = None;
+        let mut best_score = -1;
+        let mut budget = 100;
+        for &s in same {
+            let source = &srcs[s].entry;
+            if !(is_regular(source.kind) && is_regular(target.kind)) && source.kind != target.kind {
+                continue;
+            }
+            if srcs[s].used > 0 && !want_copies {
+                continue;
+            }
+            let score =
+                i32::from(srcs[s].used == 0) + i32::from(basename_same(&source.path, &target.path));
+            if score > best_score {
+                best = Some(s);
+                best_score = score;
+                if score == 2 {
+                    break;
+                }
+            }
+            budget -= 1;
+            if budget == 0 {
+                break;
+            }
+        }
+        if let Some(s) = best {
+            record(srcs, dsts, d, s, MAX_SCORE);
+            outcome.exact += 1;
+        }
+    }
+    if opts.min_score >= MAX_SCORE {
+        return Ok(());
+    }
+
+    // Sources still in play: git culls used ones unless detecting copies.
+    let mut active: Vec<usize> = (0..srcs.len())
+        .filter(|&s| want_copies || srcs[s].used == 0)
+        .collect();
+    if !want_copies {
+        let min_basename = opts.min_score + (MAX_SCORE - opts.min_score) / 2;
+        outcome.basename = basename_pass(srcs, dsts, &active, min_basename, content)?;
+        active.retain(|&s| srcs[s].used == 0);
+    }
+
+    let remaining: Vec<usize> = (0..dsts.len())
+        .filter(|&d| dsts[d].pair.is_none())
+        .collect();
+    if remaining.is_empty() || active.is_empty() {
+        return Ok(());
+    }
+    if opts.limit > 0 {
+        let limit2 = opts.limit.saturating_mul(opts.limit);
+        if remaining.len().saturating_mul(active.len()) > limit2 {
+            let limited = active.iter().filter(|&&s| !srcs[s].unchanged).count();
+            if opts.detect == Detect::CopiesHarder
+                && remaining.len().saturating_mul(limited) <= limit2
+            {
+                outcome.degraded_to_copies = true;
+                active.retain(|&s| !srcs[s].unchanged);
+            } else {
+                outcome.limit_needed = Some(active.len().max(remaining.len()));
+                return Ok(());
+            }
+        }
+    }
+    let matrix = inexact_matrix(srcs, dsts, &active, &remaining, opts, content, outcome)?;
+    let before = srcs.iter().map(|s| s.used).sum::<u32>();
+    find_renames(srcs, dsts, &matrix, opts.min_score, false);
+    if want_copies {
+        find_renames(srcs, dsts, &matrix, opts.min_score, true);
+    }
+    outcome.inexact = (srcs.iter().map(|s| s.used).sum::<u32>() - before) as usize;
+    Ok(())
+}
+
+/// git's `find_basename_matches()`: pairs whose basename is unique among the
+/// remaining sources and among the remaining destinations.
+fn basename_pass(
+    srcs: &mut [Src],
+    dsts: &mut [Dst],
+    active: &[usize],
+    min_score: u32,
+    content: &mut impl Content,
+) -> anyhow::Result<usize> {
+    let mut src_names: HashMap<&[u8], Option<usize>> = HashMap::new();
+    for &s in active {
+        src_names
+            .entry(basename(&srcs[s].entry.path))
+            .and_modify(|v| *v = None)
+            .or_insert(Some(s));
+    }
+    let mut dst_names: HashMap<&[u8], Option<usize>> = HashMap::new();
+    for (d, dst) in dsts.iter().enumerate() {
+        if dst.pair.is_none() {
+            dst_names
+                .entry(basename(&dst.entry.path))
+                .and_modify(|v| *v = None)
+                .or_insert(Some(d));
+        }
+    }
+    // Each destination is in at most one pair, so the pairs can be scored
+    // together and then recorded in source order, as git does one by one.
+    let pairs: Vec<(usize, usize)> = active
+        .iter()
+        .filter_map(|&s| {
+            let name = basename(&srcs[s].entry.path);
+            match (src_names.get(name), dst_names.get(name)) {
+                (Some(Some(_)), Some(Some(d))) => Some((s, *d)),
+                _ => None,
+            }
+        })
+        .collect();
+    let scores = score_pairs(srcs, dsts, &pairs, min_score, content)?;
+    let mut found = 0;
+    for (&(s, d), score) in pairs.iter().zip(scores) {
+        if score >= min_score && dsts[d].pair.is_none() {
+            record(srcs, dsts, d, s, score);
+            found += 1;
+        }
+    }
+    Ok(found)
+}
+
+/// git's score of each (source, destination) pair, reading each blob once.
+fn score_pairs(
+    srcs: &[Src],
+    dsts: &[Dst],
+    pairs: &[(usize, usize)],
+    min_score: u32,
+    content: &mut impl Content,
+) -> anyhow::Result<Vec<u32>> {
+    let mut scores = vec![0; pairs.len()];
+    let mut wanted: Vec<ObjectId> = Vec::new();
+    let mut todo = Vec::new();
+    for (i, &(s, d)) in pairs.iter().enumerate() {
+        let (a, b) = (&srcs[s].entry, &dsts[d].entry);
+        if is_regular(a.kind) && is_regular(b.kind) {
+            wanted.push(a.id);
+            wanted.push(b.id);
+            todo.push(i);
+        }
+    }
+    if todo.is_empty() {
+        return Ok(scores);
+    }
+    let items = content.items(&wanted)?;
+    // Size filter first: it needs no content.
+    let mut need: Vec<ObjectId> = Vec::new();
+    let mut keep = Vec::new();
+    for (k, &i) in todo.iter().enumerate() {
+        let (a, b) = (items[2 * k], items[2 * k + 1]);
+        if score::sizes_compatible(a.size, b.size, min_score) && b.size > 0 {
+            keep.push(i);
+            need.push(srcs[pairs[i].0].entry.id);
+            need.push(dsts[pairs[i].1].entry.id);
+        }
+    }
+    need.sort_unstable();
+    need.dedup();
+    let spans = content.spans(&need)?;
+    let index: HashMap<ObjectId, usize> = need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    for i in keep {
+        let (s, d) = pairs[i];
+        let (a, b) = (index[&srcs[s].entry.id], index[&dsts[d].entry.id]);
+        scores[i] = score::score(&spans[a], &spans[b], min_score);
+    }
+    Ok(scores)
+}
+
+/// The kept entries of git's matrix, in the order git's stable sort leaves
+/// them: (score, same basename) descending, then destination order, then
+/// slot order.
+fn inexact_matrix(
+    srcs: &[Src],
+    dsts: &[Dst],
+    active: &[usize],
+    remaining: &[usize],
+    opts: &Options,
+    content: &mut impl Content,
+    outcome: &mut Outcome,
+) -> anyhow::Result<Vec<(usize, Scored)>> {
+    let src_ids: Vec<ObjectId> = active.iter().map(|&s| srcs[s].entry.id).collect();
+    let dst_ids: Vec<ObjectId> = remaining.iter().map(|&d| dsts[d].entry.id).collect();
+    let mut src_items = content.items(&src_ids)?;
+    let mut dst_items = content.items(&dst_ids)?;
+    // Only regular files are scored inexactly; others can never be
+    // candidates. A zero size keeps them out of every size window.
+    for (item, &s) in src_items.iter_mut().zip(active) {
+        if !is_regular(srcs[s].entry.kind) {
+            *item = Item {
+                size: 0,
+                fingerprint: None,
+            };
+        }
+    }
+    for (item, &d) in dst_items.iter_mut().zip(remaining) {
+        if !is_regular(dsts[d].entry.kind) {
+            *item = Item {
+                size: 0,
+                fingerprint: None,
+            };
+        }
+    }
+    let copts = candidates::Options {
+        min_score: opts.min_score,
+        ..opts.candidates
+    };
+    let cands = candidates::search(&src_items, &dst_items, &copts);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (k, list) in cands.iter().enumerate() {
+        pairs.extend(list.iter().map(|&a| (active[a], remaining[k])));
+    }
+    outcome.candidate_pairs = pairs.len();
+    let scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
+    outcome.scored_pairs = pairs.len();
+
+    let mut per_dst: HashMap<usize, Vec<Scored>> = HashMap::new();
+    for (&(s, d), &score) in pairs.iter().zip(&scores) {
+        if score >= opts.min_score {
+            per_dst.entry(d).or_default().push(Scored {
+                score,
+                same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
+                src: s,
+            });
+        }
+    }
+    let mut matrix: Vec<(usize, usize, Scored)> = Vec::new();
+    for (order, &d) in remaining.iter().enumerate() {
+        let Some(mut kept) = per_dst.remove(&d) else {
+            continue;
+        };
+        kept.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
+        let tied = kept.windows(2).any(|w| better(&w[0], &w[1]).is_eq());
+        let slots = if tied {
+            outcome.full_rescans += 1;
+            replay_slots(srcs, dsts, active, d, opts.min_score, content)?
+        } else {
+            kept.truncate(4);
+            kept
+        };
+        matrix.extend(slots.into_iter().map(|sc| (order, d, sc)));
+    }
+    // Stable: ties keep destination order, then slot order.
+    matrix.sort_by(|a, b| better(&a.2, &b.2));
+    Ok(matrix.into_iter().map(|(_, d, sc)| (d, sc)).collect())
+}
+
+/// Replay git's `record_if_better()` for one destination against every
+/// active source, in source order, and return its four slots in slot order
+/// (only those at or above the minimum score matter afterwards).
+fn replay_slots(
+    srcs: &[Src],
+    dsts: &[Dst],
+    active: &[usize],
+    d: usize,
+    min_score: u32,
+    content: &mut impl Content,
+) -> anyhow::Result<Vec<Scored>> {
+    let pairs: Vec<(usize, usize)> = active.iter().map(|&s| (s, d)).collect();
+    let scores = score_pairs(srcs, dsts, &pairs, min_score, content)?;
+    let mut slots: [Option<Scored>; 4] = [None; 4];
+    // git's score_compare with empty slots sinking to the bottom: true when
+    // `a` is worse than `b`.
+    let worse = |a: &Option<Scored>, b: &Option<Scored>| match (a, b) {
+        (None, Some(_)) => true,
+        (None, None) | (Some(_), None) => false,
+        (Some(a), Some(b)) => better(a, b).is_gt(),
+    };
+    for (&s, score) in active.iter().zip(scores) {
+        let candidate = Some(Scored {
+            score,
+            same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
+            src: s,
+        });
+        let mut worst = 0;
+        for i in 1..4 {
+            if worse(&slots[i], &slots[worst]) {
+                worst = i;
+            }
+        }
+        if worse(&slots[worst], &candidate) {
+            slots[worst] = candidate;
+        }
+    }
+    Ok(slots
+        .into_iter()
+        .flatten()
+        .filter(|s| s.score >= min_score)
+        .collect())
+}
+
+/// git's `find_renames()`: walk the sorted matrix, best pairs first.
+fn find_renames(
+    srcs: &mut [Src],
+    dsts: &mut [Dst],
+    matrix: &[(usize, Scored)],
+    min_score: u32,
+    copies: bool,
+) {
+    for &(d, sc) in matrix {
+        if sc.score < min_score {
+            break;
+        }
+        if dsts[d].pair.is_some() {
+            continue;
+        }
+        if !copies && srcs[sc.src].used > 0 {
+            continue;
+        }
+        record(srcs, dsts, d, sc.src, sc.score);
+    }
+}
+
+/// Build the output in git's queue order, deciding R versus C as git's
+/// `diff_resolve_rename_copy()` does.
+fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record> {
+    let src_of_change: HashMap<usize, usize> = srcs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.change, i))
+        .collect();
+    let dst_of_change: HashMap<usize, usize> = dsts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.change, i))
+        .collect();
+    // Deletions swallowed by a rename are decided before any use is counted
+    // down, as in git (diffcore_rename writes back before
+    // diff_resolve_rename_copy runs).
+    let swallowed: Vec<bool> = srcs.iter().map(|s| s.used > 0).collect();
+    let mut out = Vec::with_capacity(changes.len());
+    for (i, c) in changes.iter().enumerate() {
+        match c.kind {
+            ChangeKind::Added => {
+                if let Some(&d) = dst_of_change.get(&i)
+                    && let Some((s, score)) = dsts[d].pair
+                {
+                    srcs[s].used -= 1;
+                    let status = if srcs[s].used > 0 {
+                        Status::Copied
+                    } else {
+                        Status::Renamed
+                    };
+                    out.push(Record {
+                        status,
+                        score,
+                        old: Some(srcs[s].entry.clone()),
+                        new: c.new.clone(),
+                    });
+                    continue;
+                }
+                out.push(Record {
+                    status: Status::Added,
+                    score: 0,
+                    old: None,
+                    new: c.new.clone(),
+                });
+            }
+            ChangeKind::Deleted => {
+                let used = src_of_change.get(&i).is_some_and(|&s| swallowed[s]);
+                if !used {
+                    out.push(Record {
+                        status: Status::Deleted,
+                        score: 0,
+                        old: c.old.clone(),
+                        new: None,
+                    });
+                }
+            }
+            ChangeKind::Modified | ChangeKind::TypeChanged => out.push(Record {
+                status: if c.kind == ChangeKind::Modified {
+                    Status::Modified
+                } else {
+                    Status::TypeChanged
+                },
+                score: 0,
+                old: c.old.clone(),
+                new: c.new.clone(),
+            }),
+            ChangeKind::Unchanged => {}
+        }
+    }
+    out
+}

@@ -21,9 +21,13 @@ use rayon::prelude::*;
 use crate::fingerprint::Fingerprint;
 use crate::score;
 
-/// Pairs at git's default 50% sit near distance 85 +- 7.5 at the boundary
-/// (REFERENCE.md 1); 109 keeps 99.9% of true pairs.
-pub const MAX_DISTANCE: u32 = 109;
+/// Distances at or above chance level (128: half the bits differ) say
+/// nothing; anything below may still be a pair. The cut is loose on purpose:
+/// git scores by lines, fingerprints by 48-byte windows, and an edit
+/// scattered over every other line destroys most windows while keeping half
+/// the lines, so true pairs near git's 50% can sit well above the distance
+/// their score suggests. Ranking, not the cut, does the pruning.
+pub const MAX_DISTANCE: u32 = 127;
 
 /// What the search needs to know of a file: nothing that requires reading
 /// it.
@@ -57,7 +61,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             min_score: score::DEFAULT_MIN_SCORE,
-            per_destination: 8,
+            per_destination: 32,
             tie_margin: 6,
             max_ties: 64,
         }
@@ -113,11 +117,57 @@ impl Pool {
 /// For each destination, candidate source indices (into `sources`), nearest
 /// first. Empty files are never candidates (git scores them 0).
 pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
-    let pool = Pool::new(sources);
-    destinations
-        .par_iter()
-        .map(|dst| candidates_for(&pool, dst, opts))
-        .collect()
+    Search::new(sources).nearest(destinations, opts)
+}
+
+/// Sources prepared once for many searches.
+pub struct Search {
+    pool: Pool,
+}
+
+impl Search {
+    /// Index `sources` (sorted by size, fingerprints as arrays).
+    pub fn new(sources: &[Item]) -> Search {
+        Search {
+            pool: Pool::new(sources),
+        }
+    }
+
+    /// The candidates of [`search`] for each destination.
+    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+        destinations
+            .par_iter()
+            .map(|dst| candidates_for(&self.pool, dst, opts))
+            .collect()
+    }
+
+    /// Every non-empty source that passes git's size filter against `dst`,
+    /// nearest first (sources without a fingerprint last): the exhaustive
+    /// fallback for a destination the nearest candidates did not pair.
+    pub fn all_compatible(&self, dst: &Item, min_score: u32) -> Vec<usize> {
+        if dst.size == 0 {
+            return Vec::new();
+        }
+        let pool = &self.pool;
+        let range = pool.window(dst.size, min_score);
+        let mut ranked: Vec<(u32, usize)> = Vec::with_capacity(range.len());
+        match dst.fingerprint {
+            Some(fp) => distances(pool, range.clone(), &fp, |p, d| ranked.push((d, p))),
+            None => ranked.extend(
+                range
+                    .clone()
+                    .filter(|&p| pool.has_fp[p])
+                    .map(|p| (u32::MAX, p)),
+            ),
+        }
+        ranked.sort_unstable();
+        ranked.extend(
+            range
+                .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
+                .map(|p| (u32::MAX, p)),
+        );
+        ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
+    }
 }
 
 fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
@@ -254,7 +304,7 @@ mod tests {
             },
             Item {
                 size: 1000,
-                fingerprint: at(120),
+                fingerprint: at(130),
             },
             Item {
                 size: 5000,
@@ -266,7 +316,7 @@ mod tests {
             fingerprint: at(0),
         }];
         let got = search(&sources, &dst, &Options::default());
-        // 3 is too large for the size filter, 2 is too far.
+        // 3 is too large for the size filter, 2 is no closer than chance.
         assert_eq!(got, vec![vec![1, 0]]);
     }
 }

@@ -25,6 +25,9 @@ pub enum ChangeKind {
     /// Identical on both sides (listed only when asked: copy sources for
     /// `--find-copies-harder`).
     Unchanged,
+    /// In conflict in the index (git's `U`): never a rename source or
+    /// destination.
+    Unmerged,
 }
 
 /// One path's change.
@@ -98,6 +101,60 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
         }
     }
     out
+}
+
+/// Like [`diff`], with a new side (the index) that has `unmerged` paths in
+/// conflict, sorted: each becomes one [`ChangeKind::Unmerged`] change in its
+/// place, and the old side's entry there takes no other part.
+pub fn diff_with_unmerged(
+    old: &[Entry],
+    new: &[Entry],
+    unmerged: &[Vec<u8>],
+    include_unchanged: bool,
+) -> Vec<Change> {
+    if unmerged.is_empty() {
+        return diff(old, new, include_unchanged);
+    }
+    let conflicted: std::collections::HashSet<&[u8]> = unmerged.iter().map(Vec::as_slice).collect();
+    let old_at: std::collections::HashMap<&[u8], &Entry> =
+        old.iter().map(|e| (e.path.as_slice(), e)).collect();
+    let kept_old: Vec<Entry> = old
+        .iter()
+        .filter(|e| !conflicted.contains(e.path.as_slice()))
+        .cloned()
+        .collect();
+    let rest = diff(&kept_old, new, include_unchanged);
+    let mut out = Vec::with_capacity(rest.len() + unmerged.len());
+    let mut conflicts = unmerged.iter().peekable();
+    for change in rest {
+        let path = change
+            .new
+            .as_ref()
+            .or(change.old.as_ref())
+            .map(|e| e.path.as_slice());
+        while let Some(u) = conflicts.next_if(|u| path.is_some_and(|p| u.as_slice() < p)) {
+            out.push(unmerged_change(u, &old_at));
+        }
+        out.push(change);
+    }
+    out.extend(conflicts.map(|u| unmerged_change(u, &old_at)));
+    out
+}
+
+fn unmerged_change(path: &[u8], old_at: &std::collections::HashMap<&[u8], &Entry>) -> Change {
+    let old = old_at.get(path).map(|e| (*e).clone());
+    let new = old.clone().or_else(|| {
+        Some(Entry {
+            path: path.to_vec(),
+            kind: EntryKind::Regular,
+            id: gix::ObjectId::null(gix::hash::Kind::Sha1),
+        })
+    });
+    Change {
+        kind: ChangeKind::Unmerged,
+        old,
+        new,
+    }
 }
 
 #[cfg(test)]

@@ -471,12 +471,15 @@ fn renames(
         }
     }
 
+    let mut unmerged: Vec<Vec<u8>> = Vec::new();
     let (old_spec, old, new) = match (args.cached, args.revs.as_slice()) {
         (true, [] | [_]) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(&repo, spec, args.revs.is_empty())?;
+            let (entries, conflicts) = repo.index_entries_with_conflicts()?;
+            unmerged = conflicts;
             let new = Side {
-                entries: repo.index_entries()?,
+                entries,
                 contents: Default::default(),
             };
             (spec.to_owned(), old, new)
@@ -497,7 +500,12 @@ fn renames(
         _ => bail!("--cached takes at most one tree-ish"),
     };
     let _ = old_spec;
-    let changes = crate::changes::diff(&old, &new.entries, opts.detect == Detect::CopiesHarder);
+    let changes = crate::changes::diff_with_unmerged(
+        &old,
+        &new.entries,
+        &unmerged,
+        opts.detect == Detect::CopiesHarder,
+    );
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
         let mut content = compute::RepoContent::new(&repo, &mut store, new.contents);

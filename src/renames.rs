@@ -21,9 +21,12 @@
 //! The one place where git-simm does less work is step 4: git scores every
 //! destination against every source; here [`crate::candidates`] picks the
 //! sources worth scoring from sizes and fingerprints, and only those are
-//! scored, exactly as git scores them ([`crate::score`]). Pairs the
-//! fingerprints rule out could only be missed if their git score were
-//! higher than the distance suggests; the agreement tests measure how often.
+//! scored, exactly as git scores them ([`crate::score`]). A destination that
+//! none of its candidates pairs is then scored against every size-compatible
+//! source, within a budget ([`Options::exhaustive_budget`]), because
+//! scattered edits can hide a pair from window fingerprints. A pair can
+//! still be missed where a destination was paired with a lesser candidate
+//! while its best partner hid; the agreement tests measure how often.
 //!
 //! git keeps a destination's best 4 in slots whose order depends on every
 //! source it scored, including hopeless ones, and that order breaks ties
@@ -77,6 +80,9 @@ pub struct Options {
     pub limit: usize,
     /// How candidates are chosen.
     pub candidates: candidates::Options,
+    /// At most this many extra pairs are scored for destinations that no
+    /// fingerprint candidate paired (see [`detect`]).
+    pub exhaustive_budget: usize,
 }
 
 impl Default for Options {
@@ -87,9 +93,14 @@ impl Default for Options {
             rename_empty: false,
             limit: 0,
             candidates: candidates::Options::default(),
+            exhaustive_budget: DEFAULT_EXHAUSTIVE_BUDGET,
         }
     }
 }
+
+/// Pairs scored exhaustively for unpaired destinations, at most: about a
+/// second of exact scoring on two cores.
+pub const DEFAULT_EXHAUSTIVE_BUDGET: usize = 2_000_000;
 
 /// A status letter of `git diff --name-status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +117,8 @@ pub enum Status {
     Renamed,
     /// C<score>
     Copied,
+    /// U: in conflict in the index.
+    Unmerged,
 }
 
 impl Status {
@@ -118,6 +131,7 @@ impl Status {
             Status::TypeChanged => 'T',
             Status::Renamed => 'R',
             Status::Copied => 'C',
+            Status::Unmerged => 'U',
         }
     }
 }
@@ -155,6 +169,11 @@ pub struct Outcome {
     /// Destinations re-scored against every source to replay git's
     /// tie-breaking.
     pub full_rescans: usize,
+    /// Unpaired destinations scored against every size-compatible source.
+    pub exhaustive_destinations: usize,
+    /// Unpaired destinations left unsearched because the exhaustive budget
+    /// ran out (git would have searched them).
+    pub exhaustive_skipped: usize,
     /// When an explicit rename limit stopped inexact detection: the limit
     /// that would have been needed (git's advice).
     pub limit_needed: Option<usize>,
@@ -237,15 +256,18 @@ pub fn detect(
     if opts.detect != Detect::Off {
         for (i, c) in changes.iter().enumerate() {
             match (c.kind, &c.old, &c.new) {
-                (ChangeKind::Added, _, Some(new)) => {
-                    if opts.rename_empty || !is_empty_blob(&new.id) {
-                        dsts.push(Dst {
-                            entry: new.clone(),
-                            change: i,
-                            pair: None,
-                        });
-                    }
+                // git leaves paths in conflict out of rename detection.
+                (ChangeKind::Unmerged, _, _) => {}
+                (ChangeKind::Added, _, Some(new))
+                    if opts.rename_empty || !is_empty_blob(&new.id) =>
+                {
+                    dsts.push(Dst {
+                        entry: new.clone(),
+                        change: i,
+                        pair: None,
+                    });
                 }
+                (ChangeKind::Added, _, _) => {}
                 (kind, Some(old), _) => {
                     if !opts.rename_empty && is_empty_blob(&old.id) {
                         continue;
@@ -431,6 +453,35 @@ fn basename_pass(
     Ok(found)
 }
 
+/// Sizes and fingerprints of regular files; a zero-sized placeholder for
+/// anything else.
+fn regular_items<'e>(
+    entries: impl Iterator<Item = &'e Entry>,
+    content: &mut impl Content,
+) -> anyhow::Result<Vec<Item>> {
+    let entries: Vec<&Entry> = entries.collect();
+    let ids: Vec<ObjectId> = entries
+        .iter()
+        .filter(|e| is_regular(e.kind))
+        .map(|e| e.id)
+        .collect();
+    let mut found = content.items(&ids)?.into_iter();
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let none = Item {
+                size: 0,
+                fingerprint: None,
+            };
+            if is_regular(e.kind) {
+                found.next().unwrap_or(none)
+            } else {
+                none
+            }
+        })
+        .collect())
+}
+
 /// git's score of each (source, destination) pair, reading each blob once.
 fn score_pairs(
     srcs: &[Src],
@@ -489,39 +540,58 @@ fn inexact_matrix(
     content: &mut impl Content,
     outcome: &mut Outcome,
 ) -> anyhow::Result<Vec<(usize, Scored)>> {
-    let src_ids: Vec<ObjectId> = active.iter().map(|&s| srcs[s].entry.id).collect();
-    let dst_ids: Vec<ObjectId> = remaining.iter().map(|&d| dsts[d].entry.id).collect();
-    let mut src_items = content.items(&src_ids)?;
-    let mut dst_items = content.items(&dst_ids)?;
-    // Only regular files are scored inexactly; others can never be
-    // candidates. A zero size keeps them out of every size window.
-    for (item, &s) in src_items.iter_mut().zip(active) {
-        if !is_regular(srcs[s].entry.kind) {
-            *item = Item {
-                size: 0,
-                fingerprint: None,
-            };
-        }
-    }
-    for (item, &d) in dst_items.iter_mut().zip(remaining) {
-        if !is_regular(dsts[d].entry.kind) {
-            *item = Item {
-                size: 0,
-                fingerprint: None,
-            };
-        }
-    }
+    // Only regular files are scored inexactly, and only their blobs may be
+    // read: a submodule's commit is usually not in this repository at all.
+    // Others get a zero size, which keeps them out of every size window.
+    let src_items = regular_items(active.iter().map(|&s| &srcs[s].entry), content)?;
+    let dst_items = regular_items(remaining.iter().map(|&d| &dsts[d].entry), content)?;
     let copts = candidates::Options {
         min_score: opts.min_score,
         ..opts.candidates
     };
-    let cands = candidates::search(&src_items, &dst_items, &copts);
+    let search = candidates::Search::new(&src_items);
+    let cands = search.nearest(&dst_items, &copts);
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (k, list) in cands.iter().enumerate() {
         pairs.extend(list.iter().map(|&a| (active[a], remaining[k])));
     }
     outcome.candidate_pairs = pairs.len();
-    let scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
+    let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
+
+    // Destinations that no candidate paired may still have a partner whose
+    // edits are scattered enough to hide it from the fingerprints (every
+    // other line changed keeps half the lines but few 48-byte windows).
+    // Score them against every size-compatible source, nearest first, within
+    // a budget so a commit adding thousands of unrelated files stays fast.
+    let mut paired = vec![false; remaining.len()];
+    let position: HashMap<usize, usize> =
+        remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
+    for (&(_, d), &score) in pairs.iter().zip(&scores) {
+        if score >= opts.min_score {
+            paired[position[&d]] = true;
+        }
+    }
+    let mut budget = opts.exhaustive_budget;
+    let mut extra: Vec<(usize, usize)> = Vec::new();
+    for (k, &d) in remaining.iter().enumerate() {
+        if paired[k] || dst_items[k].size == 0 {
+            continue;
+        }
+        let tried: std::collections::HashSet<usize> = cands[k].iter().copied().collect();
+        let all = search.all_compatible(&dst_items[k], opts.min_score);
+        let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
+        if untried.len() > budget {
+            outcome.exhaustive_skipped += 1;
+            continue;
+        }
+        budget -= untried.len();
+        outcome.exhaustive_destinations += 1;
+        extra.extend(untried.into_iter().map(|a| (active[a], d)));
+    }
+    if !extra.is_empty() {
+        scores.extend(score_pairs(srcs, dsts, &extra, opts.min_score, content)?);
+        pairs.extend(extra);
+    }
     outcome.scored_pairs = pairs.len();
 
     let mut per_dst: HashMap<usize, Vec<Scored>> = HashMap::new();
@@ -685,6 +755,12 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
                 },
                 score: 0,
                 old: c.old.clone(),
+                new: c.new.clone(),
+            }),
+            ChangeKind::Unmerged => out.push(Record {
+                status: Status::Unmerged,
+                score: 0,
+                old: None,
                 new: c.new.clone(),
             }),
             ChangeKind::Unchanged => {}

@@ -25,10 +25,9 @@ use crate::repo::{EntryKind, Repo, RepoError};
 use crate::score::{self, Spans};
 use crate::store::Store;
 
-/// Distances above this are no better than chance for a pair at git's 50%:
-/// pairs at the boundary sit near 85 +- 7.5 (REFERENCE.md 1), so 109 keeps
-/// 99.9% of true pairs while dropping most of the rest.
-pub const MAX_DISTANCE: u32 = 109;
+/// Distances at or above chance level say nothing (see
+/// [`crate::candidates::MAX_DISTANCE`] for why the cut is this loose).
+pub const MAX_DISTANCE: u32 = crate::candidates::MAX_DISTANCE;
 
 /// At most this many fingerprint survivors are read and scored exactly.
 pub const MAX_EXACT: usize = 2000;

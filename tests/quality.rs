@@ -5,8 +5,10 @@
 //! files, growing steadily with the amount of content replaced, and close
 //! enough to git's exact score that `similar` finds an edited file's
 //! original. These tests check each of those on real files, so a broken
-//! fingerprint (constant, random, blind to part of the input, badly mixed)
-//! fails them.
+//! fingerprint fails them: constant or random bits, bits stuck at one
+//! value, or blindness to part of the input (tried: a fingerprint of the
+//! first 4 KiB only, and a repeat cache that counts each slot once, fail
+//! three of the four tests).
 //!
 //! The corpus is real text that exists wherever this crate was built: the
 //! `*.rs`, `*.md` and `*.toml` files of 1 to 64 KiB in the registry sources
@@ -122,7 +124,7 @@ fn read_files(root: &Path) -> Vec<File> {
             // Paths git prints unquoted, so `similar`'s lines parse simply.
             if path
                 .bytes()
-                .any(|b| b < 0x20 || b >= 0x7f || b == b'"' || b == b'\\')
+                .any(|b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\')
             {
                 return None;
             }
@@ -373,11 +375,16 @@ fn manber_substitutions() {
             let dist = docs[i]
                 .fp
                 .distance(&fpr.fingerprint(&edited).expect("same size"));
-            let e = exact(&docs[i].spans, &Spans::new(&edited));
+            // git pairs identical blobs as exact renames, at 100%, without
+            // scoring them (scoring CRLF text against itself gives less).
+            let e = if edited == docs[i].data {
+                100
+            } else {
+                exact(&docs[i].spans, &Spans::new(&edited))
+            };
             let est = 100.0 * estimate_similarity(dist);
             if k == 0 {
                 assert_eq!(dist, 0, "no edit, yet distance {dist}");
-                assert_eq!(e, 100);
             } else {
                 all_est.push(est);
                 all_exact.push(f64::from(e));
@@ -396,9 +403,10 @@ fn manber_substitutions() {
             mean(&ex),
             mean(&err)
         );
-        // Observed at most 8 points (k = 128, a quarter of a file replaced).
+        // Observed at most 9-11 points (k = 128: 10-50% of a file
+        // replaced).
         assert!(
-            mean(&err) <= 15.0,
+            mean(&err) <= 16.0,
             "k={k}: estimate off by {:.1} points",
             mean(&err)
         );
@@ -406,8 +414,8 @@ fn manber_substitutions() {
         mean_exact.push(mean(&ex));
     }
     // One 50-byte edit changes about 100 of thousands of windows, which
-    // SimHash turns into a distance of about 10: every part of the file
-    // counts (a fingerprint of the first few KiB would mostly stay at 0).
+    // SimHash turns into a distance of about 6: every part of the file
+    // counts (a fingerprint of the first 4 KiB moved 18 of 80 here).
     assert!(
         one_edit_seen * 10 >= chosen.len() * 9,
         "a single substitution moved only {one_edit_seen} of {} fingerprints",
@@ -430,8 +438,8 @@ fn manber_substitutions() {
             ks[w]
         );
     }
-    // Observed: about 10 at k=1 and 65 at k=128 (a quarter replaced: still
-    // well related, well short of chance).
+    // Observed: 6.3 at k=1 and 70 at k=128 (still related: short of
+    // chance).
     assert!(
         (2.0..=25.0).contains(&mean_d[1]),
         "k=1: mean {:.1}",
@@ -540,7 +548,7 @@ fn similar_finds_the_edited_original() {
         start.elapsed().as_secs_f64()
     );
 
-    // Contents by path, to accept identical copies of the original.
+    // Contents by path, to check what `similar` printed.
     let by_path: HashMap<&str, &[u8]> = in_repo
         .iter()
         .map(|&n| (files[n].path.as_str(), files[n].data.as_slice()))
@@ -552,38 +560,27 @@ fn similar_finds_the_edited_original() {
         .collect();
 
     // 30 substitutions replace 1500 bytes, but each also breaks the line
-    // chunks at both ends, so git loses about twice that (a 6 KiB file
-    // keeps about 50%). From 8 KiB on every copy stays well above git's
-    // 50% (observed: at least 61%), so the original is always a match.
+    // chunks at both ends, so git loses about twice that: copies of 6-8 KiB
+    // files fell as low as 51% (observed over 86 of them), too close to
+    // git's 50% for the original to be a match every time. From 8 KiB on,
+    // the lowest of 314 copies kept 60%, so the original is always a match.
     let subs = 30;
-    let min_size: usize = std::env::var("QMIN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8 * 1024);
+    let min_size = 8 * 1024;
     let candidates: Vec<usize> = in_repo
         .iter()
         .copied()
         .filter(|&n| files[n].data.len() >= min_size)
         .collect();
-    let queries: usize = std::env::var("QN")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let queries = 40;
     assert!(
         candidates.len() >= queries,
         "only {} files of 8 KiB and more",
         candidates.len()
     );
     let outside = tempfile::tempdir().expect("create temporary directory");
-    if std::env::var("QKEEP").is_ok() {
-        eprintln!(
-            "QKEEP repo {} queries {}",
-            repo.dir.path().display(),
-            outside.path().display()
-        );
-    }
     let mut timings = Vec::new();
     let mut lowest = 100;
+    let mut original_first = 0;
     for (q, pick) in rng
         .sample(candidates.len(), queries)
         .into_iter()
@@ -593,26 +590,18 @@ fn similar_finds_the_edited_original() {
         let i = doc_of[original.data.as_slice()];
         let from = donors(docs, i, &mut rng);
         let edited = substitute(&original.data, subs, &from, &mut rng);
-        let expect_score = score(&docs[i].spans, &Spans::new(&edited), 0);
-        lowest = lowest.min(percent(expect_score));
-        eprintln!("QSCORE {} {}", original.data.len(), percent(expect_score));
-        if std::env::var("QSOFT").is_ok() && expect_score < MAX_SCORE / 2 {
-            continue;
-        }
+        let edited_spans = Spans::new(&edited);
+        let git_score = |data: &[u8]| score(&Spans::new(data), &edited_spans, 0);
+        let expect = git_score(&original.data);
+        lowest = lowest.min(percent(expect));
         assert!(
-            expect_score >= MAX_SCORE / 2,
+            expect >= MAX_SCORE / 2,
             "{} fell to {}% after {subs} substitutions",
             original.path,
-            percent(expect_score)
+            percent(expect)
         );
+        // Outside the repository's tree, so it is not part of HEAD.
         let query = outside.path().join(format!("query-{q}.txt"));
-        if std::env::var("QKEEP").is_ok() {
-            std::fs::write(
-                outside.path().join(format!("query-{q}.orig")),
-                &original.path,
-            )
-            .unwrap();
-        }
         std::fs::write(&query, &edited).expect("write query");
 
         let t = Instant::now();
@@ -640,44 +629,51 @@ fn similar_finds_the_edited_original() {
             })
             .collect();
         assert!(!lines.is_empty() && lines.len() <= 5, "{stdout}");
-        let (pct, first) = lines[0];
-        // The original, or a path holding the very same blob (the same
-        // file in another version of the crate), which ties with it.
-        if std::env::var("QSOFT").is_ok()
-            && !(first == original.path || by_path.get(first) == Some(&original.data.as_slice()))
-        {
-            eprintln!("QMISS {} got {}", original.path, stdout);
-            continue;
+        // Every printed percentage is git's score of that file and the
+        // query, best first.
+        let mut scores = Vec::new();
+        for &(pct, path) in &lines {
+            let data = by_path
+                .get(path)
+                .unwrap_or_else(|| panic!("{path} is not in HEAD"));
+            let s = git_score(data);
+            assert_eq!(pct, percent(s), "query {q}: {path}: printed {pct}%");
+            scores.push(s);
         }
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "order: {stdout}");
+        // First: the original; or a path with the very same blob (the
+        // same file in another version of a crate), which ties with it; or
+        // a near-identical sibling that git scores at least as high (the
+        // same generated header for another architecture, untouched where
+        // the query was edited). Anything else means the search missed.
+        let first = lines[0].1;
+        let first_is_original =
+            first == original.path || by_path[first] == original.data.as_slice();
         assert!(
-            first == original.path || by_path.get(first) == Some(&original.data.as_slice()),
-            "query {q}: expected {} first, got:\n{stdout}",
-            original.path
+            first_is_original || scores[0] >= expect,
+            "query {q}: expected {} ({}%) first, got:\n{stdout}",
+            original.path,
+            percent(expect)
         );
-        assert_eq!(
-            pct,
-            percent(expect_score),
-            "query {q}: {first} printed with a score other than git's"
-        );
+        original_first += usize::from(first_is_original);
+        // The original is listed unless five files tie with it or beat it.
         assert!(
             lines.iter().any(|&(_, p)| p == original.path)
-                || lines
-                    .iter()
-                    .all(|&(_, p)| by_path.get(p) == Some(&original.data.as_slice())),
+                || (lines.len() == 5 && scores[4] >= expect),
             "query {q}: {} missing from\n{stdout}",
             original.path
         );
-        // Best first.
-        assert!(lines.windows(2).all(|w| w[0].0 >= w[1].0), "{stdout}");
     }
-    if std::env::var("QKEEP").is_ok() {
-        std::mem::forget(outside);
-        std::mem::forget(repo);
-        return;
-    }
+    // Near-identical siblings winning is rare: none of these 40 on the
+    // registry this was written against, 1 of 400 queries in a longer run.
+    assert!(
+        original_first * 4 >= queries * 3,
+        "the original came first for only {original_first} of {queries} queries"
+    );
     let rest = &timings[1..];
     eprintln!(
-        "{queries} queries: lowest exact score {lowest}%; first query {:.3} s (fills the store), \
+        "{queries} queries, original first in {original_first}: lowest exact score {lowest}%; \
+         first query {:.3} s (fills the store), \
          later ones {:.3} s on average, {:.3} s at most",
         timings[0],
         mean(rest),

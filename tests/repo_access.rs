@@ -325,6 +325,9 @@ fn worktree_entries_hash_like_git() {
     git(&dir, &["add", "-N", "intent.txt"]);
     // Untracked files are not the index's business.
     write(&dir, b"untracked.txt", b"nobody asked\n");
+    // An unpopulated submodule is an empty directory; without it git calls
+    // the gitlink deleted.
+    std::fs::create_dir(dir.join("sub")).expect("mkdir sub");
 
     let repo = Repo::discover(&dir).expect("discover");
     let worktree = repo.worktree_entries().expect("worktree");
@@ -648,6 +651,14 @@ fn not_a_repository() {
         "{msg}"
     );
     assert!(msg.contains(&tmp.path().display().to_string()), "{msg}");
+
+    let gone = tmp.path().join("does-not-exist");
+    let err = match Repo::discover(&gone) {
+        Ok(_) => panic!("no such directory"),
+        Err(err) => err,
+    };
+    assert!(matches!(err, RepoError::BadDirectory { .. }), "{err:?}");
+    assert!(err.to_string().starts_with("cannot change to '"), "{err}");
 }
 
 #[test]
@@ -764,4 +775,77 @@ fn handles_are_shareable() {
     send_sync::<Repo>();
     send::<git_simm::repo::Reader>();
     send_sync::<RepoError>();
+}
+
+/// Run one of the `child_*` tests below in a fresh process with `env`, since
+/// the test process's own environment must not be changed while other tests
+/// run.
+fn run_child(test: &str, cwd: &Path, env: &[(&str, &OsStr)]) {
+    let out = Command::new(std::env::current_exe().expect("test binary"))
+        .args([test, "--exact", "--ignored", "--test-threads=1"])
+        .current_dir(cwd)
+        .envs(env.iter().copied())
+        .env("GIT_SIMM_TEST_CHILD", "1")
+        .output()
+        .expect("run child test");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "child test did not run"
+    );
+}
+
+#[test]
+fn git_dir_is_honoured() {
+    let (tmp, dir) = fixture();
+    let tree = git_str(&dir, &["rev-parse", "HEAD^{tree}"]);
+    let git_dir = dir.join(".git");
+    run_child(
+        "child_git_dir",
+        tmp.path(),
+        &[
+            ("GIT_DIR", git_dir.as_os_str()),
+            ("GIT_SIMM_EXPECT_TREE", OsStr::new(&tree)),
+        ],
+    );
+    let bogus = tmp.path().join("no-such-git-dir");
+    run_child(
+        "child_bad_git_dir",
+        tmp.path(),
+        &[("GIT_DIR", bogus.as_os_str())],
+    );
+}
+
+#[test]
+#[ignore = "run by git_dir_is_honoured in a child process"]
+fn child_git_dir() {
+    // `cargo test -- --ignored` alone runs this without its setup.
+    let Ok(expected) = std::env::var("GIT_SIMM_EXPECT_TREE") else {
+        return;
+    };
+    // The current directory is outside the repository: only GIT_DIR finds it.
+    let repo = Repo::discover(Path::new(".")).expect("discover via GIT_DIR");
+    assert_eq!(repo.resolve_tree("HEAD").expect("HEAD"), oid(&expected));
+}
+
+#[test]
+#[ignore = "run by git_dir_is_honoured in a child process"]
+fn child_bad_git_dir() {
+    if std::env::var_os("GIT_SIMM_TEST_CHILD").is_none() {
+        return;
+    }
+    let err = match Repo::discover(Path::new(".")) {
+        Ok(_) => panic!("GIT_DIR points nowhere"),
+        Err(err) => err,
+    };
+    assert!(matches!(err, RepoError::BadGitDir { .. }), "{err:?}");
+    assert!(
+        err.to_string().starts_with("not a git repository: '"),
+        "{err}"
+    );
 }

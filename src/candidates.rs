@@ -187,6 +187,13 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
             near.push((d, p));
         }
     });
+    // Only the nearest few can be kept: select them, then sort just those
+    // (a full sort of every source below chance level dominated the scan).
+    let most = opts.max_ties.max(opts.per_destination);
+    if near.len() > most {
+        near.select_nth_unstable(most);
+        near.truncate(most);
+    }
     near.sort_unstable();
     if let Some(&(best, _)) = near.first() {
         let ties = near

@@ -591,6 +591,9 @@ fn write_renames_json(
             "candidate_pairs": outcome.candidate_pairs,
             "scored_pairs": outcome.scored_pairs,
             "full_rescans": outcome.full_rescans,
+            "ties_unreplayed": outcome.ties_unreplayed,
+            "exhaustive_destinations": outcome.exhaustive_destinations,
+            "exhaustive_skipped": outcome.exhaustive_skipped,
         },
     });
     serde_json::to_writer_pretty(&mut *out, &doc)?;

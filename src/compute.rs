@@ -4,8 +4,12 @@
 //! Every command that needs fingerprints goes through here, so "compute
 //! once, keep forever" holds everywhere and `--no-cache` is one switch.
 
+use std::sync::Arc;
+
 use gix::ObjectId;
 use rayon::prelude::*;
+
+use crate::score::Spans;
 
 use crate::fingerprint::Fingerprinter;
 use crate::progress::Progress;
@@ -131,6 +135,7 @@ pub struct RepoContent<'a> {
     /// again for the same blobs, and with `--no-cache` asking the store
     /// would mean reading them again.
     memo: std::collections::HashMap<ObjectId, crate::candidates::Item>,
+    spans: std::collections::HashMap<ObjectId, Arc<Spans>>,
 }
 
 impl<'a> RepoContent<'a> {
@@ -145,6 +150,7 @@ impl<'a> RepoContent<'a> {
             store,
             extra,
             memo: std::collections::HashMap::new(),
+            spans: std::collections::HashMap::new(),
         }
     }
 }
@@ -193,29 +199,37 @@ impl crate::renames::Content for RepoContent<'_> {
             .collect())
     }
 
-    fn spans(&self, ids: &[ObjectId]) -> anyhow::Result<Vec<crate::score::Spans>> {
-        let (in_memory, in_odb): (Vec<usize>, Vec<usize>) =
-            (0..ids.len()).partition(|&i| self.extra.contains_key(&ids[i]));
-        let odb_ids: Vec<ObjectId> = in_odb.iter().map(|&i| ids[i]).collect();
+    fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Arc<Spans>>> {
+        // Detection asks in several rounds (candidates, exhaustive search,
+        // tie replays); reading and chunking a blob once, not once a round,
+        // is most of the cost at scale.
+        let mut missing: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.spans.contains_key(*id))
+            .copied()
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let (in_memory, in_odb): (Vec<ObjectId>, Vec<ObjectId>) = missing
+            .into_iter()
+            .partition(|id| self.extra.contains_key(id));
         let from_odb = self
             .repo
-            .map_blobs(&odb_ids, |_, data| crate::score::Spans::new(data))?;
-        let from_memory: Vec<crate::score::Spans> = in_memory
+            .map_blobs(&in_odb, |_, data| Arc::new(Spans::new(data)))?;
+        let from_memory: Vec<Arc<Spans>> = in_memory
             .par_iter()
-            .map(|&i| {
-                crate::score::Spans::new(self.extra.get(&ids[i]).map_or(&[][..], |v| v.as_slice()))
+            .map(|id| {
+                Arc::new(Spans::new(
+                    self.extra.get(id).map_or(&[][..], |v| v.as_slice()),
+                ))
             })
             .collect();
-        let mut out: Vec<Option<crate::score::Spans>> = (0..ids.len()).map(|_| None).collect();
-        for (i, s) in in_odb.into_iter().zip(from_odb) {
-            out[i] = Some(s);
-        }
-        for (i, s) in in_memory.into_iter().zip(from_memory) {
-            out[i] = Some(s);
-        }
-        Ok(out
-            .into_iter()
-            .map(|s| s.unwrap_or_else(|| crate::score::Spans::new(&[])))
+        self.spans.extend(in_odb.into_iter().zip(from_odb));
+        self.spans.extend(in_memory.into_iter().zip(from_memory));
+        let empty = Arc::new(Spans::new(&[]));
+        Ok(ids
+            .iter()
+            .map(|id| self.spans.get(id).cloned().unwrap_or_else(|| empty.clone()))
             .collect())
     }
 }

@@ -48,6 +48,7 @@
 use std::collections::HashMap;
 
 use gix::ObjectId;
+use rayon::prelude::*;
 
 use crate::candidates::{self, Item};
 use crate::changes::{Change, ChangeKind};
@@ -83,6 +84,9 @@ pub struct Options {
     /// At most this many extra pairs are scored for destinations that no
     /// fingerprint candidate paired (see [`detect`]).
     pub exhaustive_budget: usize,
+    /// At most this many extra pairs are scored to replay git's slot order
+    /// for destinations whose best candidates tie.
+    pub replay_budget: usize,
 }
 
 impl Default for Options {
@@ -94,6 +98,10 @@ impl Default for Options {
             limit: 0,
             candidates: candidates::Options::default(),
             exhaustive_budget: DEFAULT_EXHAUSTIVE_BUDGET,
+            replay_budget: std::env::var("GIT_SIMM_REPLAY_BUDGET")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_REPLAY_BUDGET),
         }
     }
 }
@@ -101,6 +109,9 @@ impl Default for Options {
 /// Pairs scored exhaustively for unpaired destinations, at most: about a
 /// second of exact scoring on two cores.
 pub const DEFAULT_EXHAUSTIVE_BUDGET: usize = 2_000_000;
+
+/// Pairs scored to replay tie-breaking, at most.
+pub const DEFAULT_REPLAY_BUDGET: usize = 500_000;
 
 /// A status letter of `git diff --name-status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,6 +180,9 @@ pub struct Outcome {
     /// Destinations re-scored against every source to replay git's
     /// tie-breaking.
     pub full_rescans: usize,
+    /// Destinations whose tie could not be replayed within the budget (ties
+    /// then break by source order, which may differ from git).
+    pub ties_unreplayed: usize,
     /// Unpaired destinations scored against every size-compatible source.
     pub exhaustive_destinations: usize,
     /// Unpaired destinations left unsearched because the exhaustive budget
@@ -187,7 +201,7 @@ pub trait Content {
     /// Size and fingerprint of each blob.
     fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Item>>;
     /// git's chunk histogram of each blob.
-    fn spans(&self, ids: &[ObjectId]) -> anyhow::Result<Vec<Spans>>;
+    fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<std::sync::Arc<Spans>>>;
 }
 
 const EMPTY_BLOB_SHA1: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
@@ -395,7 +409,9 @@ fn pair_up(
             }
         }
     }
+    trace("exact and basename passes");
     let matrix = inexact_matrix(srcs, dsts, &active, &remaining, opts, content, outcome)?;
+    trace("matrix with tie replays");
     let before = srcs.iter().map(|s| s.used).sum::<u32>();
     find_renames(srcs, dsts, &matrix, opts.min_score, false);
     if want_copies {
@@ -520,10 +536,16 @@ fn score_pairs(
     need.dedup();
     let spans = content.spans(&need)?;
     let index: HashMap<ObjectId, usize> = need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    for i in keep {
-        let (s, d) = pairs[i];
-        let (a, b) = (index[&srcs[s].entry.id], index[&dsts[d].entry.id]);
-        scores[i] = score::score(&spans[a], &spans[b], min_score);
+    let computed: Vec<u32> = keep
+        .par_iter()
+        .map(|&i| {
+            let (s, d) = pairs[i];
+            let (a, b) = (index[&srcs[s].entry.id], index[&dsts[d].entry.id]);
+            score::score(&spans[a], &spans[b], min_score)
+        })
+        .collect();
+    for (i, score) in keep.into_iter().zip(computed) {
+        scores[i] = score;
     }
     Ok(scores)
 }
@@ -549,14 +571,17 @@ fn inexact_matrix(
         min_score: opts.min_score,
         ..opts.candidates
     };
+    trace("fingerprints of sources and destinations");
     let search = candidates::Search::new(&src_items);
     let cands = search.nearest(&dst_items, &copts);
+    trace("candidate search");
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (k, list) in cands.iter().enumerate() {
         pairs.extend(list.iter().map(|&a| (active[a], remaining[k])));
     }
     outcome.candidate_pairs = pairs.len();
     let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
+    trace("exact scores of candidates");
 
     // Destinations that no candidate paired may still have a partner whose
     // edits are scattered enough to hide it from the fingerprints (every
@@ -604,19 +629,58 @@ fn inexact_matrix(
             });
         }
     }
-    let mut matrix: Vec<(usize, usize, Scored)> = Vec::new();
-    for (order, &d) in remaining.iter().enumerate() {
+    // Destinations with equally scored candidates need git's slot order
+    // replayed against every source. Sources outside the size window score
+    // 0 without reading; those inside are scored in one batch for all such
+    // destinations, so each blob is read and chunked once. Past the replay
+    // budget, ties break by source order (counted in the outcome).
+    let mut replay_budget = opts.replay_budget;
+    let mut kept_of: HashMap<usize, Vec<Scored>> = HashMap::new();
+    let mut replay_pairs: Vec<(usize, usize)> = Vec::new();
+    for (k, &d) in remaining.iter().enumerate() {
         let Some(mut kept) = per_dst.remove(&d) else {
             continue;
         };
         kept.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
+        // A tie for first place decides which source git pairs whenever
+        // that source is free; a tie further down matters only when the
+        // better sources were taken by other destinations, so only the
+        // former is replayed (the latter are counted as unreplayed).
+        let tied_first = kept.len() > 1 && better(&kept[0], &kept[1]).is_eq();
         let tied = kept.windows(2).any(|w| better(&w[0], &w[1]).is_eq());
-        let slots = if tied {
-            outcome.full_rescans += 1;
-            replay_slots(srcs, dsts, active, d, opts.min_score, content)?
-        } else {
-            kept.truncate(4);
-            kept
+        if tied_first && replay_budget > 0 {
+            let window = search.all_compatible(&dst_items[k], opts.min_score);
+            if window.len() <= replay_budget {
+                replay_budget -= window.len();
+                outcome.full_rescans += 1;
+                replay_pairs.extend(window.into_iter().map(|a| (active[a], d)));
+                continue;
+            }
+        }
+        if tied {
+            outcome.ties_unreplayed += 1;
+        }
+        kept.truncate(4);
+        kept_of.insert(d, kept);
+    }
+    let replayed: std::collections::HashSet<usize> = replay_pairs.iter().map(|&(_, d)| d).collect();
+    trace("exhaustive search of unpaired destinations");
+    let replay_scores: HashMap<(usize, usize), u32> = if replay_pairs.is_empty() {
+        HashMap::new()
+    } else {
+        let scores = score_pairs(srcs, dsts, &replay_pairs, opts.min_score, content)?;
+        replay_pairs.into_iter().zip(scores).collect()
+    };
+    let mut matrix: Vec<(usize, usize, Scored)> = Vec::new();
+    for (order, &d) in remaining.iter().enumerate() {
+        let slots = match kept_of.remove(&d) {
+            Some(kept) => kept,
+            None if replayed.contains(&d) => {
+                replay_slots(srcs, dsts, active, d, opts.min_score, |s| {
+                    replay_scores.get(&(s, d)).copied()
+                })
+            }
+            None => continue,
         };
         matrix.extend(slots.into_iter().map(|sc| (order, d, sc)));
     }
@@ -625,19 +689,30 @@ fn inexact_matrix(
     Ok(matrix.into_iter().map(|(_, d, sc)| (d, sc)).collect())
 }
 
+/// With `GIT_SIMM_TRACE` set, print each stage's elapsed time to stderr
+/// (like `GIT_TRACE_PERFORMANCE`).
+fn trace(stage: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
+    let start =
+        START.get_or_init(|| std::env::var_os("GIT_SIMM_TRACE").map(|_| std::time::Instant::now()));
+    if let Some(start) = start {
+        eprintln!("trace: {:>8.3} s  {stage}", start.elapsed().as_secs_f64());
+    }
+}
+
 /// Replay git's `record_if_better()` for one destination against every
 /// active source, in source order, and return its four slots in slot order
-/// (only those at or above the minimum score matter afterwards).
+/// (only those at or above the minimum score matter afterwards). `score_of`
+/// gives a source's exact score, `None` for one outside the size window.
 fn replay_slots(
     srcs: &[Src],
     dsts: &[Dst],
     active: &[usize],
     d: usize,
     min_score: u32,
-    content: &mut impl Content,
-) -> anyhow::Result<Vec<Scored>> {
-    let pairs: Vec<(usize, usize)> = active.iter().map(|&s| (s, d)).collect();
-    let scores = score_pairs(srcs, dsts, &pairs, min_score, content)?;
+    score_of: impl Fn(usize) -> Option<u32>,
+) -> Vec<Scored> {
     let mut slots: [Option<Scored>; 4] = [None; 4];
     // git's score_compare with empty slots sinking to the bottom: true when
     // `a` is worse than `b`.
@@ -646,7 +721,9 @@ fn replay_slots(
         (None, None) | (Some(_), None) => false,
         (Some(a), Some(b)) => better(a, b).is_gt(),
     };
-    for (&s, score) in active.iter().zip(scores) {
+    for &s in active {
+        // Outside the size window git's estimate is 0 without reading.
+        let score = score_of(s).unwrap_or(0);
         let candidate = Some(Scored {
             score,
             same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
@@ -662,11 +739,11 @@ fn replay_slots(
             slots[worst] = candidate;
         }
     }
-    Ok(slots
+    slots
         .into_iter()
         .flatten()
         .filter(|s| s.score >= min_score)
-        .collect())
+        .collect()
 }
 
 /// git's `find_renames()`: walk the sorted matrix, best pairs first.

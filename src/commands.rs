@@ -440,7 +440,23 @@ fn renames(
         Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
         None => None,
     };
+    // Budgets of the exhaustive search and of git's tie replay, for
+    // experiments (README, "Performance").
+    let budget = |var: &str, default: usize| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
     let mut opts = Options {
+        exhaustive_budget: budget(
+            "GIT_SIMM_EXHAUSTIVE_BUDGET",
+            crate::renames::DEFAULT_EXHAUSTIVE_BUDGET,
+        ),
+        replay_budget: budget(
+            "GIT_SIMM_REPLAY_BUDGET",
+            crate::renames::DEFAULT_REPLAY_BUDGET,
+        ),
         limit: args.rename_limit,
         rename_empty: args.rename_empty && !args.no_rename_empty,
         ..Options::default()

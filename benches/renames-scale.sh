@@ -170,7 +170,7 @@ timed() {
   fi
   if ((st != 0)); then
     printf '  %-52s FAILED (exit %d after %s s)\n' "$label" "$st" "$elapsed"
-    sed 's/^/    | /' "$err" | head -n 20
+    head -n 20 "$err" | sed 's/^/    | /'
     die "$label failed: $*"
   fi
   printf '  %-52s %9s s%s\n' "$label" "$elapsed" "${rss:+   (max RSS $rss)}"
@@ -345,8 +345,15 @@ for n in "${size_list[@]}"; do
       "pure moves $((found - found_edited)) of $((n - n_edited))); R lines $ns, precision $prec"
     echo "  other lines: $(awk -F'\t' '$1 !~ /^R/' "$wd/cold.out" | cut -c1 | sort | uniq -c | awk '{ printf "%s %s  ", $2, $1 }')"
     if ((found < n)); then
+      comm -23 "$wd/expected.pairs" "$wd/cold.pairs" >"$wd/missed.pairs"
+      # A missed destination either went to another source (a near-identical
+      # version of the same file, say) or stayed unpaired (A).
+      awk -F'\t' 'NR == FNR { if ($1 ~ /^R/) src[$3] = $2; next }
+        { if ($2 in src) other++; else alone++ }
+        END { printf "  missed pairs: %d; their destination paired with another source: %d, left unpaired: %d\n", other + alone, other, alone }' \
+        "$wd/cold.out" "$wd/missed.pairs"
       echo "  first expected pairs not found (old -> new: what git-simm printed for them):"
-      comm -23 "$wd/expected.pairs" "$wd/cold.pairs" | head -n 5 | while IFS=$'\t' read -r o w; do
+      head -n 5 "$wd/missed.pairs" | while IFS=$'\t' read -r o w; do
         echo "    $o -> $w:  $(awk -F'\t' -v o="$o" -v w="$w" '$2 == o || $3 == w || $2 == w { printf "[%s] ", $0 }' "$wd/cold.out")"
       done
     fi

@@ -25,8 +25,10 @@ start=$(date +%s.%N)
 echo "filling the store (fingerprint $tree): $(awk "BEGIN { print $(date +%s.%N) - $start }") s"
 
 # Files of 8 KiB and more, chosen deterministically.
-git -C "$repo" ls-tree -r -l "$tree" | awk '$2 == "blob" && $4 >= 8192 { print $3 "\t" $5 }' |
-  awk 'NR % 97 == 1' | head -n "$queries" >"$tmp/picked"
+# (No `head` here: it would close the pipe early and pipefail would stop us.)
+git -C "$repo" ls-tree -r -l "$tree" |
+  awk -F '\t' -v n="$queries" '{ split($1, m, " ") }
+    m[2] == "blob" && m[4] >= 8192 && ++seen % 97 == 1 && picked < n { print m[3] "\t" $2; picked++ }' >"$tmp/picked"
 
 python3 - "$tmp/picked" "$tmp" "$repo" <<'PY'
 import random, subprocess, sys

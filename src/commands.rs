@@ -97,7 +97,10 @@ enum Target {
 }
 
 fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Target> {
-    let on_disk = cwd.join(arg).symlink_metadata().is_ok();
+    // As in git, a bare repository has no files to confuse with revisions
+    // (its own `HEAD` file is not one).
+    let bare = repo.is_some_and(|r| r.work_dir().is_none());
+    let on_disk = !bare && cwd.join(arg).symlink_metadata().is_ok();
     let object = match repo {
         Some(repo) => match repo.resolve_object(arg) {
             Ok(found) => Some(found),

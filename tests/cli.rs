@@ -540,3 +540,85 @@ fn submodules_are_skipped_and_binaries_fingerprinted() {
 }
 
 use std::os::unix::fs::PermissionsExt;
+
+#[test]
+fn renames_bad_input_gets_git_style_errors() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let o = git_env(
+        Command::new(env!("CARGO_BIN_EXE_git-simm"))
+            .current_dir(outside.path())
+            .args(["renames", "HEAD~1", "HEAD"]),
+    )
+    .output()
+    .expect("run");
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).starts_with("fatal: not a git repository"),
+        "{}",
+        stderr(&o)
+    );
+
+    let r = sources_repo();
+    let cases: &[(&[&str], &str)] = &[
+        (&["renames", "no-such-rev", "HEAD"], "no-such-rev"),
+        (&["renames", "HEAD", "HEAD:Cargo.toml"], "tree"),
+        (&["renames", "-M", "HEAD~1", "HEAD"], "unknown revision"),
+        (
+            &["renames", "--find-renames=abc", "HEAD", "HEAD"],
+            "rename score",
+        ),
+        (
+            &["renames", "--diff-filter=Q", "HEAD", "HEAD"],
+            "diff-filter",
+        ),
+        (&["renames", "--cached", "HEAD", "HEAD"], "--cached"),
+    ];
+    for (args, needle) in cases {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("fatal: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    // Three revisions is a usage error.
+    assert_eq!(
+        r.simm(&["renames", "HEAD", "HEAD", "HEAD"]).status.code(),
+        Some(129)
+    );
+
+    // A blob that rename scoring needs is missing: named, never a panic.
+    r.write("src/renamed.rs", &own_source("src/store.rs")[100..]);
+    std::fs::remove_file(r.path.join("src/store.rs")).expect("rm");
+    r.commit_all("rename with edits");
+    let id = String::from_utf8(r.git(&["rev-parse", "HEAD~1:src/store.rs"])).expect("hex");
+    let id = id.trim();
+    std::fs::remove_file(r.path.join(".git/objects").join(&id[..2]).join(&id[2..]))
+        .expect("rm object");
+    let o = r.simm(&["--no-cache", "renames", "HEAD~1", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&id[..7]),
+        "names the object: {}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn bare_repositories_resolve_names_as_revisions() {
+    let r = sources_repo();
+    let bare = r.path.parent().expect("tempdir").join("bare.git");
+    r.git(&["clone", "-q", "--bare", ".", bare.to_str().expect("utf-8")]);
+    let o = git_env(
+        Command::new(env!("CARGO_BIN_EXE_git-simm"))
+            .current_dir(&bare)
+            .args(["fingerprint", "HEAD"]),
+    )
+    .output()
+    .expect("run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(" src/store.rs\n"));
+}

@@ -19,82 +19,27 @@
 //! that repository's HEAD instead. Edits are drawn from a fixed-seed
 //! splitmix64, so a corpus always gives the same report.
 
+#[path = "../tests/util/mod.rs"]
+mod util;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use git_simm::fingerprint::{Fingerprint, Fingerprinter, estimate_similarity};
-use git_simm::score::{Spans, percent, score};
+use git_simm::fingerprint::{Fingerprinter, estimate_similarity};
+use git_simm::score::Spans;
 use git_simm::similar::MAX_DISTANCE;
-
-const MIN_FILE: usize = 1024;
-const MAX_FILE: usize = 64 * 1024;
-const SUB_LEN: usize = 50;
-
-/// SplitMix64: tiny and deterministic.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// One file of the corpus, with what every experiment needs of it.
-struct Doc {
-    data: Vec<u8>,
-    spans: Spans,
-    fp: Fingerprint,
-}
-
-fn is_text(data: &[u8]) -> bool {
-    !data[..data.len().min(8000)].contains(&0)
-}
-
-fn wanted(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "rs" || e == "md" || e == "toml")
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in read.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            walk(&e.path(), out);
-        } else if ft.is_file() && wanted(&e.path()) {
-            out.push(e.path());
-        }
-    }
-}
-
-fn cargo_home() -> PathBuf {
-    match std::env::var_os("CARGO_HOME") {
-        Some(h) if !h.is_empty() => PathBuf::from(h),
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
-    }
-}
+use util::{
+    Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, exact, is_text, mean, registry_src, sd, unrelated, walk,
+    wanted,
+};
 
 /// Registry sources and this crate's sources, sorted by path.
 fn disk_corpus() -> (String, Vec<Vec<u8>>) {
     let mut paths = Vec::new();
-    let registry = cargo_home().join("registry").join("src");
+    let registry = registry_src();
     if let Ok(read) = std::fs::read_dir(&registry) {
         for index in read.flatten() {
             walk(&index.path(), &mut paths);
@@ -104,6 +49,7 @@ fn disk_corpus() -> (String, Vec<Vec<u8>>) {
     for dir in ["src", "tests"] {
         walk(&root.join(dir), &mut paths);
     }
+    paths.retain(|p| wanted(p));
     paths.sort();
     let files = paths.iter().filter_map(|p| std::fs::read(p).ok()).collect();
     (
@@ -174,13 +120,7 @@ fn corpus() -> (String, Vec<Doc>) {
         .into_iter()
         .filter(|d| (MIN_FILE..=MAX_FILE).contains(&d.len()) && is_text(d))
         .filter(|d| seen.insert(d.clone()))
-        .map(|data| Doc {
-            spans: Spans::new(&data),
-            fp: fpr
-                .fingerprint(&data)
-                .expect("1 KiB and more is fingerprinted"),
-            data,
-        })
+        .map(|data| Doc::new(data, &mut fpr))
         .collect();
     assert!(
         docs.len() >= 100,
@@ -188,21 +128,6 @@ fn corpus() -> (String, Vec<Doc>) {
         docs.len()
     );
     (what, docs)
-}
-
-/// git's percentage for a pair (symmetric, no size filter).
-fn exact(a: &Spans, b: &Spans) -> u32 {
-    percent(score(a, b, 0))
-}
-
-/// A random document unrelated to `i` (exact score < 10%).
-fn unrelated(docs: &[Doc], i: usize, rng: &mut Rng) -> usize {
-    loop {
-        let j = rng.below(docs.len());
-        if j != i && exact(&docs[i].spans, &docs[j].spans) < 10 {
-            return j;
-        }
-    }
 }
 
 fn lines(data: &[u8]) -> Vec<&[u8]> {
@@ -356,15 +281,6 @@ fn edit(docs: &[Doc], i: usize, kind: Edit, rng: &mut Rng) -> Vec<u8> {
             insert_lines(&out, rng.unit() * 0.6, 1 + rng.below(20), &donors, rng)
         }
     }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-fn sd(v: &[f64]) -> f64 {
-    let m = mean(v);
-    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt()
 }
 
 /// Unrelated pairs: different files whose exact score is below 10%.

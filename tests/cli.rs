@@ -2,97 +2,12 @@
 //! real `git`: output compared with git's own, the fingerprint store's
 //! robustness, and every kind of bad input DEVELOPERS.md lists.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod util;
 
-/// A throwaway repository driven by the real git, deterministic as in
-/// gitoxide's fixture scripts.
-struct Repo {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
+use std::path::PathBuf;
+use std::process::Stdio;
 
-fn git_env(cmd: &mut Command) -> &mut Command {
-    cmd.env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
-}
-
-impl Repo {
-    fn new() -> Repo {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("repo");
-        std::fs::create_dir(&path).expect("mkdir");
-        let r = Repo { _dir: dir, path };
-        r.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
-        r.git(&["config", "gc.auto", "0"]);
-        r.git(&["config", "commit.gpgsign", "false"]);
-        r
-    }
-
-    fn git_output(&self, args: &[&str]) -> Output {
-        git_env(Command::new("git").current_dir(&self.path).args(args))
-            .output()
-            .expect("run git")
-    }
-
-    fn git(&self, args: &[&str]) -> Vec<u8> {
-        let o = self.git_output(args);
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o.stdout
-    }
-
-    fn write(&self, rel: impl AsRef<Path>, data: &[u8]) {
-        let p = self.path.join(rel);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(p, data).expect("write");
-    }
-
-    fn commit_all(&self, msg: &str) {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
-    }
-
-    fn simm(&self, args: &[&str]) -> Output {
-        git_env(
-            Command::new(env!("CARGO_BIN_EXE_git-simm"))
-                .current_dir(&self.path)
-                .args(args),
-        )
-        .output()
-        .expect("run git-simm")
-    }
-
-    fn store_dir(&self) -> PathBuf {
-        self.path.join(".git/simm")
-    }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn own_source(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).expect("own source")
-}
+use util::{Repo, own_source, simm_command, simm_in, stderr, stdout};
 
 /// A repository of this crate's own sources, plus awkward names.
 fn sources_repo() -> Repo {
@@ -123,7 +38,7 @@ fn fingerprint_lists_the_same_blobs_as_ls_tree() {
     {
         use std::os::unix::ffi::OsStrExt;
         let name = std::ffi::OsStr::from_bytes(b"latin1-\xe9.txt");
-        r.write(name, &own_source("src/lib.rs"));
+        r.write(name.as_bytes(), &own_source("src/lib.rs"));
         std::os::unix::fs::symlink("src/store.rs", r.path.join("link")).expect("symlink");
     }
     r.commit_all("odd names");
@@ -314,15 +229,13 @@ fn concurrent_processes_share_the_store_safely() {
     let expected = r.simm(&["--no-cache", "fingerprint", "--all"]);
     let children: Vec<_> = (0..6)
         .map(|_| {
-            git_env(
-                Command::new(env!("CARGO_BIN_EXE_git-simm"))
-                    .current_dir(&r.path)
-                    .args(["fingerprint", "--all"]),
-            )
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn")
+            simm_command()
+                .current_dir(&r.path)
+                .args(["fingerprint", "--all"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn")
         })
         .collect();
     for c in children {
@@ -428,13 +341,7 @@ fn similar_handles_small_and_empty_queries() {
 #[test]
 fn bad_input_gets_git_style_errors() {
     let outside = tempfile::tempdir().expect("tempdir");
-    let o = git_env(
-        Command::new(env!("CARGO_BIN_EXE_git-simm"))
-            .current_dir(outside.path())
-            .args(["fingerprint", "HEAD"]),
-    )
-    .output()
-    .expect("run");
+    let o = simm_in(outside.path(), &["fingerprint", "HEAD"]);
     assert_eq!(o.status.code(), Some(128));
     assert!(
         stderr(&o).starts_with("fatal: not a git repository"),
@@ -544,13 +451,7 @@ use std::os::unix::fs::PermissionsExt;
 #[test]
 fn renames_bad_input_gets_git_style_errors() {
     let outside = tempfile::tempdir().expect("tempdir");
-    let o = git_env(
-        Command::new(env!("CARGO_BIN_EXE_git-simm"))
-            .current_dir(outside.path())
-            .args(["renames", "HEAD~1", "HEAD"]),
-    )
-    .output()
-    .expect("run");
+    let o = simm_in(outside.path(), &["renames", "HEAD~1", "HEAD"]);
     assert_eq!(o.status.code(), Some(128));
     assert!(
         stderr(&o).starts_with("fatal: not a git repository"),
@@ -612,13 +513,7 @@ fn bare_repositories_resolve_names_as_revisions() {
     let r = sources_repo();
     let bare = r.path.parent().expect("tempdir").join("bare.git");
     r.git(&["clone", "-q", "--bare", ".", bare.to_str().expect("utf-8")]);
-    let o = git_env(
-        Command::new(env!("CARGO_BIN_EXE_git-simm"))
-            .current_dir(&bare)
-            .args(["fingerprint", "HEAD"]),
-    )
-    .output()
-    .expect("run");
+    let o = simm_in(&bare, &["fingerprint", "HEAD"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(" src/store.rs\n"));
 }

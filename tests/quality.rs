@@ -21,56 +21,26 @@
 //! `cargo bench --bench quality` prints the full numbers behind the bounds
 //! used here.
 
+mod util;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use git_simm::fingerprint::{Fingerprint, Fingerprinter, estimate_similarity, fingerprint};
 use git_simm::score::{MAX_SCORE, Spans, percent, score};
-
-const MIN_FILE: usize = 1024;
-const MAX_FILE: usize = 64 * 1024;
-const SUB_LEN: usize = 50;
-
-/// SplitMix64: tiny, deterministic, good enough to pick edits.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// `n` distinct indices of `0..len`, in random order.
-    fn sample(&mut self, len: usize, n: usize) -> Vec<usize> {
-        let mut pool: Vec<usize> = (0..len).collect();
-        (0..n.min(len))
-            .map(|_| pool.swap_remove(self.below(pool.len())))
-            .collect()
-    }
-}
+use util::{
+    Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, exact, is_text, mean, registry_src, sd,
+    simm_command, unrelated, walk, wanted,
+};
 
 /// A registry file, as it will be committed to the test repository.
 struct File {
     /// `<crate-dir>/<path inside the crate>`: unique, and needs no quoting.
     path: String,
     data: Vec<u8>,
-}
-
-/// A distinct text, with its exact-score histogram and fingerprint.
-struct Doc {
-    data: Vec<u8>,
-    spans: Spans,
-    fp: Fingerprint,
 }
 
 struct Corpus {
@@ -81,44 +51,14 @@ struct Corpus {
     docs: Vec<Doc>,
 }
 
-fn wanted(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e == "rs" || e == "md" || e == "toml")
-}
-
-fn is_text(data: &[u8]) -> bool {
-    !data[..data.len().min(8000)].contains(&0)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in read.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            walk(&e.path(), out);
-        } else if ft.is_file() && wanted(&e.path()) {
-            out.push(e.path());
-        }
-    }
-}
-
-fn cargo_home() -> PathBuf {
-    match std::env::var_os("CARGO_HOME") {
-        Some(h) if !h.is_empty() => PathBuf::from(h),
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
-    }
-}
-
 /// Text files of 1 to 64 KiB below `root`, each named by its path relative
 /// to `root`, sorted.
 fn read_files(root: &Path) -> Vec<File> {
     let mut paths = Vec::new();
     walk(root, &mut paths);
-    paths.sort();
     paths
         .into_iter()
+        .filter(|p| wanted(p))
         .filter_map(|p| {
             let path = p.strip_prefix(root).ok()?.to_str()?.to_owned();
             // Paths git prints unquoted, so `similar`'s lines parse simply.
@@ -138,7 +78,7 @@ fn read_files(root: &Path) -> Vec<File> {
 fn corpus() -> &'static Corpus {
     static CORPUS: OnceLock<Corpus> = OnceLock::new();
     CORPUS.get_or_init(|| {
-        let registry = cargo_home().join("registry").join("src");
+        let registry = registry_src();
         let mut files = Vec::new();
         let mut indexes: Vec<PathBuf> = std::fs::read_dir(&registry)
             .map(|r| r.flatten().map(|e| e.path()).collect())
@@ -165,29 +105,10 @@ fn corpus() -> &'static Corpus {
             .iter()
             .chain(&own)
             .filter(|f| seen.insert(f.data.as_slice()))
-            .map(|f| Doc {
-                data: f.data.clone(),
-                spans: Spans::new(&f.data),
-                fp: fpr.fingerprint(&f.data).expect("1 KiB is fingerprinted"),
-            })
+            .map(|f| Doc::new(f.data.clone(), &mut fpr))
             .collect();
         Corpus { files, docs }
     })
-}
-
-/// git's similarity percentage of a pair (no size filter).
-fn exact(a: &Spans, b: &Spans) -> u32 {
-    percent(score(a, b, 0))
-}
-
-/// A random document unrelated to `docs[i]`: git scores the pair below 10%.
-fn unrelated(docs: &[Doc], i: usize, rng: &mut Rng) -> usize {
-    loop {
-        let j = rng.below(docs.len());
-        if j != i && exact(&docs[i].spans, &docs[j].spans) < 10 {
-            return j;
-        }
-    }
 }
 
 /// `k` substitutions of 50 bytes at random offsets of `data`, each replaced
@@ -209,15 +130,6 @@ fn donors<'a>(docs: &'a [Doc], i: usize, rng: &mut Rng) -> Vec<&'a [u8]> {
     (0..4)
         .map(|_| docs[unrelated(docs, i, rng)].data.as_slice())
         .collect()
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-fn sd(v: &[f64]) -> f64 {
-    let m = mean(v);
-    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt()
 }
 
 /// Ranks 1..=n, ties sharing their average rank.
@@ -456,69 +368,16 @@ fn manber_substitutions() {
     assert!(rho >= 0.85, "Spearman correlation {rho:.3}");
 }
 
-/// A throw-away repository driven by the real `git`, isolated from the
-/// user's configuration and from any repository the tests run inside of.
-struct Repo {
-    dir: tempfile::TempDir,
-}
-
-/// Remove inherited `GIT_*` variables (a hook or `rebase --exec` would
-/// point at the outer repository) and pin configuration and identities.
-fn isolate(cmd: &mut Command) -> &mut Command {
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "1112911993 +0000")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "1112911993 +0000")
-}
-
-impl Repo {
-    fn new() -> Repo {
-        let repo = Repo {
-            dir: tempfile::tempdir().expect("create temporary directory"),
-        };
-        repo.git(&["init", "-q"]);
-        repo
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let mut cmd = Command::new("git");
-        isolate(&mut cmd).current_dir(self.dir.path()).args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "gc.auto=0",
-            "-c",
-            "core.autocrlf=false",
-        ]);
-        let out = cmd.args(args).output().expect("run git");
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("git output is UTF-8")
-    }
-
-    fn simm(&self, args: &[&str]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-simm"));
-        isolate(&mut cmd)
-            .arg("-C")
-            .arg(self.dir.path())
-            .args(args)
-            .output()
-            .expect("run git-simm")
-    }
+/// `git-simm -C <repo> <args>`, run from the test's own directory: a
+/// query file outside the repository is named as the user would, and the
+/// global `-C` is exercised on the way.
+fn simm_c(repo: &Repo, args: &[&str]) -> Output {
+    simm_command()
+        .arg("-C")
+        .arg(&repo.path)
+        .args(args)
+        .output()
+        .expect("run git-simm")
 }
 
 #[test]
@@ -534,13 +393,11 @@ fn similar_finds_the_edited_original() {
     let repo = Repo::new();
     let start = Instant::now();
     for &n in &in_repo {
-        let path = repo.dir.path().join(&files[n].path);
-        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
-        std::fs::write(path, &files[n].data).expect("write file");
+        repo.write(&files[n].path, &files[n].data);
     }
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "registry sources"]);
-    let listed = repo.git(&["ls-files"]).lines().count();
+    let listed = repo.git_str(&["ls-files"]).lines().count();
     assert_eq!(listed, in_repo.len(), "every file committed");
     eprintln!(
         "repository of {} files built in {:.1} s",
@@ -605,13 +462,16 @@ fn similar_finds_the_edited_original() {
         std::fs::write(&query, &edited).expect("write query");
 
         let t = Instant::now();
-        let out = repo.simm(&[
-            "similar",
-            query.to_str().expect("UTF-8 path"),
-            "HEAD",
-            "--limit",
-            "5",
-        ]);
+        let out = simm_c(
+            &repo,
+            &[
+                "similar",
+                query.to_str().expect("UTF-8 path"),
+                "HEAD",
+                "--limit",
+                "5",
+            ],
+        );
         timings.push(t.elapsed().as_secs_f64());
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -680,7 +540,7 @@ fn similar_finds_the_edited_original() {
         rest.iter().copied().fold(0.0, f64::max)
     );
     assert!(
-        repo.dir.path().join(".git").join("simm").is_dir(),
+        repo.store_dir().is_dir(),
         "the first query filled the fingerprint store"
     );
 }

@@ -14,153 +14,16 @@
 //! the interesting lines (renames, copies, ...), so no test passes on an
 //! empty diff.
 
+mod util;
+
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use util::{Repo, Rng, lossy, own_source, registry_src, walk};
+
 // ---------------------------------------------------------------------------
-// Repositories driven by the real git.
-
-/// A throw-away repository, isolated from the user's configuration and from
-/// any repository the tests run inside of.
-struct Repo {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-fn git_env(cmd: &mut Command) -> &mut Command {
-    // Inside a hook or a `git rebase --exec`, GIT_DIR and friends would
-    // point git at the outer repository.
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
-}
-
-impl Repo {
-    fn new() -> Repo {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("repo");
-        std::fs::create_dir(&path).expect("mkdir");
-        let r = Repo { _dir: dir, path };
-        r.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
-        r.git(&["config", "gc.auto", "0"]);
-        r.git(&["config", "commit.gpgsign", "false"]);
-        r.git(&["config", "core.autocrlf", "false"]);
-        r
-    }
-
-    fn git_output(&self, args: &[&str]) -> Output {
-        git_env(Command::new("git").current_dir(&self.path).args(args))
-            .output()
-            .expect("run git")
-    }
-
-    fn git(&self, args: &[&str]) -> Vec<u8> {
-        let o = self.git_output(args);
-        assert!(
-            o.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o.stdout
-    }
-
-    fn abs(&self, rel: &[u8]) -> PathBuf {
-        self.path.join(OsStr::from_bytes(rel))
-    }
-
-    fn write(&self, rel: impl AsRef<[u8]>, data: &[u8]) {
-        let p = self.abs(rel.as_ref());
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::write(p, data).expect("write");
-    }
-
-    fn remove(&self, rel: impl AsRef<[u8]>) {
-        std::fs::remove_file(self.abs(rel.as_ref())).expect("remove");
-    }
-
-    /// Move a file on disk (not `git mv`).
-    fn mv(&self, from: impl AsRef<[u8]>, to: impl AsRef<[u8]>) {
-        let to = self.abs(to.as_ref());
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::fs::rename(self.abs(from.as_ref()), to).expect("rename");
-    }
-
-    fn symlink(&self, target: &str, rel: impl AsRef<[u8]>) {
-        let p = self.abs(rel.as_ref());
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        std::os::unix::fs::symlink(target, p).expect("symlink");
-    }
-
-    fn chmod(&self, rel: impl AsRef<[u8]>, mode: u32) {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            self.abs(rel.as_ref()),
-            std::fs::Permissions::from_mode(mode),
-        )
-        .expect("chmod");
-    }
-
-    /// `git mv`, creating the destination's directory first.
-    fn git_mv(&self, from: &str, to: &str) {
-        if let Some(parent) = self.abs(to.as_bytes()).parent() {
-            std::fs::create_dir_all(parent).expect("mkdir");
-        }
-        self.git(&["mv", from, to]);
-    }
-
-    /// Stage everything and commit; returns the commit id.
-    fn commit_all(&self, msg: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.commit_index(msg)
-    }
-
-    /// Commit the index as it is; returns the commit id.
-    fn commit_index(&self, msg: &str) -> String {
-        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
-        self.rev("HEAD")
-    }
-
-    fn rev(&self, rev: &str) -> String {
-        String::from_utf8(self.git(&["rev-parse", rev]))
-            .expect("utf-8")
-            .trim()
-            .to_owned()
-    }
-
-    fn simm(&self, args: &[&str]) -> Output {
-        git_env(
-            Command::new(env!("CARGO_BIN_EXE_git-simm"))
-                .current_dir(&self.path)
-                .args(args),
-        )
-        .output()
-        .expect("run git-simm")
-    }
-}
-
-fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+// Comparing with git (repositories and the environment: tests/util).
 
 /// `git diff --no-color --name-status <args>`: stdout, asserting success.
 fn git_diff(r: &Repo, args: &[&str]) -> Vec<u8> {
@@ -328,38 +191,10 @@ fn score_of(out: &[u8], dst: &str) -> Option<u32> {
 // ---------------------------------------------------------------------------
 // Real content.
 
-fn own(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect("own source")
-}
-
 /// A real file of the cargo registry.
 struct Doc {
     name: String,
     data: Vec<u8>,
-}
-
-fn registry_src() -> PathBuf {
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .expect("CARGO_HOME or HOME");
-    home.join("registry").join("src")
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            walk(&e.path(), out);
-        } else if ft.is_file() {
-            out.push(e.path());
-        }
-    }
 }
 
 /// Text files (.rs, .md, .toml, 1 to 48 KiB, UTF-8, no NUL) of one version
@@ -459,42 +294,6 @@ fn license_text() -> Vec<u8> {
 
 // ---------------------------------------------------------------------------
 // Deterministic edits.
-
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Printable junk of `len` bytes that will not match real text.
-    fn junk(&mut self, len: usize) -> Vec<u8> {
-        const WORDS: [&str; 12] = [
-            "zork", "quux", "frob", "blarg", "wibble", "plugh", "xyzzy", "grault", "garply",
-            "waldo", "fred", "thud",
-        ];
-        let mut s = Vec::with_capacity(len + 16);
-        while s.len() < len {
-            let w = WORDS[self.below(WORDS.len())];
-            s.extend_from_slice(format!("{w}{:x} ", self.next() & 0xffff_ffff).as_bytes());
-        }
-        s.truncate(len.max(1));
-        s
-    }
-}
 
 fn split_lines(data: &[u8]) -> Vec<Vec<u8>> {
     data.split_inclusive(|&b| b == b'\n')
@@ -646,18 +445,18 @@ fn pure_renames_agree() {
     let _mismatches = Mismatches::guard();
     let r = Repo::new();
     let files: Vec<(&str, Vec<u8>)> = vec![
-        ("lib/engine/core.rs", own("src/score.rs")),
-        ("lib/engine/store.rs", own("src/store.rs")),
-        ("lib/engine/nested/fp.rs", own("src/fingerprint.rs")),
-        ("tools/cli_tests.rs", own("tests/cli.rs")),
-        ("tools/score_tests.rs", own("tests/score_vs_git.rs")),
+        ("lib/engine/core.rs", own_source("src/score.rs")),
+        ("lib/engine/store.rs", own_source("src/store.rs")),
+        ("lib/engine/nested/fp.rs", own_source("src/fingerprint.rs")),
+        ("tools/cli_tests.rs", own_source("tests/cli.rs")),
+        ("tools/score_tests.rs", own_source("tests/score_vs_git.rs")),
         ("a/util.rs", pick(1).to_vec()),
         ("b/util.rs", pick(2).to_vec()),
         ("docs/guide.md", pick(3).to_vec()),
         ("docs/notes.md", pick(4).to_vec()),
         ("stay/keep.rs", pick(5).to_vec()),
         ("stay/edit.rs", pick(6).to_vec()),
-        ("Cargo.toml", own("Cargo.toml")),
+        ("Cargo.toml", own_source("Cargo.toml")),
     ];
     for (p, d) in &files {
         r.write(p, d);
@@ -714,7 +513,7 @@ fn pure_renames_agree() {
 fn same_basename_preference_agrees() {
     let _mismatches = Mismatches::guard();
     let r = Repo::new();
-    let base = own("tests/score_vs_git.rs");
+    let base = own_source("tests/score_vs_git.rs");
     let scorer = GitScorer::new(&base);
     // `near` is very close to the destination, `named` less so but shares
     // its basename.
@@ -772,7 +571,7 @@ struct EditsFixture {
 
 fn edits_fixture() -> EditsFixture {
     let r = Repo::new();
-    let light = own("src/store.rs");
+    let light = own_source("src/store.rs");
     let mid = pick(30).to_vec();
     let under = pick(31).to_vec();
     let low = pick(32).to_vec();
@@ -971,7 +770,7 @@ struct CopiesFixture {
 
 fn copies_fixture() -> CopiesFixture {
     let r = Repo::new();
-    let orig = own("src/fingerprint.rs");
+    let orig = own_source("src/fingerprint.rs");
     let stable = pick(50).to_vec();
     let multi = pick(51).to_vec();
     let other = pick(52).to_vec();
@@ -1228,8 +1027,8 @@ fn boilerplate_headers_agree() {
 fn swaps_and_reused_paths_agree() {
     let _mismatches = Mismatches::guard();
     let r = Repo::new();
-    let a = own("src/score.rs");
-    let b = own("src/store.rs");
+    let a = own_source("src/score.rs");
+    let b = own_source("src/store.rs");
     let c = pick(90).to_vec();
     r.write("a.rs", &a);
     r.write("b.rs", &b);
@@ -1273,8 +1072,8 @@ fn swaps_and_reused_paths_agree() {
 /// as usual for submodules).
 fn types_fixture(gitlinks: bool) -> (Repo, String, String) {
     let r = Repo::new();
-    r.write("tool.sh", &own("src/main.rs"));
-    r.write("script.rs", &own("src/lib.rs"));
+    r.write("tool.sh", &own_source("src/main.rs"));
+    r.write("script.rs", &own_source("src/lib.rs"));
     r.symlink("src/target.rs", "link_a");
     r.symlink("other", "link_b");
     r.symlink("yet/another/target", "link_c");
@@ -1544,7 +1343,7 @@ fn cached_and_work_tree_agree() {
     for i in 0..10 {
         r.write(format!("src/f{i}.rs"), pick(140 + i));
     }
-    r.write("big.rs", &own("tests/cli.rs"));
+    r.write("big.rs", &own_source("tests/cli.rs"));
     r.write("empty.txt", b"");
     let c1 = r.commit_all("one");
     // A second commit so `HEAD~1` is a meaningful tree-ish.
@@ -1642,15 +1441,15 @@ fn cached_and_work_tree_agree() {
 fn unmerged_index_agrees() {
     let _mismatches = Mismatches::guard();
     let r = Repo::new();
-    r.write("a.rs", &own("src/lib.rs"));
+    r.write("a.rs", &own_source("src/lib.rs"));
     r.write("b.rs", pick(150));
     r.write("c.rs", pick(151));
     r.commit_all("one");
     r.git(&["checkout", "-q", "-b", "side"]);
-    r.write("a.rs", &edit_lines(&own("src/lib.rs"), &[1], 1));
+    r.write("a.rs", &edit_lines(&own_source("src/lib.rs"), &[1], 1));
     r.commit_all("side");
     r.git(&["checkout", "-q", "main"]);
-    r.write("a.rs", &edit_lines(&own("src/lib.rs"), &[1], 2));
+    r.write("a.rs", &edit_lines(&own_source("src/lib.rs"), &[1], 2));
     r.git_mv("b.rs", "moved/b.rs");
     r.commit_all("main");
     let merge = r.git_output(&["merge", "-q", "side"]);

@@ -5,6 +5,8 @@
 //! are not valid UTF-8.
 #![cfg(unix)]
 
+mod util;
+
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -12,27 +14,16 @@ use std::process::{Command, Output, Stdio};
 
 use git_simm::repo::{EntryKind, Repo, RepoError};
 use gix::ObjectId;
+use util::{git_command, path_of, succeeded, write};
 
-/// Run git in `dir` with a hermetic environment and return its output,
-/// whether it succeeded or not.
+/// Run git in `dir`, isolated by [`util::git_env`], and return its output,
+/// whether it succeeded or not. Its repositories are made with `git init`
+/// here, so the branch name and line-ending settings come on the command
+/// line.
 fn git_output(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir)
-        .args(["-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"])
+    let mut cmd = git_command(dir);
+    cmd.args(["-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"])
         .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_OBJECT_DIRECTORY")
-        .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -54,13 +45,7 @@ fn git_output(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
 }
 
 fn git_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Vec<u8> {
-    let out = git_output(dir, args, stdin);
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    succeeded(args, git_output(dir, args, stdin))
 }
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
@@ -76,18 +61,6 @@ fn git_str(dir: &Path, args: &[&str]) -> String {
 
 fn oid(hex: &str) -> ObjectId {
     ObjectId::from_hex(hex.as_bytes()).expect("valid hex id")
-}
-
-fn path_of(dir: &Path, name: &[u8]) -> PathBuf {
-    dir.join(OsStr::from_bytes(name))
-}
-
-fn write(dir: &Path, name: &[u8], contents: &[u8]) {
-    let path = path_of(dir, name);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, contents).expect("write file");
 }
 
 fn set_executable(dir: &Path, name: &[u8], exec: bool) {
@@ -365,12 +338,9 @@ fn worktree_entries_hash_like_git() {
             EntryKind::Regular | EntryKind::Executable => {
                 assert_eq!(data, &std::fs::read(&path).expect("read"));
                 // --no-filters: git-simm hashes raw bytes, see the module docs.
-                let out = Command::new("git")
-                    .current_dir(&dir)
+                let out = git_command(&dir)
                     .args(["hash-object", "--no-filters", "--"])
                     .arg(OsStr::from_bytes(&entry.path))
-                    .env("GIT_CONFIG_NOSYSTEM", "1")
-                    .env("GIT_CONFIG_GLOBAL", "/dev/null")
                     .output()
                     .expect("git hash-object");
                 assert!(out.status.success());

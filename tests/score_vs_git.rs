@@ -7,160 +7,42 @@
 //! `-M<n>` arguments. Inputs are this crate's own files (real text) with
 //! deterministic pseudo-random edits, so the tests need nothing but `git`.
 
+mod util;
+
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::{Command, Output};
 
 use git_simm::score::{DEFAULT_MIN_SCORE, MAX_SCORE, Spans, parse_rename_score, percent, score};
+use util::{Repo, Rng};
 
-/// A throw-away repository driven by the real `git`, isolated from the
-/// user's configuration and from any repository the tests run inside of.
-struct Repo {
-    dir: tempfile::TempDir,
-}
-
-impl Repo {
-    fn new() -> Repo {
-        let repo = Repo {
-            dir: tempfile::tempdir().expect("create temporary directory"),
-        };
-        repo.git(&["init", "-q"]);
-        repo
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new("git");
-        cmd.current_dir(self.dir.path());
-        // Inside a hook or a `git rebase --exec`, GIT_DIR and friends would
-        // point git at the outer repository.
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("GIT_") {
-                cmd.env_remove(key);
-            }
-        }
-        cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "A U Thor")
-            .env("GIT_AUTHOR_EMAIL", "author@example.com")
-            .env("GIT_AUTHOR_DATE", "1112911993 +0000")
-            .env("GIT_COMMITTER_NAME", "C O Mitter")
-            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-            .env("GIT_COMMITTER_DATE", "1112911993 +0000");
-        cmd.args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "gc.auto=0",
-            "-c",
-            "core.autocrlf=false",
-        ]);
-        cmd.args(args);
-        cmd
-    }
-
-    fn try_git(&self, args: &[&str]) -> Output {
-        self.command(args).output().expect("run git")
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = self.try_git(args);
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("git output is UTF-8")
-    }
-
-    fn write(&self, rel: &str, data: &[u8]) {
-        let path = self.dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().expect("file has a parent")).expect("mkdir");
-        std::fs::write(path, data).expect("write file");
-    }
-
-    fn remove(&self, rel: &str) {
-        std::fs::remove_file(self.dir.path().join(rel)).expect("remove file");
-    }
-
-    /// Commit the work tree as it is and return the commit id.
-    fn commit(&self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", message]);
-        self.git(&["rev-parse", "HEAD"]).trim().to_owned()
-    }
-
-    /// Renames git finds between two commits: `(percent, old path, new path)`.
-    fn renames(&self, from: &str, to: &str, m_arg: &str) -> Vec<(u32, String, String)> {
-        let m = format!("-M{m_arg}");
-        let args = ["diff", "--no-color", &m, "-l0", "--name-status", from, to];
-        let out = self.try_git(&args);
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "git warned: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8(out.stdout).expect("git output is UTF-8");
-        stdout
-            .lines()
-            .filter_map(|line| {
-                let mut fields = line.split('\t');
-                let status = fields.next()?;
-                let pct = status.strip_prefix('R')?;
-                let pct: u32 = pct.parse().expect("R is followed by a number");
-                let old = fields.next().expect("old path").to_owned();
-                let new = fields.next().expect("new path").to_owned();
-                Some((pct, old, new))
-            })
-            .collect()
-    }
-}
-
-/// SplitMix64: tiny, deterministic, good enough to pick edits.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-
-    /// A line of plausible code that no other file contains.
-    fn fresh_line(&mut self) -> Vec<u8> {
-        let indent = " ".repeat(self.below(3) * 4);
-        let (a, b, c) = (self.next() as u32, self.next() as u16, self.next() as u16);
-        format!(
-            "{indent}let v{a:x} = w{b:x}(&q{c:x}, {});\n",
-            self.below(1000)
-        )
-        .into_bytes()
-    }
-
-    /// `n` random printable bytes.
-    fn printable(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| 0x20 + self.below(0x5f) as u8).collect()
-    }
+/// Renames git finds between two commits: `(percent, old path, new path)`.
+fn renames(repo: &Repo, from: &str, to: &str, m_arg: &str) -> Vec<(u32, String, String)> {
+    let m = format!("-M{m_arg}");
+    let args = ["diff", "--no-color", &m, "-l0", "--name-status", from, to];
+    let out = repo.git_output(&args);
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "git warned: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("git output is UTF-8");
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let status = fields.next()?;
+            let pct = status.strip_prefix('R')?;
+            let pct: u32 = pct.parse().expect("R is followed by a number");
+            let old = fields.next().expect("old path").to_owned();
+            let new = fields.next().expect("new path").to_owned();
+            Some((pct, old, new))
+        })
+        .collect()
 }
 
 /// The crate's own text files, as lines (each with its LF, if any).
@@ -399,7 +281,7 @@ fn percentages_match_git_for_edited_crate_files() {
     let mut rng = Rng(0x005e_ed0f_5c0e);
     let repo = Repo::new();
     repo.write("README", b"score tests\n");
-    repo.commit("root");
+    repo.commit_all("root");
 
     let mut compared = 0usize;
     let mut intended_compared = 0usize;
@@ -417,18 +299,18 @@ fn percentages_match_git_for_edited_crate_files() {
         let mut src_spans: HashMap<String, Spans> = HashMap::new();
         let mut dst_spans: HashMap<String, Spans> = HashMap::new();
         for (&i, pair) in ids.iter().zip(&pairs) {
-            repo.write(&src_path(i), &pair.src);
+            repo.write(src_path(i), &pair.src);
             src_spans.insert(src_path(i), Spans::new(&pair.src));
             dst_spans.insert(dst_path(i), Spans::new(&pair.dst));
         }
-        let before = repo.commit(&format!("sources {batch}"));
+        let before = repo.commit_all(&format!("sources {batch}"));
         for (&i, pair) in ids.iter().zip(&pairs) {
-            repo.remove(&src_path(i));
-            repo.write(&dst_path(i), &pair.dst);
+            repo.remove(src_path(i));
+            repo.write(dst_path(i), &pair.dst);
         }
-        let after = repo.commit(&format!("renames {batch}"));
+        let after = repo.commit_all(&format!("renames {batch}"));
 
-        let reported = repo.renames(&before, &after, M_ARG);
+        let reported = renames(&repo, &before, &after, M_ARG);
         let mut used_src: HashSet<String> = HashSet::new();
         let mut used_dst: HashSet<String> = HashSet::new();
         for (git_pct, old, new) in &reported {
@@ -554,7 +436,7 @@ fn thresholds_and_m_arguments_match_git() {
     let mut rng = Rng(0x7e57_ab1e);
     let repo = Repo::new();
     repo.write("README", b"threshold tests\n");
-    repo.commit("root");
+    repo.commit_all("root");
 
     // Pairs "src + x filler bytes" with x chosen so that the score is exactly
     // the threshold (the largest x that still reaches it) or just below it.
@@ -614,10 +496,10 @@ fn thresholds_and_m_arguments_match_git() {
         let old = format!("{name}/old.txt");
         let new = format!("{name}/new.txt");
         repo.write(&old, src);
-        let before = repo.commit(&format!("add {name}"));
+        let before = repo.commit_all(&format!("add {name}"));
         repo.remove(&old);
         repo.write(&new, dst);
-        let after = repo.commit(&format!("rename {name}"));
+        let after = repo.commit_all(&format!("rename {name}"));
         let (src_spans, dst_spans) = (Spans::new(src), Spans::new(dst));
         for arg in args {
             let parsed = parse_rename_score(arg).expect("git accepts this argument");
@@ -630,7 +512,7 @@ fn thresholds_and_m_arguments_match_git() {
             };
             let ours = score(&src_spans, &dst_spans, min);
             let expect = (min < MAX_SCORE && ours >= min).then(|| percent(ours));
-            let git = repo.renames(&before, &after, arg);
+            let git = renames(&repo, &before, &after, arg);
             let got = match git.as_slice() {
                 [] => None,
                 [(pct, o, n)] if *o == old && *n == new => Some(*pct),
@@ -663,21 +545,21 @@ fn invalid_m_arguments_are_rejected_like_git() {
     let repo = Repo::new();
     let (a, b) = (b"one\ntwo\nthree\n", b"one\ntwo\nthree\nfour\n");
     repo.write("a.txt", a);
-    repo.commit("one");
+    repo.commit_all("one");
     repo.remove("a.txt");
     repo.write("b.txt", b);
-    repo.commit("two");
+    repo.commit_all("two");
     for bad in [
         "5x", "50%%", "1.2.3", "-5", "5 ", " 5", "ab", "50%x", "1e3", "+5",
     ] {
         let m = format!("-M{bad}");
-        let out = repo.try_git(&["diff", &m, "--name-status", "HEAD~1", "HEAD"]);
+        let out = repo.git_output(&["diff", &m, "--name-status", "HEAD~1", "HEAD"]);
         assert!(!out.status.success(), "git accepted -M{bad:?}");
         let err = parse_rename_score(bad).expect_err("we must reject it too");
         assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
     }
     // And the valid spelling of the same pair is found.
-    let out = repo.renames("HEAD~1", "HEAD", "50%");
+    let out = renames(&repo, "HEAD~1", "HEAD", "50%");
     let ours = percent(score(&Spans::new(a), &Spans::new(b), DEFAULT_MIN_SCORE));
     assert_eq!(ours, 73);
     assert_eq!(out, vec![(ours, "a.txt".to_owned(), "b.txt".to_owned())]);

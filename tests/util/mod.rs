@@ -1,0 +1,410 @@
+//! Helpers shared by the integration tests and `benches/quality.rs`.
+//!
+//! Each test file is its own crate and used to carry its own copy of these:
+//! repositories built with the real `git` in a pinned environment, running
+//! `git` and `git-simm`, reading real text from the cargo registry, and a
+//! deterministic PRNG. One copy here keeps them from drifting apart (a
+//! drifted copy once meant one suite was hermetic and another was not).
+//!
+//! Tests use it with `mod util;`, the quality bench with
+//! `#[path = "../tests/util/mod.rs"] mod util;`.
+
+// Every test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use git_simm::fingerprint::{Fingerprint, Fingerprinter};
+use git_simm::score::{Spans, percent, score};
+
+// ---------------------------------------------------------------------------
+// Running git and git-simm.
+
+/// Isolate `cmd` (git or git-simm) from the machine and from any repository
+/// the tests run inside of, so outputs and commit ids are reproducible.
+///
+/// Every inherited `GIT_*` variable goes: inside a hook or a
+/// `git rebase --exec`, GIT_DIR and friends would point git at the outer
+/// repository, and GIT_SIMM_* budgets would change what git-simm does.
+/// System and global configuration are ignored, and identities and dates
+/// are pinned (git's own test-suite values) as in gitoxide's fixture
+/// scripts.
+pub fn git_env(cmd: &mut Command) -> &mut Command {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GIT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "A U Thor")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
+        .env("GIT_COMMITTER_NAME", "C O Mitter")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
+}
+
+/// `git`, isolated by [`git_env`], to run in `dir`.
+pub fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    git_env(&mut cmd).current_dir(dir);
+    cmd
+}
+
+/// The `git-simm` binary under test, isolated by [`git_env`]; the caller
+/// picks the directory (or passes `-C`).
+pub fn simm_command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-simm"));
+    git_env(&mut cmd);
+    cmd
+}
+
+/// Run `git-simm <args>` in `dir`, whether it succeeds or not.
+pub fn simm_in(dir: &Path, args: &[&str]) -> Output {
+    simm_command()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run git-simm")
+}
+
+/// The stdout of a git run that must have succeeded; the failure message
+/// carries git's stderr, which is what explains it.
+pub fn succeeded(args: &[&str], o: Output) -> Vec<u8> {
+    assert!(
+        o.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// Bytes as text, for messages and comparisons that tolerate non-UTF-8.
+pub fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    lossy(&o.stdout)
+}
+
+pub fn stderr(o: &Output) -> String {
+    lossy(&o.stderr)
+}
+
+// ---------------------------------------------------------------------------
+// Files below a directory, named by bytes.
+
+/// `root/rel`; `rel` is bytes so tests can use names that are not UTF-8.
+pub fn path_of(root: &Path, rel: &[u8]) -> PathBuf {
+    root.join(OsStr::from_bytes(rel))
+}
+
+/// Write `root/rel`, creating its directories first.
+pub fn write(root: &Path, rel: &[u8], data: &[u8]) {
+    let p = path_of(root, rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(p, data).expect("write file");
+}
+
+// ---------------------------------------------------------------------------
+// Repositories driven by the real git.
+
+/// A throw-away repository in a temporary directory, every git and
+/// git-simm run in it isolated by [`git_env`].
+pub struct Repo {
+    _dir: tempfile::TempDir,
+    /// The work tree: `repo` inside the temporary directory, so a test can
+    /// put things (a bare clone, a query file) next to it.
+    pub path: PathBuf,
+}
+
+impl Repo {
+    /// `git init` on branch `main`. Configuration that would make runs
+    /// differ between machines or stall them (automatic gc, signing, line
+    /// ending conversion) is switched off in the repository's own config,
+    /// which git-simm reads too.
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("repo");
+        std::fs::create_dir(&path).expect("mkdir");
+        let r = Repo { _dir: dir, path };
+        r.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
+        r.git(&["config", "gc.auto", "0"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r.git(&["config", "core.autocrlf", "false"]);
+        r
+    }
+
+    /// Run git here, whether it succeeds or not.
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        git_command(&self.path)
+            .args(args)
+            .output()
+            .expect("run git")
+    }
+
+    /// Run git here; its stdout, asserting success.
+    pub fn git(&self, args: &[&str]) -> Vec<u8> {
+        succeeded(args, self.git_output(args))
+    }
+
+    /// Run git here; its stdout as UTF-8, asserting success.
+    pub fn git_str(&self, args: &[&str]) -> String {
+        String::from_utf8(self.git(args)).expect("git output is UTF-8")
+    }
+
+    /// The full id `rev` names.
+    pub fn rev(&self, rev: &str) -> String {
+        self.git_str(&["rev-parse", rev]).trim().to_owned()
+    }
+
+    /// Run `git-simm <args>` here, whether it succeeds or not.
+    pub fn simm(&self, args: &[&str]) -> Output {
+        simm_in(&self.path, args)
+    }
+
+    /// Where git-simm keeps its fingerprint store.
+    pub fn store_dir(&self) -> PathBuf {
+        self.path.join(".git/simm")
+    }
+
+    pub fn abs(&self, rel: &[u8]) -> PathBuf {
+        path_of(&self.path, rel)
+    }
+
+    pub fn write(&self, rel: impl AsRef<[u8]>, data: &[u8]) {
+        write(&self.path, rel.as_ref(), data);
+    }
+
+    pub fn remove(&self, rel: impl AsRef<[u8]>) {
+        std::fs::remove_file(self.abs(rel.as_ref())).expect("remove");
+    }
+
+    /// Move a file on disk (not `git mv`).
+    pub fn mv(&self, from: impl AsRef<[u8]>, to: impl AsRef<[u8]>) {
+        let to = self.abs(to.as_ref());
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::rename(self.abs(from.as_ref()), to).expect("rename");
+    }
+
+    pub fn symlink(&self, target: &str, rel: impl AsRef<[u8]>) {
+        let p = self.abs(rel.as_ref());
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::os::unix::fs::symlink(target, p).expect("symlink");
+    }
+
+    pub fn chmod(&self, rel: impl AsRef<[u8]>, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            self.abs(rel.as_ref()),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .expect("chmod");
+    }
+
+    /// `git mv`, creating the destination's directory first.
+    pub fn git_mv(&self, from: &str, to: &str) {
+        if let Some(parent) = self.abs(to.as_bytes()).parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        self.git(&["mv", from, to]);
+    }
+
+    /// Stage everything and commit; returns the commit id.
+    pub fn commit_all(&self, msg: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.commit_index(msg)
+    }
+
+    /// Commit the index as it is (even when nothing changed); returns the
+    /// commit id.
+    pub fn commit_index(&self, msg: &str) -> String {
+        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
+        self.rev("HEAD")
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Real text: this crate's sources and the cargo registry.
+
+/// A file of this crate, by its path relative to the manifest directory.
+pub fn own_source(rel: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect("own source")
+}
+
+/// Text files of 1 to 64 KiB make the fingerprint corpora: smaller ones are
+/// not fingerprinted, larger ones would make the suites slow.
+pub const MIN_FILE: usize = 1024;
+pub const MAX_FILE: usize = 64 * 1024;
+
+/// The size of one substitution in Manber's experiment.
+pub const SUB_LEN: usize = 50;
+
+pub fn cargo_home() -> PathBuf {
+    match std::env::var_os("CARGO_HOME") {
+        Some(h) if !h.is_empty() => PathBuf::from(h),
+        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
+    }
+}
+
+/// The registry sources cargo unpacked to build this crate: thousands of
+/// real text files present wherever the tests can run, with no download.
+pub fn registry_src() -> PathBuf {
+    cargo_home().join("registry").join("src")
+}
+
+/// Every regular file below `dir`, in sorted path order (so corpora come
+/// out the same on every machine); symlinks and unreadable directories are
+/// skipped.
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            walk(&e.path(), out);
+        } else if ft.is_file() {
+            out.push(e.path());
+        }
+    }
+}
+
+/// The kinds of text the corpora are made of.
+pub fn wanted(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "rs" || e == "md" || e == "toml")
+}
+
+/// git's test for text: no NUL in the first 8000 bytes.
+pub fn is_text(data: &[u8]) -> bool {
+    !data[..data.len().min(8000)].contains(&0)
+}
+
+/// A corpus text, with what the fingerprint experiments need of it: its
+/// exact-score histogram and its fingerprint.
+pub struct Doc {
+    pub data: Vec<u8>,
+    pub spans: Spans,
+    pub fp: Fingerprint,
+}
+
+impl Doc {
+    /// `data` must be at least [`MIN_FILE`] bytes, so it is fingerprinted.
+    pub fn new(data: Vec<u8>, fpr: &mut Fingerprinter) -> Doc {
+        Doc {
+            spans: Spans::new(&data),
+            fp: fpr
+                .fingerprint(&data)
+                .expect("1 KiB and more is fingerprinted"),
+            data,
+        }
+    }
+}
+
+/// git's similarity percentage of a pair (symmetric, no size filter).
+pub fn exact(a: &Spans, b: &Spans) -> u32 {
+    percent(score(a, b, 0))
+}
+
+/// A random document unrelated to `docs[i]`: git scores the pair below 10%.
+pub fn unrelated(docs: &[Doc], i: usize, rng: &mut Rng) -> usize {
+    loop {
+        let j = rng.below(docs.len());
+        if j != i && exact(&docs[i].spans, &docs[j].spans) < 10 {
+            return j;
+        }
+    }
+}
+
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Sample standard deviation.
+pub fn sd(v: &[f64]) -> f64 {
+    let m = mean(v);
+    (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len().max(2) - 1) as f64).sqrt()
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic randomness.
+
+/// SplitMix64: tiny and deterministic, so every run makes the same edits
+/// and a failure can be replayed; no dependency needed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+
+    /// `n` distinct indices of `0..len`, in random order.
+    pub fn sample(&mut self, len: usize, n: usize) -> Vec<usize> {
+        let mut pool: Vec<usize> = (0..len).collect();
+        (0..n.min(len))
+            .map(|_| pool.swap_remove(self.below(pool.len())))
+            .collect()
+    }
+
+    /// A line of plausible code that no other file contains.
+    pub fn fresh_line(&mut self) -> Vec<u8> {
+        let indent = " ".repeat(self.below(3) * 4);
+        let (a, b, c) = (self.next() as u32, self.next() as u16, self.next() as u16);
+        format!(
+            "{indent}let v{a:x} = w{b:x}(&q{c:x}, {});\n",
+            self.below(1000)
+        )
+        .into_bytes()
+    }
+
+    /// `n` random printable bytes.
+    pub fn printable(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| 0x20 + self.below(0x5f) as u8).collect()
+    }
+
+    /// Printable junk of `len` bytes that will not match real text.
+    pub fn junk(&mut self, len: usize) -> Vec<u8> {
+        const WORDS: [&str; 12] = [
+            "zork", "quux", "frob", "blarg", "wibble", "plugh", "xyzzy", "grault", "garply",
+            "waldo", "fred", "thud",
+        ];
+        let mut s = Vec::with_capacity(len + 16);
+        while s.len() < len {
+            let w = WORDS[self.below(WORDS.len())];
+            s.extend_from_slice(format!("{w}{:x} ", self.next() & 0xffff_ffff).as_bytes());
+        }
+        s.truncate(len.max(1));
+        s
+    }
+}

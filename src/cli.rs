@@ -156,12 +156,12 @@ pub struct RenamesArgs {
 
     /// Detect renames, optionally setting the minimum similarity (git's
     /// -M<n>: 50, 50%, 0.5; default 50%). On by default.
-    #[arg(long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(short = 'M', long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub find_renames: Option<String>,
 
     /// Detect copies as well (git's -C<n>). Give it twice for
     /// --find-copies-harder.
-    #[arg(long = "find-copies", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append)]
+    #[arg(short = 'C', long = "find-copies", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append)]
     pub find_copies: Vec<String>,
 
     /// Consider every file of the old side as a copy source, not only
@@ -175,7 +175,12 @@ pub struct RenamesArgs {
 
     /// git's rename limit (-l<n>): skip inexact detection when
     /// destinations x sources exceeds n^2. If unset or 0, there is no limit.
-    #[arg(long = "rename-limit", value_name = "n", default_value_t = 0)]
+    #[arg(
+        short = 'l',
+        long = "rename-limit",
+        value_name = "n",
+        default_value_t = 0
+    )]
     pub rename_limit: usize,
 
     /// Pair empty files too, as git's diff does by default.

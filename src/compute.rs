@@ -168,11 +168,38 @@ impl crate::renames::Content for RepoContent<'_> {
             .into_iter()
             .partition(|id| self.extra.contains_key(id));
         if !in_odb.is_empty() {
-            let progress = Progress::new("Fingerprinting blobs", in_odb.len() as u64, false);
-            let (entries, _) = fingerprint_blobs(self.repo, self.store, &in_odb, &progress)?;
-            progress.finish();
-            for (id, e) in in_odb.into_iter().zip(entries) {
-                self.memo.insert(id, item(e));
+            // Blobs the store lacks are read here anyway; detection will
+            // almost always score them exactly too, so their chunk
+            // histograms are kept from the same read rather than reading
+            // them a second time.
+            let cached = self.store.get_many(&in_odb);
+            let mut misses = Vec::new();
+            for (id, hit) in in_odb.iter().zip(cached) {
+                match hit {
+                    Some(e) => {
+                        self.memo.insert(*id, item(e));
+                    }
+                    None => misses.push(*id),
+                }
+            }
+            if !misses.is_empty() {
+                let progress = Progress::new("Fingerprinting blobs", misses.len() as u64, false);
+                let computed = self.repo.map_blobs(&misses, |_, data| {
+                    let entry = FINGERPRINTER.with_borrow_mut(|f| Entry {
+                        size: data.len() as u64,
+                        fingerprint: f.fingerprint(data),
+                    });
+                    progress.inc(1);
+                    (entry, Arc::new(Spans::new(data)))
+                })?;
+                progress.finish();
+                let mut fresh = Vec::with_capacity(computed.len());
+                for (id, (entry, spans)) in misses.into_iter().zip(computed) {
+                    self.memo.insert(id, item(entry));
+                    self.spans.insert(id, spans);
+                    fresh.push((id, entry));
+                }
+                self.store.insert(fresh)?;
             }
         }
         if !in_memory.is_empty() {

@@ -32,18 +32,16 @@ use git_simm::fingerprint::{Fingerprinter, estimate_similarity};
 use git_simm::score::Spans;
 use git_simm::similar::MAX_DISTANCE;
 use util::{
-    Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, exact, is_text, mean, registry_src, sd, unrelated, walk,
-    wanted,
+    Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, exact, is_text, mean, registry_crates, registry_src, sd,
+    unrelated, walk, wanted,
 };
 
 /// Registry sources and this crate's sources, sorted by path.
 fn disk_corpus() -> (String, Vec<Vec<u8>>) {
     let mut paths = Vec::new();
     let registry = registry_src();
-    if let Ok(read) = std::fs::read_dir(&registry) {
-        for index in read.flatten() {
-            walk(&index.path(), &mut paths);
-        }
+    for dir in registry_crates() {
+        walk(&dir, &mut paths);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for dir in ["src", "tests"] {

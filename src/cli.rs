@@ -47,6 +47,69 @@ pub enum Command {
     /// tree, like `git diff -M --name-status` without a rename limit.
     #[command(after_help = RENAMES_HELP)]
     Renames(RenamesArgs),
+    /// Check staged changes before a commit: renames git will not detect,
+    /// new files that copy tracked ones (what the pre-commit hook runs).
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
+    /// Install git-simm's pre-commit hook into the hooks directory git uses
+    /// (`core.hooksPath`, else `.git/hooks`).
+    InstallHook(InstallHookArgs),
+}
+
+const CHECK_HELP: &str = "\
+Compares HEAD with the index and warns, on stderr, about:
+  - a staged rename that git-simm finds (at --rename-threshold, default 25%)
+    but git's default detection (-M50%, diff.renameLimit 1000) will not:
+    'git log --follow' and blame lose the file's history. Fix: commit the
+    pure move first (git mv, commit), then the edits.
+  - a new file that is a near-copy (--copy-threshold, default 90%) of a
+    file still tracked: probable copy-paste duplication.
+Prints nothing when nothing applies. Exit status 0, or 1 with --strict
+when it warned.
+
+Configuration (flags win): simm.renameThreshold, simm.copyThreshold,
+simm.strict (bool), simm.ignore (multi-valued: a path prefix such as
+`vendor/`, or a glob such as `*.lock` or `docs/*.md`). git's own
+diff.renames and diff.renameLimit are read to emulate git.
+
+Examples:
+  git simm check --staged
+  git simm check --staged --strict --rename-threshold 30
+  git config --add simm.ignore vendor/";
+
+/// Arguments of `git-simm check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Compare HEAD with the index (the only mode so far).
+    #[arg(long, visible_alias = "cached", required = true)]
+    pub staged: bool,
+
+    /// Lowest similarity reported as a rename (git's -M syntax: 25, 25%,
+    /// 0.25). Default: simm.renameThreshold, else 25%.
+    #[arg(long, value_name = "n")]
+    pub rename_threshold: Option<String>,
+
+    /// Lowest similarity of a new file to a tracked one reported as a copy.
+    /// Default: simm.copyThreshold, else 90%.
+    #[arg(long, value_name = "n")]
+    pub copy_threshold: Option<String>,
+
+    /// Exit 1 when a warning was printed (the hook then refuses the
+    /// commit). Default: simm.strict.
+    #[arg(long, overrides_with = "no_strict")]
+    pub strict: bool,
+
+    /// Never exit 1 for warnings, whatever simm.strict says.
+    #[arg(long)]
+    pub no_strict: bool,
+}
+
+/// Arguments of `git-simm install-hook`.
+#[derive(Debug, Args)]
+pub struct InstallHookArgs {
+    /// Replace an existing pre-commit hook that is not git-simm's.
+    #[arg(long, short = 'f')]
+    pub force: bool,
 }
 
 const RENAMES_HELP: &str = "\

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 
-use crate::cli::{Cli, Command, FingerprintArgs, RenamesArgs, SimilarArgs};
+use crate::cli::{
+    CheckArgs, Cli, Command, FingerprintArgs, InstallHookArgs, RenamesArgs, SimilarArgs,
+};
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::output::{self, write_quoted_path};
@@ -25,6 +27,8 @@ pub enum Status {
     Success,
     /// Exit 1: the search found nothing (like `git grep`).
     NothingFound,
+    /// Exit 1: `check --strict` warned, so the hook refuses the commit.
+    Refused,
 }
 
 /// Run a parsed command line, writing results to `out` and warnings to
@@ -41,6 +45,8 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
         Command::Fingerprint(args) => fingerprint(&cwd, cli.no_cache, args, out, err),
         Command::Similar(args) => similar(&cwd, cli.no_cache, args, out, err),
         Command::Renames(args) => renames(&cwd, cli.no_cache, args, out, err),
+        Command::Check(args) => check(&cwd, cli.no_cache, args, err),
+        Command::InstallHook(args) => install_hook(&cwd, args, out),
     };
     match result {
         Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
@@ -640,4 +646,131 @@ fn worktree_side(repo: &Repo, old: &[crate::repo::Entry]) -> Result<Side> {
         side.entries.push(entry);
     }
     Ok(side)
+}
+
+/// A similarity from a flag, else from git config, else the default; in
+/// [`score::MAX_SCORE`] units.
+fn threshold(repo: &Repo, flag: Option<&String>, key: &str, default: &str) -> Result<u32> {
+    let (text, origin) = match flag {
+        Some(f) => (f.clone(), "option"),
+        None => match repo.config_string(key) {
+            Some(v) => (v, key),
+            None => (default.to_owned(), "default"),
+        },
+    };
+    score::parse_rename_score(&text).with_context(|| format!("invalid {origin} value '{text}'"))
+}
+
+fn check(cwd: &Path, no_cache: bool, args: &CheckArgs, err: &mut impl Write) -> Result<Status> {
+    use crate::check::{self, Settings};
+    let repo = Repo::discover(cwd)?;
+    let limit = match repo.config_int("diff.renameLimit") {
+        Some(n) if n > 0 => n as usize,
+        Some(_) => 0,
+        None => check::GIT_DEFAULT_RENAME_LIMIT,
+    };
+    // diff.renames may also be "copies", which still detects renames.
+    let git_renames = match repo.config_string("diff.renames") {
+        Some(v) if v.eq_ignore_ascii_case("copies") || v.eq_ignore_ascii_case("copy") => true,
+        Some(_) => repo.config_bool("diff.renames").unwrap_or(true),
+        None => true,
+    };
+    let settings = Settings {
+        rename_threshold: threshold(
+            &repo,
+            args.rename_threshold.as_ref(),
+            "simm.renameThreshold",
+            "25%",
+        )?,
+        copy_threshold: threshold(
+            &repo,
+            args.copy_threshold.as_ref(),
+            "simm.copyThreshold",
+            "90%",
+        )?,
+        git_min_score: score::DEFAULT_MIN_SCORE,
+        git_rename_limit: limit,
+        git_renames,
+        ignore: repo.config_strings("simm.ignore"),
+    };
+    let strict = if args.no_strict {
+        false
+    } else {
+        args.strict || repo.config_bool("simm.strict").unwrap_or(false)
+    };
+    let head = tree_side(&repo, "HEAD", true)?;
+    let index = repo.index_entries()?;
+    let mut store = open_store(&repo, no_cache)?;
+    let findings = {
+        let mut content = compute::RepoContent::new(&repo, &mut store, Default::default());
+        check::check(&head, &index, &settings, &mut content)?
+    };
+    flush_warnings(&mut store, err);
+    check::write_findings(err, &findings, &settings)?;
+    err.flush()?;
+    Ok(if strict && !findings.is_empty() {
+        Status::Refused
+    } else {
+        Status::Success
+    })
+}
+
+/// The hook `install-hook` writes.
+pub const PRE_COMMIT_HOOK: &str = include_str!("../git-hooks/pre-commit");
+
+fn install_hook(cwd: &Path, args: &InstallHookArgs, out: &mut impl Write) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let dir = repo.hooks_dir();
+    let path = dir.join("pre-commit");
+    match std::fs::read(&path) {
+        Ok(existing) if existing == PRE_COMMIT_HOOK.as_bytes() => {
+            make_executable(&path)?;
+            writeln!(
+                out,
+                "git-simm's pre-commit hook is already installed in {}",
+                path.display()
+            )?;
+            return Ok(Status::Success);
+        }
+        Ok(_) if !args.force => bail!(
+            "a different pre-commit hook exists at {}; not overwriting it \
+             (use --force to replace it, or call `git-simm check --staged` from it)",
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read {}", path.display()));
+        }
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Write beside it and rename, so a failed write never leaves half a hook.
+    let tmp = dir.join(".pre-commit.git-simm.tmp");
+    std::fs::write(&tmp, PRE_COMMIT_HOOK)
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    make_executable(&tmp)?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    writeln!(
+        out,
+        "installed git-simm's pre-commit hook in {}",
+        path.display()
+    )?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .permissions();
+    perms.set_mode(perms.mode() | 0o755);
+    std::fs::set_permissions(path, perms)
+        .with_context(|| format!("cannot make {} executable", path.display()))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> Result<()> {
+    Ok(())
 }

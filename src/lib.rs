@@ -18,6 +18,7 @@
 
 pub mod candidates;
 pub mod changes;
+pub mod check;
 pub mod cli;
 pub mod commands;
 pub mod compute;

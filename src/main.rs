@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let mut err = std::io::stderr();
     match commands::run(cli, &mut out, &mut err) {
         Ok(Status::Success) => ExitCode::SUCCESS,
-        Ok(Status::NothingFound) => ExitCode::from(1),
+        Ok(Status::NothingFound | Status::Refused) => ExitCode::from(1),
         Err(e) => {
             drop(out);
             eprintln!("fatal: {}", commands::describe_error(&e));

@@ -24,7 +24,7 @@
 mod util;
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -32,8 +32,8 @@ use std::time::Instant;
 use git_simm::fingerprint::{Fingerprint, Fingerprinter, estimate_similarity, fingerprint};
 use git_simm::score::{MAX_SCORE, Spans, percent, score};
 use util::{
-    Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, exact, is_text, mean, registry_src, sd,
-    simm_command, unrelated, walk, wanted,
+    Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, exact, is_text, mean, registry_crates,
+    registry_src, sd, simm_command, unrelated, walk, wanted,
 };
 
 /// A registry file, as it will be committed to the test repository.
@@ -80,12 +80,14 @@ fn corpus() -> &'static Corpus {
     CORPUS.get_or_init(|| {
         let registry = registry_src();
         let mut files = Vec::new();
-        let mut indexes: Vec<PathBuf> = std::fs::read_dir(&registry)
-            .map(|r| r.flatten().map(|e| e.path()).collect())
-            .unwrap_or_default();
-        indexes.sort();
-        for index in indexes {
-            files.extend(read_files(&index));
+        for dir in registry_crates() {
+            let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
+                continue;
+            };
+            files.extend(read_files(&dir).into_iter().map(|mut f| {
+                f.path = format!("{name}/{}", f.path);
+                f
+            }));
         }
         assert!(
             files.len() >= 1500,

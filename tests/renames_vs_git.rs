@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use util::{Repo, Rng, lossy, own_source, registry_src, walk};
+use util::{Repo, Rng, lossy, own_source, registry_crates, registry_src, walk};
 
 // ---------------------------------------------------------------------------
 // Comparing with git (repositories and the environment: tests/util).
@@ -203,31 +203,17 @@ struct Doc {
 fn corpus() -> &'static [Doc] {
     static CORPUS: OnceLock<Vec<Doc>> = OnceLock::new();
     CORPUS.get_or_init(|| {
-        let src = registry_src();
         let mut crate_dirs: BTreeMap<String, PathBuf> = BTreeMap::new();
-        let mut indexes: Vec<_> = std::fs::read_dir(&src)
-            .unwrap_or_else(|e| panic!("{}: {e}", src.display()))
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .collect();
-        indexes.sort();
-        for index in indexes {
-            let Ok(rd) = std::fs::read_dir(&index) else {
-                continue;
+        for d in registry_crates() {
+            let name = d.file_name().unwrap().to_string_lossy().into_owned();
+            // "name-1.2.3": keep one version per crate (the last).
+            let krate = match name.rfind('-') {
+                Some(i) if name[i + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
+                    name[..i].to_owned()
+                }
+                _ => name.clone(),
             };
-            let mut dirs: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-            dirs.sort();
-            for d in dirs {
-                let name = d.file_name().unwrap().to_string_lossy().into_owned();
-                // "name-1.2.3": keep one version per crate (the last).
-                let krate = match name.rfind('-') {
-                    Some(i) if name[i + 1..].starts_with(|c: char| c.is_ascii_digit()) => {
-                        name[..i].to_owned()
-                    }
-                    _ => name.clone(),
-                };
-                crate_dirs.insert(krate, d);
-            }
+            crate_dirs.insert(krate, d);
         }
         let mut seen = HashSet::new();
         let mut docs = Vec::new();
@@ -263,7 +249,7 @@ fn corpus() -> &'static [Doc] {
         assert!(
             docs.len() >= 1700,
             "the cargo registry under {} has only {} usable files",
-            src.display(),
+            registry_src().display(),
             docs.len()
         );
         docs
@@ -280,7 +266,9 @@ fn pick(i: usize) -> &'static [u8] {
 /// A real license text from the registry (LICENSE-APACHE or LICENSE-MIT).
 fn license_text() -> Vec<u8> {
     let mut files = Vec::new();
-    walk(&registry_src(), &mut files);
+    for dir in registry_crates() {
+        walk(&dir, &mut files);
+    }
     let mut apache: Vec<_> = files
         .iter()
         .filter(|f| f.file_name().is_some_and(|n| n == "LICENSE-APACHE"))

@@ -264,6 +264,42 @@ pub fn registry_src() -> PathBuf {
     cargo_home().join("registry").join("src")
 }
 
+/// The unpacked crates of this crate's `Cargo.lock`, in sorted order. The
+/// registry may hold other crates too (anything cargo ever built on the
+/// machine); taking only the locked ones keeps the corpora, and so the
+/// tests' inputs, the same on every machine that built this crate.
+pub fn registry_crates() -> Vec<PathBuf> {
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
+        .unwrap_or_default();
+    let mut locked = std::collections::BTreeSet::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(n) = line.strip_prefix("name = \"") {
+            name = n.strip_suffix('"').map(str::to_owned);
+        } else if let Some(v) = line.strip_prefix("version = \"")
+            && let (Some(n), Some(v)) = (name.take(), v.strip_suffix('"'))
+        {
+            locked.insert(format!("{n}-{v}"));
+        }
+    }
+    let mut dirs = Vec::new();
+    let Ok(indexes) = std::fs::read_dir(registry_src()) else {
+        return dirs;
+    };
+    for index in indexes.flatten() {
+        let Ok(crates) = std::fs::read_dir(index.path()) else {
+            continue;
+        };
+        for c in crates.flatten() {
+            if c.file_name().to_str().is_some_and(|n| locked.contains(n)) {
+                dirs.push(c.path());
+            }
+        }
+    }
+    dirs.sort();
+    dirs
+}
+
 /// Every regular file below `dir`, in sorted path order (so corpora come
 /// out the same on every machine); symlinks and unreadable directories are
 /// skipped.

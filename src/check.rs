@@ -1,0 +1,355 @@
+//! `git-simm check --staged`: what a pre-commit hook should say about the
+//! staged changes before history is lost.
+//!
+//! Why this exists: git does not record renames; `git log --follow`, blame
+//! and merges rediscover them later with git's *default* detection (-M50%,
+//! `diff.renameLimit` 1000). A move committed together with heavy edits, or
+//! as part of a move too large for the limit, is therefore a delete plus an
+//! add forever after. The only cheap moment to fix that is before the commit
+//! exists (commit the pure move first, then the edits), so the check runs
+//! rename detection twice on the same HEAD-to-index changes: once at a low
+//! threshold with no limit (what really happened), once as git's defaults
+//! would (what git will see), and reports the difference. It also flags a
+//! new file that is a near-copy of a tracked one, usually copy-paste.
+//!
+//! Nothing here prints: findings are returned and written to a `Write`.
+
+use std::io::{self, Write};
+
+use crate::changes;
+use crate::output;
+use crate::renames::{self, Content, Detect, Record, Status};
+use crate::repo::Entry;
+use crate::score;
+
+/// What to check and how git is configured.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Renames git-simm reports as renames at all: this score and up
+    /// ([`score::MAX_SCORE`] units).
+    pub rename_threshold: u32,
+    /// A new file this similar to a tracked one is a copy.
+    pub copy_threshold: u32,
+    /// The minimum score of git's default detection (50%).
+    pub git_min_score: u32,
+    /// git's `diff.renameLimit` (0: none).
+    pub git_rename_limit: usize,
+    /// git's `diff.renames` (false: git detects no renames at all).
+    pub git_renames: bool,
+    /// `simm.ignore` patterns: findings naming a matching path are dropped.
+    pub ignore: Vec<String>,
+}
+
+/// Pairs scored beyond the fingerprint candidates when looking for copies.
+/// A near-copy (90% and up) keeps most of its fingerprint, so the
+/// candidates find it; the exhaustive fallback that rename detection needs
+/// for scattered edits would, in a large tree, score every new file against
+/// thousands of same-sized files on every commit (250 ms at 100,000 files).
+/// Small trees still get it.
+pub const COPY_EXHAUSTIVE_BUDGET: usize = 5_000;
+
+/// git's default `diff.renameLimit` for diff and log.
+pub const GIT_DEFAULT_RENAME_LIMIT: usize = 1000;
+
+/// Why git will not see a rename.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The pair scores under git's threshold.
+    BelowThreshold,
+    /// destinations x sources exceeds `diff.renameLimit`^2; `needed` is the
+    /// limit git would need.
+    RenameLimit {
+        /// The limit that would have been needed.
+        needed: usize,
+    },
+    /// `diff.renames` is false.
+    RenamesOff,
+    /// git pairs the paths differently (another source scored higher).
+    PairedElsewhere,
+}
+
+/// One thing worth warning about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// A staged rename git's default detection will not find.
+    LostRename {
+        /// Path in HEAD.
+        old: Vec<u8>,
+        /// Path in the index.
+        new: Vec<u8>,
+        /// git's score of the pair.
+        score: u32,
+        /// Why git misses it.
+        reason: Reason,
+    },
+    /// A new file that is a near-copy of a file still tracked.
+    Copy {
+        /// The new file.
+        new: Vec<u8>,
+        /// The tracked file it copies.
+        source: Vec<u8>,
+        /// git's score of the pair.
+        score: u32,
+    },
+}
+
+fn renamed(records: &[Record]) -> Vec<&Record> {
+    records
+        .iter()
+        .filter(|r| r.status == Status::Renamed)
+        .collect()
+}
+
+fn path_of(e: &Option<Entry>) -> &[u8] {
+    e.as_ref().map_or(&[][..], |e| e.path.as_slice())
+}
+
+/// Compare `head` with `index` (both sorted by path) and return the
+/// findings, renames first, each group in path order.
+pub fn check(
+    head: &[Entry],
+    index: &[Entry],
+    settings: &Settings,
+    content: &mut impl Content,
+) -> anyhow::Result<Vec<Finding>> {
+    let changes = changes::diff(head, index, false);
+    if changes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let low = renames::Options {
+        detect: Detect::Renames,
+        min_score: settings.rename_threshold,
+        limit: 0,
+        ..renames::Options::default()
+    };
+    let (ours, _) = renames::detect(&changes, &low, content)?;
+    let mut findings = Vec::new();
+    let ours_renamed = renamed(&ours);
+    if !ours_renamed.is_empty() {
+        let git = renames::Options {
+            detect: if settings.git_renames {
+                Detect::Renames
+            } else {
+                Detect::Off
+            },
+            min_score: settings.git_min_score,
+            limit: settings.git_rename_limit,
+            ..renames::Options::default()
+        };
+        let (theirs, outcome) = renames::detect(&changes, &git, content)?;
+        let seen: std::collections::HashSet<(&[u8], &[u8])> = renamed(&theirs)
+            .into_iter()
+            .map(|r| (path_of(&r.old), path_of(&r.new)))
+            .collect();
+        for r in ours_renamed {
+            let (old, new) = (path_of(&r.old), path_of(&r.new));
+            if seen.contains(&(old, new)) {
+                continue;
+            }
+            let reason = if !settings.git_renames {
+                Reason::RenamesOff
+            } else if let Some(needed) = outcome.limit_needed {
+                Reason::RenameLimit { needed }
+            } else if r.score < settings.git_min_score {
+                Reason::BelowThreshold
+            } else {
+                Reason::PairedElsewhere
+            };
+            findings.push(Finding::LostRename {
+                old: old.to_vec(),
+                new: new.to_vec(),
+                score: r.score,
+                reason,
+            });
+        }
+    }
+    // Copies: only files that are still plain additions after generous
+    // rename detection, against every file of HEAD still in the index.
+    let added: std::collections::HashSet<&[u8]> = ours
+        .iter()
+        .filter(|r| r.status == Status::Added)
+        .map(|r| path_of(&r.new))
+        .collect();
+    if !added.is_empty() {
+        let all = changes::diff(head, index, true);
+        let opts = renames::Options {
+            detect: Detect::CopiesHarder,
+            min_score: settings.copy_threshold,
+            limit: 0,
+            exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
+            ..renames::Options::default()
+        };
+        let (copies, _) = renames::detect(&all, &opts, content)?;
+        let present: std::collections::HashSet<&[u8]> =
+            index.iter().map(|e| e.path.as_slice()).collect();
+        for r in copies {
+            let (old, new) = (path_of(&r.old), path_of(&r.new));
+            if r.status == Status::Copied && added.contains(new) && present.contains(old) {
+                findings.push(Finding::Copy {
+                    new: new.to_vec(),
+                    source: old.to_vec(),
+                    score: r.score,
+                });
+            }
+        }
+    }
+    findings.retain(|f| {
+        let paths: [&[u8]; 2] = match f {
+            Finding::LostRename { old, new, .. } => [old, new],
+            Finding::Copy { new, source, .. } => [new, source],
+        };
+        !paths.iter().any(|p| ignored(&settings.ignore, p))
+    });
+    Ok(findings)
+}
+
+/// A path for a message: `'path'`, or git's C-style quoting (`"a\nb"`)
+/// when the path has bytes that would garble a terminal line.
+fn shown(path: &[u8]) -> String {
+    let q = output::quoted(path);
+    if q.starts_with('"') {
+        q
+    } else {
+        format!("'{q}'")
+    }
+}
+
+/// Write one warning per finding, each naming the files and the fix.
+pub fn write_findings(
+    w: &mut impl Write,
+    findings: &[Finding],
+    settings: &Settings,
+) -> io::Result<()> {
+    for f in findings {
+        match f {
+            Finding::LostRename {
+                old,
+                new,
+                score: s,
+                reason,
+            } => {
+                let why = match reason {
+                    Reason::BelowThreshold => format!(
+                        "below its {}% threshold",
+                        score::percent(settings.git_min_score)
+                    ),
+                    Reason::RenameLimit { needed } => format!(
+                        "too many files for diff.renameLimit={}; git would need {needed}",
+                        settings.git_rename_limit
+                    ),
+                    Reason::RenamesOff => "diff.renames is false".to_owned(),
+                    Reason::PairedElsewhere => "git pairs these paths differently".to_owned(),
+                };
+                writeln!(
+                    w,
+                    "warning: {} -> {} is a rename ({}% similar) that git will not detect ({why}): \
+                     'git log --follow' and blame will lose its history. \
+                     Commit the pure move first (git mv, commit), then the edits.",
+                    shown(old),
+                    shown(new),
+                    score::percent(*s)
+                )?;
+            }
+            Finding::Copy {
+                new,
+                source,
+                score: s,
+            } => writeln!(
+                w,
+                "warning: {} is a {}% copy of {}: probable copy-paste duplication.",
+                shown(new),
+                score::percent(*s),
+                shown(source)
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` matches any `simm.ignore` pattern. A pattern without
+/// glob characters is a path or directory prefix (`vendor`, `vendor/`); one
+/// with `*`, `?` or `[...]` is a glob over the whole path where `*` matches
+/// any run of bytes, `/` included; a glob without `/` is also tried against
+/// the file name alone (`*.lock`).
+pub fn ignored(patterns: &[String], path: &[u8]) -> bool {
+    patterns.iter().any(|p| {
+        let p = p.as_bytes();
+        if p.is_empty() {
+            return false;
+        }
+        if !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+            let p = p.strip_suffix(b"/").unwrap_or(p);
+            return path == p || (path.starts_with(p) && path.get(p.len()) == Some(&b'/'));
+        }
+        if glob(p, path) {
+            return true;
+        }
+        if !p.contains(&b'/') {
+            let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+            return glob(p, name);
+        }
+        false
+    })
+}
+
+/// Glob matching with `*`, `?` and `[...]` (ranges, `!`/`^` negation).
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some(b'*') => {
+            let rest = &p[1..];
+            (0..=s.len()).any(|i| glob(rest, &s[i..]))
+        }
+        Some(b'?') => !s.is_empty() && glob(&p[1..], &s[1..]),
+        Some(b'[') => {
+            let Some(end) = p.iter().skip(2).position(|&b| b == b']').map(|i| i + 2) else {
+                return s.first() == Some(&b'[') && glob(&p[1..], &s[1..]);
+            };
+            let Some(&c) = s.first() else { return false };
+            let mut class = &p[1..end];
+            let negate = matches!(class.first(), Some(b'!' | b'^'));
+            if negate {
+                class = &class[1..];
+            }
+            let mut hit = false;
+            let mut i = 0;
+            while i < class.len() {
+                if i + 2 < class.len() && class[i + 1] == b'-' {
+                    hit |= class[i] <= c && c <= class[i + 2];
+                    i += 3;
+                } else {
+                    hit |= class[i] == c;
+                    i += 1;
+                }
+            }
+            hit != negate && glob(&p[end + 1..], &s[1..])
+        }
+        Some(&b) => s.first() == Some(&b) && glob(&p[1..], &s[1..]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ig(p: &[&str], path: &str) -> bool {
+        let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+        ignored(&p, path.as_bytes())
+    }
+
+    #[test]
+    fn ignore_patterns() {
+        assert!(ig(&["vendor"], "vendor/a.c"));
+        assert!(ig(&["vendor/"], "vendor/x/a.c"));
+        assert!(ig(&["vendor"], "vendor"));
+        assert!(!ig(&["vendor"], "vendored/a.c"));
+        assert!(ig(&["*.lock"], "deep/dir/Cargo.lock"));
+        assert!(!ig(&["*.lock"], "deep/dir/Cargo.toml"));
+        assert!(ig(&["docs/*.md"], "docs/a/b.md"));
+        assert!(!ig(&["docs/*.md"], "src/b.md"));
+        assert!(ig(&["file[0-9].txt"], "file7.txt"));
+        assert!(!ig(&["file[!0-9].txt"], "file7.txt"));
+        assert!(ig(&["a?c"], "x/abc"));
+        assert!(!ig(&[], "a"));
+    }
+}

@@ -1,0 +1,353 @@
+//! `git-simm check --staged`, the pre-commit hook and `install-hook`, end to
+//! end: real repositories, the hook installed by the binary, and real
+//! `git commit` runs that execute it. Every case is checked against what
+//! git itself sees (`git diff --cached -M --name-status`), so the warnings
+//! are shown to describe git's real behaviour, not only our own opinion.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use util::{Repo, Rng, git_command, lossy, stderr};
+
+/// A text of `n` distinct lines, different for each seed.
+fn text(seed: u64, n: usize) -> Vec<String> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|i| format!("line {i} {}\n", String::from_utf8_lossy(&rng.junk(40))))
+        .collect()
+}
+
+/// `lines` with about `changed` of every 100 lines replaced by new ones.
+fn edited(lines: &[String], changed: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i % 100 < changed {
+                format!("new {i} {}\n", String::from_utf8_lossy(&rng.junk(40)))
+            } else {
+                l.clone()
+            }
+        })
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn join(lines: &[String]) -> Vec<u8> {
+    lines.concat().into_bytes()
+}
+
+/// PATH with git-simm's directory first, so the hook finds the binary under
+/// test.
+fn path_with_simm() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_git-simm"));
+    let dir = bin.parent().expect("binary has a directory");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// PATH without any directory holding a `git-simm`.
+fn path_without_simm() -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let bin = Path::new(env!("CARGO_BIN_EXE_git-simm"));
+    path.split(':')
+        .filter(|d| !d.is_empty() && !Path::new(d).join("git-simm").exists())
+        .filter(|d| Some(Path::new(d)) != bin.parent())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// `git commit -m msg` with the given PATH (the hook runs in it).
+fn commit(r: &Repo, msg: &str, path: &str) -> Output {
+    git_command(&r.path)
+        .env("PATH", path)
+        .args(["commit", "-q", "-m", msg])
+        .output()
+        .expect("run git commit")
+}
+
+/// A repository with the hook installed by `git-simm install-hook`.
+fn hooked_repo() -> Repo {
+    let r = Repo::new();
+    let o = r.simm(&["install-hook"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    r
+}
+
+/// git's own name-status of the staged changes with the given options.
+fn git_status(r: &Repo, opts: &[&str]) -> String {
+    let mut args = vec!["diff", "--cached", "--name-status"];
+    args.extend_from_slice(opts);
+    r.git_str(&args)
+}
+
+#[test]
+fn heavily_edited_rename_warns_and_strict_refuses() {
+    let r = hooked_repo();
+    let base = text(1, 200);
+    r.write("src/old_name.c", &join(&base));
+    r.write("keep.txt", &join(&text(2, 50)));
+    r.commit_all("base");
+    r.git_mv("src/old_name.c", "lib/new_name.c");
+    r.write("lib/new_name.c", &edited(&base, 60, 3));
+    r.git(&["add", "-A"]);
+
+    // git itself: no rename at its default, a 25-50% rename at -M20%.
+    let default = git_status(&r, &["-M"]);
+    assert!(!default.contains('R'), "git saw the rename: {default}");
+    let low = git_status(&r, &["-M20%"]);
+    let score: u32 = low
+        .lines()
+        .find_map(|l| l.strip_prefix('R'))
+        .and_then(|l| l.split('\t').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no rename at -M20%: {low}"));
+    assert!((25..50).contains(&score), "score {score}");
+
+    let head = r.rev("HEAD");
+    let o = commit(&r, "edit and move", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let expected = format!(
+        "warning: 'src/old_name.c' -> 'lib/new_name.c' is a rename ({score}% similar) \
+         that git will not detect (below its 50% threshold)"
+    );
+    assert!(err.contains(&expected), "{err}");
+    assert!(err.contains("Commit the pure move first"), "{err}");
+    assert_ne!(r.rev("HEAD"), head, "the commit should have happened");
+
+    // Same kind of change under simm.strict: refused, HEAD stays.
+    r.git_mv("lib/new_name.c", "other/third_name.c");
+    let current: Vec<String> = lossy(&edited(&base, 60, 3))
+        .split_inclusive('\n')
+        .map(str::to_owned)
+        .collect();
+    r.write("other/third_name.c", &edited(&current, 60, 4));
+    r.git(&["add", "-A"]);
+    r.git(&["config", "simm.strict", "true"]);
+    let head = r.rev("HEAD");
+    let o = commit(&r, "refused", &path_with_simm());
+    assert!(!o.status.success(), "strict commit went through");
+    let err = stderr(&o);
+    assert!(
+        err.contains("'lib/new_name.c' -> 'other/third_name.c'"),
+        "{err}"
+    );
+    assert!(err.contains("git commit --no-verify"), "{err}");
+    assert_eq!(r.rev("HEAD"), head, "HEAD moved");
+
+    // --no-strict on the command line wins over the config.
+    let o = r.simm(&["check", "--staged", "--no-strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = r.simm(&["check", "--staged"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A threshold above the pair's score silences it (flag beats default).
+    let o = r.simm(&["check", "--staged", "--rename-threshold", "60"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stderr(&o), "");
+    // simm.ignore drops findings naming an ignored path.
+    r.git(&["config", "--add", "simm.ignore", "*.md"]);
+    r.git(&["config", "--add", "simm.ignore", "other/"]);
+    let o = r.simm(&["check", "--staged"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn pure_move_is_silent() {
+    let r = hooked_repo();
+    r.write("a/file.c", &join(&text(5, 100)));
+    r.commit_all("base");
+    r.git_mv("a/file.c", "b/moved.c");
+    assert!(git_status(&r, &["-M"]).starts_with("R100"));
+    let o = r.simm(&["check", "--staged"]);
+    assert!(o.status.success());
+    assert_eq!(lossy(&o.stdout), "");
+    assert_eq!(stderr(&o), "");
+    let head = r.rev("HEAD");
+    let o = commit(&r, "move", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_ne!(r.rev("HEAD"), head);
+    // Nothing staged at all: silent too.
+    let o = r.simm(&["check", "--staged"]);
+    assert!(o.status.success());
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn near_copy_of_tracked_file_warns() {
+    let r = hooked_repo();
+    let base = text(7, 100);
+    r.write("orig/util.c", &join(&base));
+    r.commit_all("base");
+    r.write("dup/helpers.c", &edited(&base, 5, 8));
+    r.git(&["add", "-A"]);
+    // git agrees it is a copy of an unchanged file, above 90%.
+    let harder = git_status(&r, &["-C", "-C"]);
+    let line = harder
+        .lines()
+        .find(|l| l.starts_with('C'))
+        .unwrap_or_else(|| panic!("git sees no copy: {harder}"));
+    let score: u32 = line[1..4].parse().expect("score");
+    assert!(score >= 90, "{line}");
+    let o = commit(&r, "copy", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: 'dup/helpers.c' is a {score}% copy of 'orig/util.c': probable copy-paste duplication."
+        )),
+        "{err}"
+    );
+    // A new unrelated file is not a copy.
+    r.write("fresh.c", &join(&text(9, 100)));
+    r.git(&["add", "-A"]);
+    let o = r.simm(&["check", "--staged"]);
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn renames_lost_to_the_rename_limit_are_reported() {
+    let r = hooked_repo();
+    let mut bases = Vec::new();
+    for i in 0..3u64 {
+        let base = text(20 + i, 100);
+        r.write(format!("old/a{i}.txt"), &join(&base));
+        bases.push(base);
+    }
+    r.commit_all("base");
+    for (i, base) in bases.iter().enumerate() {
+        r.git_mv(&format!("old/a{i}.txt"), &format!("new/b{i}.txt"));
+        r.write(format!("new/b{i}.txt"), &edited(base, 30, 30 + i as u64));
+    }
+    r.git(&["add", "-A"]);
+    r.git(&["config", "diff.renameLimit", "2"]);
+    // git: no renames within the limit, three 60-80% renames without it.
+    let limited = git_status(&r, &["-M"]);
+    assert!(!limited.contains('R'), "{limited}");
+    let unlimited = git_status(&r, &["-M", "-l0"]);
+    let scores: Vec<u32> = unlimited
+        .lines()
+        .filter_map(|l| l.strip_prefix('R'))
+        .filter_map(|l| l[..3].parse().ok())
+        .collect();
+    assert_eq!(scores.len(), 3, "{unlimited}");
+    assert!(scores.iter().all(|s| (60..=80).contains(s)), "{scores:?}");
+
+    let o = commit(&r, "moves", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    for i in 0..3 {
+        let needle = format!("'old/a{i}.txt' -> 'new/b{i}.txt' is a rename");
+        let line = err
+            .lines()
+            .find(|l| l.contains(&needle))
+            .unwrap_or_else(|| panic!("{needle} missing: {err}"));
+        assert!(
+            line.contains("diff.renameLimit=2; git would need 3"),
+            "{line}"
+        );
+    }
+    // With git's limit raised, git finds them, and so the check is silent.
+    r.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    r.git(&["config", "diff.renameLimit", "10"]);
+    let o = r.simm(&["check", "--staged"]);
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
+fn install_hook_honours_hooks_path_and_refuses_to_overwrite() {
+    let r = Repo::new();
+    r.git(&["config", "core.hooksPath", "my hooks"]);
+    let hook: PathBuf = r.path.join("my hooks/pre-commit");
+    let o = r.simm(&["install-hook"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let installed = std::fs::read(&hook).expect("hook installed in core.hooksPath");
+    assert_eq!(installed, util::own_source("git-hooks/pre-commit"));
+    assert!(!r.path.join(".git/hooks/pre-commit").exists());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&hook).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o111, 0o111, "not executable: {mode:o}");
+    }
+    // git really runs it from there: a heavily edited rename warns.
+    let base = text(40, 100);
+    r.write("x.c", &join(&base));
+    r.commit_all("base");
+    r.git_mv("x.c", "y.c");
+    r.write("y.c", &edited(&base, 60, 41));
+    r.git(&["add", "-A"]);
+    let o = commit(&r, "m", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'x.c' -> 'y.c' is a rename"),
+        "{}",
+        stderr(&o)
+    );
+    // Installing again over our own hook is fine.
+    let o = r.simm(&["install-hook"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A different hook is kept unless --force.
+    std::fs::write(&hook, "#!/bin/sh\necho mine\n").expect("write");
+    let o = r.simm(&["install-hook"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&hook).expect("read"),
+        b"#!/bin/sh\necho mine\n"
+    );
+    let o = r.simm(&["install-hook", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&hook).expect("read"),
+        util::own_source("git-hooks/pre-commit")
+    );
+}
+
+#[test]
+fn hook_without_git_simm_on_path_says_so_and_commits() {
+    let r = hooked_repo();
+    let base = text(50, 100);
+    r.write("x.c", &join(&base));
+    r.commit_all("base");
+    r.git_mv("x.c", "y.c");
+    r.write("y.c", &edited(&base, 60, 51));
+    r.git(&["add", "-A"]);
+    let head = r.rev("HEAD");
+    let o = commit(&r, "m", &path_without_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "git-simm not installed; skipping similarity checks\n"
+    );
+    assert_ne!(r.rev("HEAD"), head);
+}
+
+#[test]
+fn awkward_path_names_work() {
+    let r = hooked_repo();
+    let base = text(60, 100);
+    r.write("plain.txt", &join(&base));
+    r.commit_all("base");
+    std::fs::create_dir_all(r.path.join("dir with space")).expect("mkdir");
+    r.git(&["mv", "plain.txt", "dir with space/new\nline.txt"]);
+    r.write("dir with space/new\nline.txt", &edited(&base, 60, 61));
+    r.git(&["add", "-A"]);
+    assert!(!git_status(&r, &["-M"]).contains('R'));
+    let head = r.rev("HEAD");
+    let o = commit(&r, "odd", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("'plain.txt' -> \"dir with space/new\\nline.txt\" is a rename"),
+        "{err}"
+    );
+    assert_ne!(r.rev("HEAD"), head);
+}

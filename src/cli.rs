@@ -14,8 +14,14 @@ use clap::{Args, Parser, Subcommand};
     version,
     bin_name = "git-simm",
     after_help = "Run as `git simm <command>` too, when git-simm is on PATH.\n\n\
-Exit status: 0 on success, 1 when a search found nothing, 128 on errors\n\
-(as git's `fatal:`), 129 on usage errors."
+Configuration (git config; command-line flags win):\n  \
+simm.renameThreshold  check: lowest score reported as a rename (25%)\n  \
+simm.copyThreshold    check: lowest score reported as a copy (90%)\n  \
+simm.strict           check: exit 1 when it warned (false)\n  \
+simm.ignore           check: skip paths matching this prefix or glob (multi-valued)\n\n\
+Environment: GIT_SIMM_TRACE=1 prints stage timings of rename detection.\n\n\
+Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
+warned), 128 on errors (as git's `fatal:`), 129 on usage errors."
 )]
 pub struct Cli {
     /// Run as if started in <path> (like `git -C`; before the subcommand).

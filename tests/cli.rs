@@ -4,10 +4,10 @@
 
 mod util;
 
-use std::path::PathBuf;
-use std::process::Stdio;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use util::{Repo, own_source, simm_command, simm_in, stderr, stdout};
+use util::{Repo, git_env, own_source, simm_command, simm_in, stderr, stdout};
 
 /// A repository of this crate's own sources, plus awkward names.
 fn sources_repo() -> Repo {
@@ -516,4 +516,31 @@ fn bare_repositories_resolve_names_as_revisions() {
     let o = simm_in(&bare, &["fingerprint", "HEAD"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(" src/store.rs\n"));
+}
+
+/// git runs `git-simm` for `git simm` when it is on PATH (an external
+/// command), with the same arguments and output.
+#[test]
+fn runs_as_a_git_external_command() {
+    let r = sources_repo();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-simm"))
+        .parent()
+        .expect("binary directory")
+        .to_owned();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let via_git = git_env(
+        Command::new("git")
+            .current_dir(&r.path)
+            .env("PATH", path)
+            .args(["simm", "fingerprint", "HEAD"]),
+    )
+    .output()
+    .expect("run git simm");
+    assert!(via_git.status.success(), "{}", stderr(&via_git));
+    let direct = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(stdout(&via_git), stdout(&direct));
+    assert!(stdout(&direct).contains(" src/store.rs\n"));
 }

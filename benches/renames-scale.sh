@@ -209,7 +209,7 @@ echo
 # R pairs: "old<TAB>new" of every R line of a name-status output.
 rpairs() { awk -F'\t' '$1 ~ /^R/ { print $2 "\t" $3 }' "$1" | sort; }
 
-declare -A T_SETUP T_GIT T_COLD T_FP T_WARM CHECK GIT_EST TO
+declare -A T_SETUP=() T_GIT=() T_COLD=() T_FP=() T_WARM=() CHECK=() GIT_EST=() TO=()
 ran=()
 last_git_n=
 last_git_t=
@@ -343,7 +343,8 @@ for n in "${size_list[@]}"; do
     prec=$(awk -v c="$found" -v d="$ns" 'BEGIN { printf "%.4f", d ? c / d : 0 }')
     echo "  expected pairs found: $found of $n (recall $rec; edited $found_edited of $n_edited," \
       "pure moves $((found - found_edited)) of $((n - n_edited))); R lines $ns, precision $prec"
-    echo "  other lines: $(awk -F'\t' '$1 !~ /^R/' "$wd/cold.out" | cut -c1 | sort | uniq -c | awk '{ printf "%s %s  ", $2, $1 }')"
+    other=$(awk -F'\t' '$1 !~ /^R/' "$wd/cold.out" | cut -c1 | sort | uniq -c | awk '{ printf "%s %s  ", $2, $1 }')
+    echo "  other lines: ${other:-none}"
     if ((found < n)); then
       comm -23 "$wd/expected.pairs" "$wd/cold.pairs" >"$wd/missed.pairs"
       # A missed destination either went to another source (a near-identical
@@ -411,7 +412,8 @@ for n in "${size_list[@]}"; do
   prev=$n
 done
 ((${#GIT_EST[@]} == 0)) || echo "  * git not run (N > --git-max): estimated as t_git(N0) * (N/N0)^2."
-((timeout_s == 0)) || echo "  >T: stopped by --timeout $timeout_s; ratios and exponents with > or < are bounds."
+[[ " ${TO[*]} " != *" 1 "* ]] ||
+  echo "  >T: stopped by --timeout $timeout_s; ratios and exponents with > or < are bounds."
 echo "  exp_*: growth exponent log(t2/t1)/log(N2/N1) from the previous N (2 = quadratic)."
 echo "  Targets (issue): git/cold >= 50 at N = 10000; cold < 10 s at N = 100000 on 2 cores; exponent clearly < 2."
 ((keep)) && echo "  kept: $workdir"

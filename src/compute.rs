@@ -46,6 +46,23 @@ pub fn fingerprint_blobs(
     ids: &[ObjectId],
     progress: &Progress,
 ) -> Result<(Vec<Entry>, Outcome), ComputeError> {
+    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, progress, |_| ())?;
+    Ok((entries, outcome))
+}
+
+/// Entries of every id, the extra value of every blob read, and counts.
+pub type WithExtras<T> = (Vec<Entry>, Vec<(ObjectId, T)>, Outcome);
+
+/// [`fingerprint_blobs`], also computing `also(content)` for every blob it
+/// has to read (those the store lacks), from the same read: callers that
+/// need more than the fingerprint of a blob avoid reading it twice.
+pub fn fingerprint_blobs_with<T: Send>(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    progress: &Progress,
+    also: impl Fn(&[u8]) -> T + Sync + Send,
+) -> Result<WithExtras<T>, ComputeError> {
     let mut out: Vec<Option<Entry>> = store.get_many(ids);
     let mut missing: Vec<ObjectId> = ids
         .iter()
@@ -60,18 +77,19 @@ pub fn fingerprint_blobs(
         ..Outcome::default()
     };
     progress.inc(outcome.cached as u64);
+    let mut extras = Vec::new();
     if !missing.is_empty() {
         let computed = repo.map_blobs(&missing, |_, data| {
-            let entry = FINGERPRINTER.with_borrow_mut(|f| Entry {
-                size: data.len() as u64,
-                fingerprint: f.fingerprint(data),
-            });
             progress.inc(1);
-            entry
+            (entry_of(data), also(data))
         })?;
         outcome.computed = computed.len();
-        outcome.bytes_read = computed.iter().map(|e| e.size).sum();
-        let new: Vec<(ObjectId, Entry)> = missing.iter().copied().zip(computed).collect();
+        outcome.bytes_read = computed.iter().map(|(e, _)| e.size).sum();
+        let mut new: Vec<(ObjectId, Entry)> = Vec::with_capacity(computed.len());
+        for (id, (entry, extra)) in missing.iter().copied().zip(computed) {
+            new.push((id, entry));
+            extras.push((id, extra));
+        }
         for (slot, id) in out.iter_mut().zip(ids) {
             if slot.is_none()
                 && let Ok(i) = new.binary_search_by(|(k, _)| k.cmp(id))
@@ -91,7 +109,15 @@ pub fn fingerprint_blobs(
             })
         })
         .collect();
-    Ok((entries, outcome))
+    Ok((entries, extras, outcome))
+}
+
+/// A blob's size and fingerprint, with this thread's scratch space.
+fn entry_of(data: &[u8]) -> Entry {
+    FINGERPRINTER.with_borrow_mut(|f| Entry {
+        size: data.len() as u64,
+        fingerprint: f.fingerprint(data),
+    })
 }
 
 /// Fingerprint content already in memory (work-tree files), keyed by the
@@ -102,12 +128,7 @@ pub fn fingerprint_contents(
 ) -> Result<Vec<Entry>, StoreError> {
     let entries: Vec<Entry> = contents
         .par_iter()
-        .map(|(_, data)| {
-            FINGERPRINTER.with_borrow_mut(|f| Entry {
-                size: data.len() as u64,
-                fingerprint: f.fingerprint(data),
-            })
-        })
+        .map(|(_, data)| entry_of(data))
         .collect();
     store.insert(
         contents
@@ -172,35 +193,16 @@ impl crate::renames::Content for RepoContent<'_> {
             // almost always score them exactly too, so their chunk
             // histograms are kept from the same read rather than reading
             // them a second time.
-            let cached = self.store.get_many(&in_odb);
-            let mut misses = Vec::new();
-            for (id, hit) in in_odb.iter().zip(cached) {
-                match hit {
-                    Some(e) => {
-                        self.memo.insert(*id, item(e));
-                    }
-                    None => misses.push(*id),
-                }
-            }
-            if !misses.is_empty() {
-                let progress = Progress::new("Fingerprinting blobs", misses.len() as u64, false);
-                let computed = self.repo.map_blobs(&misses, |_, data| {
-                    let entry = FINGERPRINTER.with_borrow_mut(|f| Entry {
-                        size: data.len() as u64,
-                        fingerprint: f.fingerprint(data),
-                    });
-                    progress.inc(1);
-                    (entry, Arc::new(Spans::new(data)))
+            let progress = Progress::new("Fingerprinting blobs", in_odb.len() as u64, false);
+            let (entries, spans, _) =
+                fingerprint_blobs_with(self.repo, self.store, &in_odb, &progress, |data| {
+                    Arc::new(Spans::new(data))
                 })?;
-                progress.finish();
-                let mut fresh = Vec::with_capacity(computed.len());
-                for (id, (entry, spans)) in misses.into_iter().zip(computed) {
-                    self.memo.insert(id, item(entry));
-                    self.spans.insert(id, spans);
-                    fresh.push((id, entry));
-                }
-                self.store.insert(fresh)?;
+            progress.finish();
+            for (id, e) in in_odb.iter().zip(entries) {
+                self.memo.insert(*id, item(e));
             }
+            self.spans.extend(spans);
         }
         if !in_memory.is_empty() {
             let contents: Vec<(ObjectId, &[u8])> = in_memory

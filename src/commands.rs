@@ -497,7 +497,7 @@ fn renames(
     }
 
     let mut unmerged: Vec<Vec<u8>> = Vec::new();
-    let (old_spec, old, new) = match (args.cached, args.revs.as_slice()) {
+    let (old, new) = match (args.cached, args.revs.as_slice()) {
         (true, [] | [_]) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(&repo, spec, args.revs.is_empty())?;
@@ -507,10 +507,9 @@ fn renames(
                 entries,
                 contents: Default::default(),
             };
-            (spec.to_owned(), old, new)
+            (old, new)
         }
         (false, [a, b]) => (
-            a.clone(),
             tree_side(&repo, a, false)?,
             Side {
                 entries: tree_side(&repo, b, false)?,
@@ -520,11 +519,11 @@ fn renames(
         (false, [] | [_]) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(&repo, spec, args.revs.is_empty())?;
-            (spec.to_owned(), old.clone(), worktree_side(&repo, &old)?)
+            let new = worktree_side(&repo, &old)?;
+            (old, new)
         }
         _ => bail!("--cached takes at most one tree-ish"),
     };
-    let _ = old_spec;
     let changes = crate::changes::diff_with_unmerged(
         &old,
         &new.entries,

@@ -60,6 +60,118 @@ pub enum Command {
     /// Install git-simm's pre-commit hook into the hooks directory git uses
     /// (`core.hooksPath`, else `.git/hooks`).
     InstallHook(InstallHookArgs),
+    /// Print the objects to pack as `<oid> <name>` lines, blobs named so
+    /// that `git pack-objects` visits them in similarity order.
+    #[command(after_help = PACK_ORDER_HELP)]
+    PackOrder(PackOrderArgs),
+    /// Repack every object into one pack whose deltas git found in
+    /// similarity order (like `git repack -a -d -f`, keeping unreachable
+    /// objects).
+    #[command(after_help = REPACK_HELP)]
+    Repack(RepackArgs),
+}
+
+const PACK_ORDER_HELP: &str = "\
+Feed the output to git pack-objects, which must recompute deltas and use
+name hash version 1 (git 2.49 and later have others):
+  git simm pack-order | git pack-objects --no-reuse-delta --delta-base-offset \\
+      [--name-hash-version=1] .git/objects/pack/pack
+Commits and tags keep the names git gives them, in git's order; blobs and
+trees get crafted 13-letter names whose hashes sort into the chosen order.
+Blobs whose path has the -delta attribute keep their path (git leaves them
+whole). Without <rev-list options>, lists what
+`git repack -a` packs: every ref, the reflogs and the index.
+
+Orders (--order):
+  similarity  blobs and trees grouped by path, newest first, or largest
+              first where fingerprints say that keeps similar versions
+              closer; groups chained so a file's history continues across
+              renames and copies (default)
+  path        grouped by path, newest first; no fingerprints needed
+  git         git's own order (a control: packs as git would)
+
+Examples:
+  git simm pack-order > order.txt
+  git simm pack-order --keep-unreachable | git pack-objects --no-reuse-delta \\
+      --delta-base-offset --window=10 --depth=50 /tmp/test-pack
+  git simm pack-order v1.0..v2.0";
+
+const REPACK_HELP: &str = "\
+Does what `git repack -a -d -f --keep-unreachable` does, with blobs in
+similarity order: lists every object (reachable ones as git repack -a does,
+then every unreachable local one, so nothing is lost), runs git
+pack-objects into a temporary directory, verifies the new pack (checksums,
+object count, every object id), installs it, and only then removes the old
+packs, the multi-pack index and loose objects now packed. Killed at any
+point, the repository still holds every object.
+
+Refuses, changing nothing: shallow and partial clones, .keep packs, a pack
+without its index, a read-only object directory, a concurrent repack.
+Objects borrowed from alternates are copied in, as git repack -a does.
+Bitmaps are not written (git pack-objects cannot write them for an explicit
+object list).
+
+--window, --depth and --threads default to git's (pack.window, pack.depth,
+pack.threads; else 10, 50 and one thread per core).
+
+Examples:
+  git simm repack
+  git simm repack --window=20 --depth=50 --threads=2
+  git simm repack --order=git     # git's own order, for comparison";
+
+/// Arguments of `git-simm pack-order`.
+#[derive(Debug, Args)]
+pub struct PackOrderArgs {
+    /// Also list every local object the walk does not reach (what
+    /// `git repack -a -d --keep-unreachable` keeps).
+    #[arg(long)]
+    pub keep_unreachable: bool,
+
+    /// How blobs and trees are ordered: similarity, path or git.
+    #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
+    pub order: crate::pack_order::Strategy,
+
+    /// Options for `git rev-list --objects` (revisions, --all, ...).
+    #[arg(
+        value_name = "rev-list options",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub revs: Vec<std::ffi::OsString>,
+}
+
+/// Arguments of `git-simm repack`.
+#[derive(Debug, Args)]
+pub struct RepackArgs {
+    /// Delta search window (git's --window).
+    #[arg(long, value_name = "n")]
+    pub window: Option<u32>,
+
+    /// Maximum delta chain depth (git's --depth).
+    #[arg(long, value_name = "n")]
+    pub depth: Option<u32>,
+
+    /// Threads for the delta search (git's --threads).
+    #[arg(long, value_name = "n")]
+    pub threads: Option<u32>,
+
+    /// How blobs and trees are ordered: similarity, path or git.
+    #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
+    pub order: crate::pack_order::Strategy,
+
+    /// No progress and no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn parse_order(s: &str) -> Result<crate::pack_order::Strategy, String> {
+    crate::pack_order::Strategy::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = crate::pack_order::Strategy::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        format!("unknown order '{s}' (one of: {})", names.join(", "))
+    })
 }
 
 const CHECK_HELP: &str = "\

@@ -9,7 +9,8 @@ use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 
 use crate::cli::{
-    CheckArgs, Cli, Command, FingerprintArgs, InstallHookArgs, RenamesArgs, SimilarArgs,
+    CheckArgs, Cli, Command, FingerprintArgs, InstallHookArgs, PackOrderArgs, RenamesArgs,
+    RepackArgs, SimilarArgs,
 };
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
@@ -47,6 +48,8 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
         Command::Renames(args) => renames(&cwd, cli.no_cache, args, out, err),
         Command::Check(args) => check(&cwd, cli.no_cache, args, err),
         Command::InstallHook(args) => install_hook(&cwd, args, out),
+        Command::PackOrder(args) => pack_order(&cwd, cli.no_cache, args, out, err),
+        Command::Repack(args) => repack(&cwd, cli.no_cache, args, err),
     };
     match result {
         Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
@@ -772,4 +775,65 @@ fn make_executable(path: &Path) -> Result<()> {
 #[cfg(not(unix))]
 fn make_executable(_: &Path) -> Result<()> {
     Ok(())
+}
+
+fn pack_order(
+    cwd: &Path,
+    no_cache: bool,
+    args: &PackOrderArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let mut store = open_store(&repo, no_cache)?;
+    let list = crate::pack_objects::pack_list(
+        &repo,
+        &mut store,
+        &crate::pack_objects::ListOptions {
+            revs: &args.revs,
+            keep_unreachable: args.keep_unreachable,
+            strategy: args.order,
+            progress: true,
+        },
+    )?;
+    flush_warnings(&mut store, err);
+    out.write_all(&list.input)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn repack(cwd: &Path, no_cache: bool, args: &RepackArgs, err: &mut impl Write) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let mut store = open_store(&repo, no_cache)?;
+    let opts = crate::repack::RepackOptions {
+        window: args.window,
+        depth: args.depth,
+        threads: args.threads,
+        strategy: args.order,
+        progress: !args.quiet,
+    };
+    let report = crate::repack::repack(&repo, &mut store, &opts)?;
+    flush_warnings(&mut store, err);
+    if !args.quiet {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let change = if report.bytes_before > 0 {
+            format!(
+                " ({:+.1}%)",
+                (report.bytes_after as f64 / report.bytes_before as f64 - 1.0) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            err,
+            "Repacked {} objects ({} blobs) into {}: {:.2} MiB -> {:.2} MiB{change}; {} old pack(s) removed",
+            report.objects,
+            report.blobs,
+            report.pack,
+            mib(report.bytes_before),
+            mib(report.bytes_after),
+            report.packs_removed,
+        )?;
+    }
+    Ok(Status::Success)
 }

@@ -133,6 +133,14 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// A freshly written pack does not hold what it should.
+    #[error("new pack {} failed verification: {reason}", path.display())]
+    PackVerification {
+        /// The pack's index file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
     /// A pack file is corrupt or could not be read.
     #[error("pack {} is corrupt or unreadable", path.display())]
     Pack {
@@ -243,6 +251,7 @@ pub struct Entry {
 pub struct Repo {
     repo: gix::ThreadSafeRepository,
     common_dir: PathBuf,
+    git_dir: PathBuf,
     work_dir: Option<PathBuf>,
 }
 
@@ -310,9 +319,11 @@ impl Repo {
         };
         let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
         let work_dir = repo.work_dir().map(absolute);
+        let git_dir = absolute(repo.git_dir());
         Ok(Repo {
             repo,
             common_dir,
+            git_dir,
             work_dir,
         })
     }
@@ -321,6 +332,65 @@ impl Repo {
     /// store there so every worktree benefits from the same fingerprints.
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
+    }
+
+    /// This repository's own git dir (a linked worktree's, not the common
+    /// one): where git processes started for it should point `--git-dir`.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The names of the configured remotes.
+    pub fn remote_names(&self) -> Vec<String> {
+        self.local()
+            .remote_names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    /// The local object directory (`objects/` of the common dir), without
+    /// alternates.
+    pub fn objects_dir(&self) -> PathBuf {
+        self.repo.objects_dir().to_owned()
+    }
+
+    /// Every object stored in the local object directory, packed or loose,
+    /// each once, sorted. Objects borrowed from alternates are not listed.
+    /// Unlike the readers, which skip a pack without a usable index the way
+    /// git does, this fails on one: callers use it to decide what may be
+    /// deleted.
+    pub fn local_objects(&self) -> Result<Vec<ObjectId>, RepoError> {
+        let hash = self.object_hash();
+        let dir = self.objects_dir();
+        let mut ids = Vec::new();
+        let pack_dir = dir.join("pack");
+        if let Ok(read_dir) = std::fs::read_dir(&pack_dir) {
+            let mut idx_paths: Vec<PathBuf> = read_dir
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|ext| ext == "idx"))
+                .collect();
+            idx_paths.sort();
+            for idx in idx_paths {
+                let index = gix::odb::pack::index::File::at(&idx, hash).map_err(|source| {
+                    RepoError::Pack {
+                        path: idx.clone(),
+                        source: gix::Error::from_error(source),
+                    }
+                })?;
+                ids.extend(index.iter().map(|e| e.oid));
+            }
+        }
+        for id in gix::odb::loose::Store::at(&dir, hash).iter() {
+            ids.push(id.map_err(|e| RepoError::ListObjects {
+                path: dir.clone(),
+                source: gix::Error::from_error(e),
+            })?);
+        }
+        ids.par_sort_unstable();
+        ids.dedup();
+        Ok(ids)
     }
 
     /// The root of the work tree, or `None` for a bare repository.
@@ -650,11 +720,21 @@ impl Repo {
     /// their size. Loose objects (and the rare packed object whose base is
     /// elsewhere) go through gix's header lookup.
     pub fn all_blobs(&self) -> Result<Vec<(ObjectId, u64)>, RepoError> {
+        Ok(self.all_blobs_and_trees()?.0)
+    }
+
+    /// [`Repo::all_blobs`], and every tree with its size (sorted by id, each
+    /// once), from the same walk.
+    #[allow(clippy::type_complexity)]
+    pub fn all_blobs_and_trees(
+        &self,
+    ) -> Result<(Vec<(ObjectId, u64)>, Vec<(ObjectId, u64)>), RepoError> {
         let hash = self.object_hash();
         let mut blobs = Vec::new();
+        let mut trees = Vec::new();
         let mut unresolved = Vec::new();
         for pack in self.packs() {
-            pack_blobs(&pack, hash, &mut blobs, &mut unresolved)?;
+            pack_blobs(&pack, hash, &mut blobs, &mut trees, &mut unresolved)?;
         }
         for dir in self.object_dirs() {
             for id in gix::odb::loose::Store::at(&dir, hash).iter() {
@@ -672,18 +752,26 @@ impl Repo {
                     let mut out = Vec::new();
                     for id in chunk {
                         let (kind, size) = reader.header(id)?;
-                        if kind == gix::object::Kind::Blob {
-                            out.push((*id, size));
+                        if matches!(kind, gix::object::Kind::Blob | gix::object::Kind::Tree) {
+                            out.push((*id, kind, size));
                         }
                     }
                     Ok(out)
                 })
             })
             .collect::<Result<Vec<_>, RepoError>>()?;
-        blobs.extend(more.into_iter().flatten());
-        blobs.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        blobs.dedup_by(|a, b| a.0 == b.0);
-        Ok(blobs)
+        for (id, kind, size) in more.into_iter().flatten() {
+            if kind == gix::object::Kind::Blob {
+                blobs.push((id, size));
+            } else {
+                trees.push((id, size));
+            }
+        }
+        for list in [&mut blobs, &mut trees] {
+            list.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            list.dedup_by(|a, b| a.0 == b.0);
+        }
+        Ok((blobs, trees))
     }
 
     /// Read the blobs `ids` in parallel and map each with `f(index, bytes)`,
@@ -913,6 +1001,7 @@ fn pack_blobs(
     pack: &Pack,
     hash: gix::hash::Kind,
     blobs: &mut Vec<(ObjectId, u64)>,
+    trees: &mut Vec<(ObjectId, u64)>,
     unresolved: &mut Vec<ObjectId>,
 ) -> Result<(), RepoError> {
     use gix::odb::pack::data::entry::Header;
@@ -945,8 +1034,13 @@ fn pack_blobs(
         };
         kinds.push(kind);
         match kind {
-            Some(gix::object::Kind::Blob) if entry.header.is_delta() => deltas.push((id, entry)),
+            Some(k @ (gix::object::Kind::Blob | gix::object::Kind::Tree))
+                if entry.header.is_delta() =>
+            {
+                deltas.push((id, k, entry))
+            }
             Some(gix::object::Kind::Blob) => blobs.push((id, entry.decompressed_size)),
+            Some(gix::object::Kind::Tree) => trees.push((id, entry.decompressed_size)),
             Some(_) => {}
             None => unresolved.push(id),
         }
@@ -957,11 +1051,23 @@ fn pack_blobs(
             let mut inflate = gix::zlib::Inflate::default();
             chunk
                 .iter()
-                .map(|(id, entry)| Ok((*id, delta_result_size(pack, &data, entry, &mut inflate)?)))
+                .map(|(id, kind, entry)| {
+                    Ok((
+                        *id,
+                        *kind,
+                        delta_result_size(pack, &data, entry, &mut inflate)?,
+                    ))
+                })
                 .collect::<Result<Vec<_>, RepoError>>()
         })
         .collect::<Result<Vec<_>, RepoError>>()?;
-    blobs.extend(sized.into_iter().flatten());
+    for (id, kind, size) in sized.into_iter().flatten() {
+        if kind == gix::object::Kind::Blob {
+            blobs.push((id, size));
+        } else {
+            trees.push((id, size));
+        }
+    }
     Ok(())
 }
 
@@ -1407,4 +1513,60 @@ fn is_executable(meta: &std::fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn is_executable(_meta: &std::fs::Metadata) -> bool {
     false
+}
+
+/// Check a pack before anything relies on it: the index's and the pack's
+/// checksums hold, they belong to each other, the pack holds as many
+/// objects as its index, and the index lists exactly `expected` (sorted,
+/// each once). This reads the pack once for its checksum but does not
+/// inflate objects; `git pack-objects` wrote it and checked its deltas.
+pub fn verify_pack(
+    idx_path: &Path,
+    hash: gix::hash::Kind,
+    expected: &[ObjectId],
+) -> Result<(), RepoError> {
+    let fail = |reason: String| RepoError::PackVerification {
+        path: idx_path.to_owned(),
+        reason,
+    };
+    let index = gix::odb::pack::index::File::at(idx_path, hash)
+        .map_err(|e| fail(format!("index unreadable: {e}")))?;
+    let data_path = idx_path.with_extension("pack");
+    let data = gix::odb::pack::data::File::at(&data_path, hash)
+        .map_err(|e| fail(format!("pack unreadable: {e}")))?;
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    index
+        .verify_checksum(&mut gix::progress::Discard, &interrupt)
+        .map_err(|e| fail(format!("index checksum: {e}")))?;
+    data.verify_checksum(&mut gix::progress::Discard, &interrupt)
+        .map_err(|e| fail(format!("pack checksum: {e}")))?;
+    if index.pack_checksum() != data.checksum() {
+        return Err(fail("the index belongs to another pack".into()));
+    }
+    if data.num_objects() != index.num_objects() {
+        return Err(fail(format!(
+            "the pack holds {} objects, its index {}",
+            data.num_objects(),
+            index.num_objects()
+        )));
+    }
+    if index.num_objects() as usize != expected.len() {
+        return Err(fail(format!(
+            "{} objects instead of {}",
+            index.num_objects(),
+            expected.len()
+        )));
+    }
+    // Index entries are sorted by id, like `expected`.
+    if let Some((got, want)) = index
+        .iter()
+        .map(|e| e.oid)
+        .zip(expected)
+        .find(|(got, want)| got != *want)
+    {
+        return Err(fail(format!(
+            "object {want} is missing (found {got} in its place)"
+        )));
+    }
+    Ok(())
 }

@@ -1,0 +1,654 @@
+//! `git-simm repack`: rewrite every object of a repository into one pack
+//! whose deltas `git pack-objects` found in similarity order, without ever
+//! being in a state that lacks an object.
+//!
+//! The sequence is the one `git repack -a -d` follows, with the checks made
+//! explicit because this is the one command that deletes repository data:
+//!
+//! 1. refuse what it cannot handle safely (shallow or partial clones, `.keep`
+//!    packs, a read-only object directory, another repack running), before
+//!    any work;
+//! 2. list every object: what `git repack -a` packs, plus every local object
+//!    the walk does not reach (as `--keep-unreachable` does), so the object
+//!    set after equals the one before;
+//! 3. `git pack-objects` writes the pack into a private temporary directory
+//!    inside `objects/pack`, where git never looks for packs;
+//! 4. the new pack is verified (checksums, object count, every listed id),
+//!    fsynced and renamed into place, index last, since the index is what
+//!    makes a pack visible;
+//! 5. only then are the old packs (index first) and loose copies removed.
+//!
+//! Killed at any point, the repository holds every object: before step 4
+//! the old packs are untouched, after it the new pack holds everything. A
+//! leftover lock or temporary directory is cleaned by the next run.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::pack_objects::{self, ListOptions, PackError};
+use crate::pack_order::Strategy;
+use crate::repo::{self, Repo, RepoError};
+use crate::store::Store;
+
+/// Why a repack did not happen or did not finish; the repository is
+/// unchanged in every case except [`RepackError::Cleanup`], where the new
+/// pack is in place and some old files were left behind.
+#[derive(Debug, thiserror::Error)]
+pub enum RepackError {
+    /// A shallow clone lacks history its refs point into.
+    #[error("{} is a shallow clone; repack it with git (or unshallow it: git fetch --unshallow)", path.display())]
+    Shallow {
+        /// The repository's git dir.
+        path: PathBuf,
+    },
+    /// A partial clone's missing objects cannot be listed.
+    #[error("{} is a partial clone (promisor remote); repack it with git", path.display())]
+    Partial {
+        /// The repository's git dir.
+        path: PathBuf,
+    },
+    /// Packs marked to be kept would be rewritten.
+    #[error("{} has .keep packs ({}); git-simm repack packs everything into one pack and will not override them", dir.display(), names.join(", "))]
+    KeptPacks {
+        /// The pack directory.
+        dir: PathBuf,
+        /// The `.keep` files.
+        names: Vec<String>,
+    },
+    /// A pack without a matching index (or the reverse) is something to
+    /// look at, not to delete.
+    #[error("{} has no matching {}; run 'git fsck' and fix it first", path.display(), missing)]
+    Incomplete {
+        /// The file present.
+        path: PathBuf,
+        /// The extension missing.
+        missing: &'static str,
+    },
+    /// The object directory is not writable.
+    #[error("cannot write to {}", path.display())]
+    NotWritable {
+        /// The pack directory.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another repack holds the lock.
+    #[error("unable to create '{}': file exists; another git-simm repack seems to be running (if not, remove the file)", path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// Listing or ordering the objects failed.
+    #[error(transparent)]
+    List(#[from] PackError),
+    /// Reading the repository failed.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// `git pack-objects` did not produce a pack.
+    #[error("git pack-objects failed: {0}")]
+    PackObjects(String),
+    /// A file operation while writing or installing the new pack failed.
+    #[error("cannot {what} {}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The new pack is installed, but removing old files failed.
+    #[error("the new pack is in place, but {} could not be removed", path.display())]
+    Cleanup {
+        /// The file left behind.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Options of [`repack`]; `None` leaves the choice to git (its config, then
+/// its defaults: window 10, depth 50, one thread per core).
+#[derive(Clone, Debug, Default)]
+pub struct RepackOptions {
+    /// `--window` for pack-objects.
+    pub window: Option<u32>,
+    /// `--depth` for pack-objects.
+    pub depth: Option<u32>,
+    /// `--threads` for pack-objects.
+    pub threads: Option<u32>,
+    /// How to order blobs.
+    pub strategy: Strategy,
+    /// Show progress (ours and git's) on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+/// What a repack did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RepackReport {
+    /// Objects in the new pack.
+    pub objects: usize,
+    /// Blobs among them.
+    pub blobs: usize,
+    /// Bytes of packs and loose objects before.
+    pub bytes_before: u64,
+    /// Bytes of the new pack.
+    pub bytes_after: u64,
+    /// Old packs removed.
+    pub packs_removed: usize,
+    /// The new pack's file name.
+    pub pack: String,
+}
+
+const LOCK_NAME: &str = "simm-repack.lock";
+/// Names the pack being moved into place, so a run killed halfway through
+/// the renames (a `.pack` in place, its `.idx` not yet) can be told from
+/// someone else's stray file and undone by the next run.
+const JOURNAL_NAME: &str = "simm-repack.installing";
+const TMP_PREFIX: &str = ".simm-tmp-";
+
+/// Repack `repo` into one pack in similarity order; see the module
+/// documentation for the steps and guarantees.
+pub fn repack(
+    repo: &Repo,
+    store: &mut Store,
+    opts: &RepackOptions,
+) -> Result<RepackReport, RepackError> {
+    let pack_dir = repo.objects_dir().join("pack");
+    refuse_unsafe(repo, &pack_dir)?;
+    let _lock = Lock::take(&pack_dir)?;
+    remove_stale_temporaries(&pack_dir);
+    undo_interrupted_install(&pack_dir)?;
+    let old = existing_packs(&pack_dir)?;
+    let bytes_before = old
+        .iter()
+        .map(|p| file_len(&p.with_extension("pack")))
+        .sum::<u64>()
+        + loose_bytes(&repo.objects_dir());
+
+    let list = pack_objects::pack_list(
+        repo,
+        store,
+        &ListOptions {
+            revs: &[],
+            keep_unreachable: true,
+            strategy: opts.strategy,
+            progress: opts.progress,
+        },
+    )?;
+    fault_point("listed");
+
+    let tmp = pack_dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
+    std::fs::create_dir(&tmp).map_err(|source| RepackError::Io {
+        what: "create",
+        path: tmp.clone(),
+        source,
+    })?;
+    let result = pack_and_install(repo, opts, &list, &tmp, &pack_dir, &old);
+    // Whatever happened, the temporary directory holds nothing needed now.
+    let _ = std::fs::remove_dir_all(&tmp);
+    let (name, bytes_after) = result?;
+
+    // The new pack holds every object: the old packs and loose copies go.
+    let new_base = pack_dir.join(&name).with_extension("");
+    remove_midx(&pack_dir)?;
+    let mut removed = 0;
+    for base in &old {
+        if *base == new_base {
+            continue;
+        }
+        remove_pack(base)?;
+        removed += 1;
+        fault_point("removing");
+    }
+    let mut prune = pack_objects::git(repo);
+    prune.args(["prune-packed", "--quiet"]);
+    pack_objects::run(prune, None)?;
+    Ok(RepackReport {
+        objects: list.objects.len(),
+        blobs: list.blobs,
+        bytes_before,
+        bytes_after,
+        packs_removed: removed,
+        pack: name,
+    })
+}
+
+/// Steps 3 and 4: pack into `tmp`, verify, install. Returns the pack's file
+/// name (`pack-<hash>.pack`) and size.
+fn pack_and_install(
+    repo: &Repo,
+    opts: &RepackOptions,
+    list: &pack_objects::PackList,
+    tmp: &Path,
+    pack_dir: &Path,
+    old: &[PathBuf],
+) -> Result<(String, u64), RepackError> {
+    let version = pack_objects::git_version()?;
+    let mut cmd = pack_objects::git(repo);
+    cmd.arg("pack-objects")
+        .args(pack_objects::pack_objects_args(version));
+    cmd.arg("--non-empty");
+    if let Some(w) = opts.window {
+        cmd.arg(format!("--window={w}"));
+    }
+    if let Some(d) = opts.depth {
+        cmd.arg(format!("--depth={d}"));
+    }
+    if let Some(t) = opts.threads {
+        cmd.arg(format!("--threads={t}"));
+    }
+    // pack-objects only shows progress on a terminal of its own; its stderr
+    // is ours to relay, so ask for it when ours is a terminal.
+    if !opts.progress {
+        cmd.arg("-q");
+    } else if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        cmd.arg("--progress");
+    }
+    cmd.arg(tmp.join("pack"));
+    let hash = run_pack_objects(cmd, &list.input)?;
+    fault_point("packed");
+
+    let name = format!("pack-{hash}");
+    let idx = tmp.join(format!("{name}.idx"));
+    repo::verify_pack(&idx, repo.object_hash(), &list.objects)?;
+    fault_point("verified");
+
+    let target = pack_dir.join(format!("{name}.pack"));
+    let bytes = file_len(&tmp.join(format!("{name}.pack")));
+    if old.contains(&pack_dir.join(&name)) {
+        // The same objects in the same order: the pack exists already.
+        return Ok((format!("{name}.pack"), bytes));
+    }
+    // Data files first, the index last: a pack is visible by its index.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .map_err(|source| RepackError::Io {
+            what: "read",
+            path: tmp.to_owned(),
+            source,
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    files.sort_by_key(|p| p.extension().is_some_and(|e| e == "idx"));
+    for f in &files {
+        sync(f)?;
+    }
+    let journal = pack_dir.join(JOURNAL_NAME);
+    std::fs::write(&journal, format!("{name}\n"))
+        .and_then(|()| std::fs::File::open(&journal)?.sync_all())
+        .map_err(|source| RepackError::Io {
+            what: "write",
+            path: journal.clone(),
+            source,
+        })?;
+    sync_dir(pack_dir)?;
+    for f in &files {
+        let Some(file_name) = f.file_name() else {
+            continue;
+        };
+        let dest = pack_dir.join(file_name);
+        std::fs::rename(f, &dest).map_err(|source| RepackError::Io {
+            what: "install",
+            path: dest.clone(),
+            source,
+        })?;
+        fault_point("installing");
+    }
+    sync_dir(pack_dir)?;
+    std::fs::remove_file(&journal).map_err(|source| RepackError::Io {
+        what: "remove",
+        path: journal.clone(),
+        source,
+    })?;
+    debug_assert!(target.exists());
+    Ok((format!("{name}.pack"), bytes))
+}
+
+/// Run pack-objects on `input`; its progress goes straight to our stderr,
+/// its one line of output is the new pack's hash.
+fn run_pack_objects(mut cmd: Command, input: &[u8]) -> Result<String, RepackError> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| RepackError::PackObjects(format!("cannot run git: {e}")))?;
+    let stdin = child.stdin.take();
+    let data = input.to_vec();
+    let feeder = std::thread::spawn(move || match stdin {
+        Some(mut s) => s.write_all(&data),
+        None => Ok(()),
+    });
+    // git writes progress to stderr; pass it through as it comes so the
+    // user sees it, and keep it for an error message.
+    let mut stderr_text = Vec::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let mut buf = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut stderr, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let _ = std::io::stderr().write_all(&buf[..n]);
+                    stderr_text.extend_from_slice(&buf[..n]);
+                }
+            }
+        }
+    }
+    let output = child
+        .wait_with_output()
+        .map_err(|e| RepackError::PackObjects(format!("cannot wait for git: {e}")))?;
+    let fed = feeder.join();
+    if !output.status.success() {
+        return Err(RepackError::PackObjects(pack_objects::git_message(
+            &stderr_text,
+            output.status,
+        )));
+    }
+    if !matches!(fed, Ok(Ok(()))) {
+        return Err(RepackError::PackObjects("could not write its input".into()));
+    }
+    let hash = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(RepackError::PackObjects(format!(
+            "unexpected output '{hash}'"
+        )));
+    }
+    Ok(hash)
+}
+
+/// Step 1: everything that makes a repack unsafe or impossible, checked
+/// before any work.
+fn refuse_unsafe(repo: &Repo, pack_dir: &Path) -> Result<(), RepackError> {
+    if repo.common_dir().join("shallow").exists() {
+        return Err(RepackError::Shallow {
+            path: repo.common_dir().to_owned(),
+        });
+    }
+    let promisor_remote = repo
+        .remote_names()
+        .iter()
+        .any(|r| repo.config_bool(&format!("remote.{r}.promisor")) == Some(true));
+    if promisor_remote || repo.config_string("extensions.partialClone").is_some() {
+        return Err(RepackError::Partial {
+            path: repo.common_dir().to_owned(),
+        });
+    }
+    std::fs::create_dir_all(pack_dir).map_err(|source| RepackError::NotWritable {
+        path: pack_dir.to_owned(),
+        source,
+    })?;
+    let mut keeps = Vec::new();
+    for path in dir_files(pack_dir)? {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.ends_with(".keep") {
+            keeps.push(name);
+        } else if name.ends_with(".promisor") {
+            return Err(RepackError::Partial {
+                path: repo.common_dir().to_owned(),
+            });
+        }
+    }
+    if !keeps.is_empty() {
+        keeps.sort();
+        return Err(RepackError::KeptPacks {
+            dir: pack_dir.to_owned(),
+            names: keeps,
+        });
+    }
+    let probe = pack_dir.join(format!(".simm-write-test-{}", std::process::id()));
+    std::fs::File::create(&probe)
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|source| RepackError::NotWritable {
+            path: pack_dir.to_owned(),
+            source,
+        })?;
+    let objects = repo.objects_dir();
+    let loose_probe = objects.join(format!(".simm-write-test-{}", std::process::id()));
+    std::fs::File::create(&loose_probe)
+        .and_then(|_| std::fs::remove_file(&loose_probe))
+        .map_err(|source| RepackError::NotWritable {
+            path: objects,
+            source,
+        })
+}
+
+/// The old packs, as paths without extension; every pack must have its
+/// index and every index its pack.
+fn existing_packs(pack_dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
+    let mut bases = Vec::new();
+    for path in dir_files(pack_dir)? {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let is_pack_name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("pack-"));
+        if !is_pack_name {
+            continue;
+        }
+        match ext {
+            "pack" if !path.with_extension("idx").exists() => {
+                return Err(RepackError::Incomplete {
+                    path,
+                    missing: ".idx",
+                });
+            }
+            "idx" if !path.with_extension("pack").exists() => {
+                return Err(RepackError::Incomplete {
+                    path,
+                    missing: ".pack",
+                });
+            }
+            "pack" => bases.push(path.with_extension("")),
+            _ => {}
+        }
+    }
+    bases.sort();
+    Ok(bases)
+}
+
+/// A run killed while moving its pack into place left the files named in
+/// the journal; without the index they are invisible to git and the old
+/// packs still hold every object, so they go. With the index in place the
+/// install had finished; only the journal is left to remove.
+fn undo_interrupted_install(pack_dir: &Path) -> Result<(), RepackError> {
+    let journal = pack_dir.join(JOURNAL_NAME);
+    let Ok(text) = std::fs::read_to_string(&journal) else {
+        return Ok(());
+    };
+    for name in text
+        .lines()
+        .filter(|l| l.starts_with("pack-") && !l.contains('/'))
+    {
+        let base = pack_dir.join(name);
+        if !base.with_extension("idx").exists() {
+            remove_pack(&base)?;
+        }
+    }
+    std::fs::remove_file(&journal).map_err(|source| RepackError::Cleanup {
+        path: journal.clone(),
+        source,
+    })
+}
+
+/// Remove one old pack: the index first, so no reader finds an index whose
+/// pack is gone.
+fn remove_pack(base: &Path) -> Result<(), RepackError> {
+    for ext in ["idx", "pack", "rev", "bitmap", "mtimes"] {
+        let path = base.with_extension(ext);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(RepackError::Cleanup { path, source }),
+        }
+    }
+    Ok(())
+}
+
+/// A multi-pack index lists the old packs; git falls back to the packs'
+/// own indexes without it, so it goes first (as `git repack -a -d` clears
+/// it too).
+fn remove_midx(pack_dir: &Path) -> Result<(), RepackError> {
+    for path in dir_files(pack_dir)? {
+        let is_midx = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("multi-pack-index"));
+        if is_midx {
+            std::fs::remove_file(&path).map_err(|source| RepackError::Cleanup { path, source })?;
+        }
+    }
+    Ok(())
+}
+
+fn dir_files(dir: &Path) -> Result<Vec<PathBuf>, RepackError> {
+    let read = std::fs::read_dir(dir).map_err(|source| RepackError::Io {
+        what: "read",
+        path: dir.to_owned(),
+        source,
+    })?;
+    Ok(read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect())
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// Bytes of loose objects (the 2-hex-digit directories).
+fn loose_bytes(objects: &Path) -> u64 {
+    let Ok(read) = std::fs::read_dir(objects) else {
+        return 0;
+    };
+    read.filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten())
+        .filter_map(Result::ok)
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum()
+}
+
+fn sync(path: &Path) -> Result<(), RepackError> {
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|source| RepackError::Io {
+            what: "sync",
+            path: path.to_owned(),
+            source,
+        })
+}
+
+fn sync_dir(dir: &Path) -> Result<(), RepackError> {
+    // Directories cannot be opened for syncing on every platform; where
+    // they can, the renames become durable.
+    #[cfg(unix)]
+    {
+        sync(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Temporary directories of runs that died: nobody else can be using them
+/// while we hold the lock.
+fn remove_stale_temporaries(pack_dir: &Path) {
+    let Ok(read) = std::fs::read_dir(pack_dir) else {
+        return;
+    };
+    for e in read.filter_map(Result::ok) {
+        if e.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// The repack lock: a file created exclusively, holding our pid, removed
+/// on drop. A lock left by a process that no longer runs (killed) is taken
+/// over, as `git gc` does with `gc.pid`.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    fn take(pack_dir: &Path) -> Result<Lock, RepackError> {
+        let path = pack_dir.join(LOCK_NAME);
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    let _ = writeln!(f, "{}", std::process::id());
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if !lock_is_stale(&path) {
+                        return Err(RepackError::Locked { path });
+                    }
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(source) => {
+                    return Err(RepackError::NotWritable {
+                        path: pack_dir.to_owned(),
+                        source,
+                    });
+                }
+            }
+        }
+        Err(RepackError::Locked { path })
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A lock is stale when the process it names is gone (checked through
+/// /proc where there is one) or it is older than 12 hours.
+fn lock_is_stale(path: &Path) -> bool {
+    let old = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age.as_secs() > 12 * 3600);
+    if old {
+        return true;
+    }
+    let pid = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    let proc = Path::new("/proc");
+    match pid {
+        Some(pid) if proc.join("self").exists() => !proc.join(pid.to_string()).exists(),
+        _ => false,
+    }
+}
+
+/// Tests kill a repack at named points (`GIT_SIMM_TEST_REPACK_ABORT=<point>`)
+/// to check that every point leaves a complete repository: abort, like a
+/// `kill -9`, runs no destructors and removes nothing.
+fn fault_point(name: &str) {
+    if std::env::var_os("GIT_SIMM_TEST_REPACK_ABORT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
+}

@@ -1,0 +1,630 @@
+//! `git-simm pack-order` and `git-simm repack` against real git: the crafted
+//! names reproduce git's own pack byte for byte when asked for git's order,
+//! the similarity order packs a history full of renames and copies smaller
+//! than `git repack -adf`, and a repack (finished, or killed at any point)
+//! leaves `git fsck --full` clean with exactly the objects it started with.
+//! Fixture histories are built from this crate's own sources, edited the way
+//! code is edited (lines inserted, changed and deleted), with pinned dates.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use util::{Repo, Rng, git_command, lossy, own_source, simm_command, stderr};
+
+/// Real source files to grow a history from.
+const SOURCES: &[&str] = &[
+    "src/fingerprint.rs",
+    "src/store.rs",
+    "src/score.rs",
+    "src/renames.rs",
+    "src/candidates.rs",
+    "src/changes.rs",
+    "src/check.rs",
+    "src/output.rs",
+    "src/similar.rs",
+    "src/compute.rs",
+    "src/cli.rs",
+    "src/progress.rs",
+    "tests/util/mod.rs",
+    "README.md",
+];
+
+/// `text` with a few lines changed, inserted and deleted at places chosen by
+/// `rng`, as a commit that touches a file does.
+fn edit(text: &[u8], rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut lines: Vec<Vec<u8>> = text
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    for _ in 0..n {
+        if lines.is_empty() {
+            break;
+        }
+        let at = rng.below(lines.len());
+        match rng.below(3) {
+            0 => lines[at] = format!("    // revised: {}\n", lossy(&rng.junk(24))).into_bytes(),
+            1 => lines.insert(
+                at,
+                format!("    let extra_{at} = {};\n", rng.below(1000)).into_bytes(),
+            ),
+            _ => {
+                lines.remove(at);
+            }
+        }
+    }
+    lines.concat()
+}
+
+/// A history of 40 commits over real files in which files are edited,
+/// moved to new directories under new basenames (so git's name hash
+/// separates their histories) and copied, on two branches with a merge.
+fn history() -> Repo {
+    let r = Repo::new();
+    let mut rng = Rng(7);
+    let mut files: Vec<(String, Vec<u8>)> = SOURCES
+        .iter()
+        .map(|s| (format!("orig/{}", s.replace('/', "_")), own_source(s)))
+        .collect();
+    for (path, data) in &files {
+        r.write(path, data);
+    }
+    r.commit_all("import");
+    for round in 0..40 {
+        if round == 20 {
+            r.git(&["checkout", "-q", "-b", "side"]);
+        }
+        if round == 30 {
+            // Back to main, merge the side branch's history, and carry on
+            // from the side branch's files.
+            r.git(&["checkout", "-q", "main"]);
+            let mut cmd = git_command(&r.path);
+            let o = cmd
+                .args(["merge", "-q", "--no-edit", "-s", "ours", "side"])
+                .output()
+                .expect("merge");
+            assert!(o.status.success(), "merge: {}", stderr(&o));
+            r.git(&["rm", "-rq", "."]);
+            for (path, data) in &files {
+                r.write(path, data);
+            }
+        }
+        for _ in 0..4 {
+            let k = rng.below(files.len());
+            let n = 1 + rng.below(6);
+            files[k].1 = edit(&files[k].1, &mut rng, n);
+            r.write(&files[k].0, &files[k].1);
+        }
+        if round % 5 == 4 {
+            // Move one file under a new name in a new directory.
+            let k = rng.below(files.len());
+            let to = format!("moved{round}/renamed_{round}_{}.txt", rng.below(100));
+            r.git(&["add", "-A"]);
+            r.git_mv(&files[k].0.clone(), &to);
+            files[k].0 = to;
+        }
+        if round % 7 == 6 {
+            // Copy a file and edit the copy.
+            let k = rng.below(files.len());
+            let data = edit(&files[k].1, &mut rng, 3);
+            let to = format!("vendor{round}/copy_{round}.rs");
+            r.write(&to, &data);
+            files.push((to, data));
+        }
+        r.commit_all(&format!("round {round}"));
+    }
+    r.git(&["tag", "-a", "-m", "release", "v1"]);
+    r
+}
+
+/// A bare copy of `src` at `dst` (with all its packs, loose objects and
+/// reflogs), so each run starts from the same repository.
+fn copy(src: &Path, dst: &Path) -> PathBuf {
+    let o = std::process::Command::new("cp")
+        .args(["-a"])
+        .arg(src)
+        .arg(dst)
+        .output()
+        .expect("cp");
+    assert!(o.status.success(), "cp: {}", stderr(&o));
+    dst.to_owned()
+}
+
+/// The ids of every object in the repository at `dir`.
+fn object_set(dir: &Path) -> Vec<String> {
+    let o = git_command(dir)
+        .args([
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname) %(objecttype)",
+        ])
+        .output()
+        .expect("cat-file");
+    assert!(o.status.success(), "cat-file: {}", stderr(&o));
+    let mut ids: Vec<String> = lossy(&o.stdout).lines().map(str::to_owned).collect();
+    ids.sort();
+    ids
+}
+
+fn fsck_clean(dir: &Path) {
+    let o = git_command(dir)
+        .args(["fsck", "--full", "--strict"])
+        .output()
+        .expect("fsck");
+    assert!(
+        o.status.success(),
+        "fsck failed in {}:\n{}",
+        dir.display(),
+        stderr(&o)
+    );
+    let errors: Vec<&str> = lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains("error"))
+        .map(|_| "")
+        .collect();
+    assert!(errors.is_empty(), "fsck reported errors: {}", stderr(&o));
+}
+
+fn packs(git_dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(git_dir.join("objects/pack"))
+        .expect("pack dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pack"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn pack_bytes(git_dir: &Path) -> u64 {
+    packs(git_dir)
+        .iter()
+        .map(|p| std::fs::metadata(p).expect("stat").len())
+        .sum()
+}
+
+/// Run git in `dir` with `input` on stdin; its stdout, asserting success.
+fn pipe(dir: &Path, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = git_command(dir)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn git");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("feed git");
+    let o = child.wait_with_output().expect("wait for git");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    o.stdout
+}
+
+fn simm(dir: &Path, args: &[&str]) -> Output {
+    simm_command()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run git-simm")
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let o = git_command(dir).args(args).output().expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    o.stdout
+}
+
+/// A bare clone of the history, with several packs, loose objects, a
+/// dangling blob and an unreachable commit: everything a repack must keep.
+fn messy_bare(r: &Repo, name: &str) -> PathBuf {
+    let bare = r.path.parent().expect("parent").join(name);
+    git_ok(
+        r.path.parent().expect("parent"),
+        &["clone", "-q", "--bare", "--no-local", "repo", name],
+    );
+    // A second and third pack on top of the clone's, each holding a blob
+    // that also stays loose (git tolerates the duplicate; so must we).
+    for i in 0..2 {
+        let data = format!("packed and loose {i}\n").repeat(50 + i);
+        let id = pipe(&bare, &["hash-object", "-w", "--stdin"], data.as_bytes());
+        let pack_base = bare.join("objects/pack/pack");
+        let pack_base = pack_base.to_string_lossy().into_owned();
+        pipe(&bare, &["pack-objects", "-q", &pack_base], &id);
+    }
+    // Loose and unreachable: a dangling blob and a commit no ref reaches.
+    pipe(
+        &bare,
+        &["hash-object", "-w", "--stdin"],
+        &own_source("src/main.rs"),
+    );
+    let tree = lossy(&git_ok(&bare, &["rev-parse", "HEAD^{tree}"]))
+        .trim()
+        .to_owned();
+    git_ok(&bare, &["commit-tree", "-m", "unreachable", &tree]);
+    assert!(packs(&bare).len() >= 2, "fixture has several packs");
+    bare
+}
+
+#[test]
+fn git_order_reproduces_git_repack_byte_for_byte() {
+    let r = history();
+    let base = r.path.parent().expect("parent");
+    git_ok(
+        base,
+        &["clone", "-q", "--bare", "--no-local", "repo", "a.git"],
+    );
+    let a = base.join("a.git");
+    let b = copy(&a, &base.join("b.git"));
+    git_ok(
+        &a,
+        &[
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "-q",
+            "--threads=1",
+            "--no-write-bitmap-index",
+        ],
+    );
+    let o = simm(&b, &["repack", "-q", "--order=git", "--threads=1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names = |d: &Path| -> Vec<String> {
+        packs(d)
+            .iter()
+            .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+            .collect()
+    };
+    // The pack's name is the hash of its content: same name, same bytes.
+    assert_eq!(
+        names(&a),
+        names(&b),
+        "git order through crafted names differs from git's"
+    );
+}
+
+#[test]
+fn similarity_order_beats_git_on_renames_and_copies() {
+    let r = history();
+    let base = r.path.parent().expect("parent");
+    git_ok(
+        base,
+        &["clone", "-q", "--bare", "--no-local", "repo", "a.git"],
+    );
+    let a = base.join("a.git");
+    let b = copy(&a, &base.join("b.git"));
+    git_ok(
+        &a,
+        &[
+            "repack",
+            "-a",
+            "-d",
+            "-f",
+            "-q",
+            "--threads=1",
+            "--no-write-bitmap-index",
+        ],
+    );
+    let o = simm(&b, &["repack", "-q", "--threads=1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (git, ours) = (pack_bytes(&a), pack_bytes(&b));
+    eprintln!("git repack -adf: {git} bytes, git-simm repack: {ours} bytes");
+    assert!(
+        ours < git,
+        "git-simm {ours} bytes is not smaller than git's {git}"
+    );
+    assert_eq!(object_set(&a), object_set(&b));
+    fsck_clean(&b);
+}
+
+#[test]
+fn repack_keeps_every_object_and_leaves_one_clean_pack() {
+    let r = history();
+    let bare = messy_bare(&r, "messy.git");
+    let before = object_set(&bare);
+    let o = simm(&bare, &["repack"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = stderr(&o);
+    assert!(
+        summary.contains("Repacked") && summary.contains("MiB ->"),
+        "summary: {summary}"
+    );
+    assert_eq!(object_set(&bare), before, "object set changed");
+    fsck_clean(&bare);
+    assert_eq!(packs(&bare).len(), 1, "one pack left");
+    let counts = lossy(&git_ok(&bare, &["count-objects", "-v"]));
+    assert!(
+        counts.lines().any(|l| l == "count: 0"),
+        "loose objects left: {counts}"
+    );
+    // A non-bare repository with a work tree and an index works the same.
+    let before = object_set(&r.path);
+    let o = simm(&r.path, &["repack", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "-q printed: {}", stderr(&o));
+    assert_eq!(object_set(&r.path), before);
+    fsck_clean(&r.path);
+}
+
+#[test]
+fn repack_killed_at_any_point_keeps_every_object() {
+    let r = history();
+    let pristine = messy_bare(&r, "pristine.git");
+    let before = object_set(&pristine);
+    let base = r.path.parent().expect("parent");
+    for point in ["listed", "packed", "verified", "installing", "removing"] {
+        let dir = copy(&pristine, &base.join(format!("killed-{point}.git")));
+        let o = simm_command()
+            .current_dir(&dir)
+            .args(["repack", "-q"])
+            .env("GIT_SIMM_TEST_REPACK_ABORT", point)
+            .output()
+            .expect("run");
+        assert!(
+            !o.status.success(),
+            "{point}: the repack was not interrupted"
+        );
+        assert_eq!(
+            object_set(&dir),
+            before,
+            "objects lost when killed at {point}"
+        );
+        fsck_clean(&dir);
+        // The next run takes over the dead run's lock and finishes.
+        let o = simm(&dir, &["repack", "-q"]);
+        assert!(
+            o.status.success(),
+            "after a kill at {point}: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            object_set(&dir),
+            before,
+            "objects lost after resuming from {point}"
+        );
+        assert_eq!(packs(&dir).len(), 1, "after {point}");
+        fsck_clean(&dir);
+    }
+}
+
+#[test]
+fn repack_killed_by_signal_at_random_moments_keeps_every_object() {
+    let r = history();
+    let pristine = messy_bare(&r, "pristine.git");
+    let before = object_set(&pristine);
+    let base = r.path.parent().expect("parent");
+    for (i, delay_ms) in [0u64, 5, 15, 40, 80, 150].into_iter().enumerate() {
+        let dir = copy(&pristine, &base.join(format!("sig-{i}.git")));
+        let mut child = simm_command()
+            .current_dir(&dir)
+            .args(["repack", "-q"])
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            object_set(&dir),
+            before,
+            "objects lost after SIGKILL at {delay_ms} ms"
+        );
+        fsck_clean(&dir);
+    }
+}
+
+#[test]
+fn repack_refuses_what_it_cannot_do_safely_and_changes_nothing() {
+    let r = history();
+    let base = r.path.parent().expect("parent").to_owned();
+    let expect_refusal = |dir: &Path, args: &[&str], needle: &str| {
+        let listing = |d: &Path| -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(d.join("objects/pack"))
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            v.sort();
+            v
+        };
+        let before = listing(dir);
+        let o = simm(dir, args);
+        assert_eq!(
+            o.status.code(),
+            Some(128),
+            "{args:?} in {}: {}",
+            dir.display(),
+            stderr(&o)
+        );
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("fatal: ") && err.contains(needle),
+            "expected '{needle}' in: {err}"
+        );
+        assert_eq!(listing(dir), before, "{needle}: pack directory changed");
+    };
+
+    // Not a repository at all.
+    let empty = base.join("not-a-repo");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let o = simm(&empty, &["repack"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).contains("not a git repository"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A shallow clone.
+    let url = format!("file://{}", r.path.display());
+    git_ok(
+        &base,
+        &["clone", "-q", "--bare", "--depth=2", &url, "shallow.git"],
+    );
+    expect_refusal(&base.join("shallow.git"), &["repack"], "shallow clone");
+
+    // A partial clone.
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    git_ok(
+        &base,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--filter=blob:none",
+            &url,
+            "partial.git",
+        ],
+    );
+    expect_refusal(&base.join("partial.git"), &["repack"], "partial clone");
+
+    // A .keep pack.
+    git_ok(
+        &base,
+        &["clone", "-q", "--bare", "--no-local", "repo", "kept.git"],
+    );
+    let kept = base.join("kept.git");
+    let keep = packs(&kept)[0].with_extension("keep");
+    std::fs::write(&keep, b"keep me\n").expect("keep");
+    expect_refusal(&kept, &["repack"], ".keep");
+
+    // Another repack running (a live process holds the lock).
+    std::fs::remove_file(&keep).expect("rm keep");
+    std::fs::write(
+        kept.join("objects/pack/simm-repack.lock"),
+        format!("{}\n", std::process::id()),
+    )
+    .expect("lock");
+    expect_refusal(&kept, &["repack"], "another git-simm repack");
+    std::fs::remove_file(kept.join("objects/pack/simm-repack.lock")).expect("rm lock");
+
+    // A read-only object directory (only meaningful when permissions bind,
+    // i.e. not as root).
+    let ro = kept.join("objects/pack");
+    let mode = |m: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(m)).expect("chmod");
+    };
+    mode(0o555);
+    let probe = ro.join("probe");
+    if std::fs::write(&probe, b"").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        eprintln!("running as root: the read-only case cannot be exercised here");
+    } else {
+        expect_refusal(&kept, &["repack"], "cannot write");
+    }
+    mode(0o755);
+}
+
+#[test]
+fn pack_order_lists_every_object_once_with_crafted_names() {
+    let r = history();
+    // A path marked -delta keeps its real name, so git still honours it.
+    r.write(".gitattributes", b"*.bin -delta\n");
+    r.write("data/blob.bin", &own_source("src/store.rs"));
+    r.write("with space/and\ttab.rs", &own_source("src/output.rs"));
+    r.commit_all("attributes");
+    let o = r.simm(&["pack-order"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = lossy(&o.stdout);
+    let mut listed: Vec<&str> = Vec::new();
+    let mut blob_names = 0;
+    let rev_list = lossy(&r.git(&[
+        "rev-list",
+        "--objects",
+        "--all",
+        "--reflog",
+        "--indexed-objects",
+    ]));
+    let kinds = lossy(&r.git(&[
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname) %(objecttype)",
+    ]));
+    let kind = |id: &str| -> String {
+        kinds
+            .lines()
+            .find(|l| l.starts_with(id))
+            .and_then(|l| l.split(' ').nth(1))
+            .unwrap_or("")
+            .to_owned()
+    };
+    let bin_blob = r.rev("HEAD:data/blob.bin");
+    for line in out.lines() {
+        let (id, name) = line.split_once(' ').unwrap_or((line, ""));
+        listed.push(id);
+        let k = kind(id);
+        if id == bin_blob {
+            assert_eq!(name, "data/blob.bin", "-delta path renamed");
+        } else if k == "blob" || (k == "tree" && !name.is_empty()) {
+            assert!(
+                name.len() == 13 && name.bytes().all(|b| (b'a'..=b'd').contains(&b)),
+                "{k} {id} named '{name}'"
+            );
+            blob_names += 1;
+        }
+    }
+    let mut want: Vec<&str> = rev_list.lines().map(|l| &l[..40]).collect();
+    want.sort();
+    let mut got = listed.clone();
+    got.sort();
+    assert_eq!(
+        got, want,
+        "pack-order lists other objects than git rev-list"
+    );
+    assert!(blob_names > 100, "only {blob_names} crafted names");
+    // Names must be distinct within a type (types sort apart), or
+    // pack-objects would fall back to its size order.
+    for want in ["blob", "tree"] {
+        let mut names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(id, n)| n.len() == 13 && kind(id) == want)
+            .map(|(_, n)| n)
+            .collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "crafted {want} names repeat");
+    }
+
+    // rev-list options pass through: one commit's new objects only.
+    let o = r.simm(&["pack-order", "HEAD~1..HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut got: Vec<String> = lossy(&o.stdout)
+        .lines()
+        .map(|l| l[..40].to_owned())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = lossy(&r.git(&["rev-list", "--objects", "HEAD~1..HEAD"]))
+        .lines()
+        .map(|l| l[..40].to_owned())
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+
+    // And the output is what git pack-objects takes.
+    let out_base = r.path.parent().expect("parent").join("out");
+    pipe(
+        &r.path,
+        &[
+            "pack-objects",
+            "--no-reuse-delta",
+            "--delta-base-offset",
+            "-q",
+            &out_base.to_string_lossy(),
+        ],
+        out.as_bytes(),
+    );
+
+    // A bad revision is git's error, with git's exit code convention.
+    let o = r.simm(&["pack-order", "no-such-rev"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(stderr(&o).contains("no-such-rev"), "{}", stderr(&o));
+}

@@ -83,11 +83,11 @@ whole). Without <rev-list options>, lists what
 `git repack -a` packs: every ref, the reflogs and the index.
 
 Orders (--order):
-  similarity  blobs and trees grouped by path, newest first, or largest
-              first where fingerprints say that keeps similar versions
-              closer; groups chained so a file's history continues across
-              renames and copies (default)
-  path        grouped by path, newest first; no fingerprints needed
+  similarity  blobs grouped by path, newest first, or largest first where
+              fingerprints say that keeps similar versions closer; groups
+              chained so a file's history continues across renames and
+              copies; trees grouped by path, largest first (default)
+  path        the same without fingerprints: blobs newest first, no chains
   git         git's own order (a control: packs as git would)
 
 Examples:

@@ -338,12 +338,7 @@ pub fn pack_list(
     }
     let mut names: Vec<Option<Vec<u8>>> = listed.iter().map(|l| l.name.clone()).collect();
     let blob_order = pack_order::order(&blobs, &|i| fingerprints[i], opts.strategy);
-    // Trees have no fingerprints; the path order is what they get.
-    let tree_strategy = match opts.strategy {
-        Strategy::Git => Strategy::Git,
-        _ => Strategy::Path,
-    };
-    let tree_order = pack_order::order(&trees, &|_| None, tree_strategy);
+    let tree_order = pack_order::tree_order(&trees, opts.strategy);
     for (order, pos) in [(&blob_order, &blob_pos), (&tree_order, &tree_pos)] {
         for (rank, &k) in order.iter().enumerate() {
             names[pos[k]] = Some(pack_order::crafted_name(rank).to_vec());

@@ -22,8 +22,8 @@
 //!    the last blob of a group is followed by the group whose first blob is
 //!    nearest by fingerprint, so the move does not start a new delta chain.
 //!
-//! Trees get steps 1 and 2 (newest first, no fingerprints); commits and tags
-//! keep git's order. What else was tried, and what each gave, is in README's
+//! Trees get step 1 and git's largest-first rule inside each group (see
+//! [`tree_order`]); commits and tags keep git's order. What else was tried, and what each gave, is in README's
 //! Performance section.
 //!
 //! The order reaches pack-objects through names: with name hash v1, a name
@@ -150,7 +150,7 @@ pub fn order(
             let mut groups = path_groups(objects);
             for g in &mut groups {
                 let mut by_size = g.clone();
-                by_size.sort_by(|&a, &b| objects[b].size.cmp(&objects[a].size).then(a.cmp(&b)));
+                largest_first(&mut by_size, objects);
                 if window_cost(&by_size, fingerprints, objects)
                     < window_cost(g, fingerprints, objects)
                 {
@@ -191,6 +191,28 @@ fn window_cost(
         cost = cost.saturating_add(u64::from(nearest).saturating_mul(objects[g[k]].size));
     }
     cost
+}
+
+/// The visit order of trees: git's own for [`Strategy::Git`], otherwise
+/// grouped by path, largest first in each group. Unlike blobs, trees are
+/// never better newest first: on git.git, whose many branches interleave
+/// the versions of a directory in history order, that made trees 2.3x
+/// larger than git's (84 MB against 36 MB), while largest first is within
+/// 1% of the best on every repository measured (README, Performance).
+pub fn tree_order(trees: &[Object], strategy: Strategy) -> Vec<usize> {
+    if strategy == Strategy::Git {
+        return order(trees, &|_| None, Strategy::Git);
+    }
+    let mut groups = path_groups(trees);
+    for g in &mut groups {
+        largest_first(g, trees);
+    }
+    groups.into_iter().flatten().collect()
+}
+
+/// git's order inside a name group: size descending, then input order.
+fn largest_first(g: &mut [usize], objects: &[Object]) {
+    g.sort_by(|&a, &b| objects[b].size.cmp(&objects[a].size).then(a.cmp(&b)));
 }
 
 /// Objects grouped by path, each group newest first (input order), groups

@@ -18,7 +18,7 @@ use gix::object::Kind;
 
 use crate::compute;
 use crate::pack_order::{self, Object, Strategy};
-use crate::progress::Progress;
+use crate::progress::{Progress, trace};
 use crate::repo::{Repo, RepoError};
 use crate::store::Store;
 
@@ -275,6 +275,7 @@ pub fn pack_list(
     opts: &ListOptions,
 ) -> Result<PackList, PackError> {
     let mut listed = rev_list_objects(repo, opts.revs)?;
+    trace("pack list: rev-list");
     if opts.keep_unreachable {
         let mut seen: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
         seen.sort_unstable();
@@ -284,7 +285,9 @@ pub fn pack_list(
             }
         }
     }
+    trace("pack list: unreachable objects");
     let (all_blobs, all_trees) = repo.all_blobs_and_trees()?;
+    trace("pack list: object kinds and sizes");
     let kind_of = |id: &ObjectId| -> Option<(Kind, u64)> {
         let find = |list: &[(ObjectId, u64)]| {
             list.binary_search_by(|(o, _)| o.cmp(id))
@@ -332,6 +335,7 @@ pub fn pack_list(
         let (entries, outcome) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
         progress.finish();
         computed = outcome.computed;
+        trace("pack list: fingerprints");
         for (slot, e) in fingerprints.iter_mut().zip(entries) {
             *slot = e.fingerprint;
         }
@@ -339,6 +343,7 @@ pub fn pack_list(
     let mut names: Vec<Option<Vec<u8>>> = listed.iter().map(|l| l.name.clone()).collect();
     let blob_order = pack_order::order(&blobs, &|i| fingerprints[i], opts.strategy);
     let tree_order = pack_order::tree_order(&trees, opts.strategy);
+    trace("pack list: order");
     for (order, pos) in [(&blob_order, &blob_pos), (&tree_order, &tree_pos)] {
         for (rank, &k) in order.iter().enumerate() {
             names[pos[k]] = Some(pack_order::crafted_name(rank).to_vec());
@@ -361,6 +366,7 @@ pub fn pack_list(
             }
         }
     }
+    trace("pack list: delta attributes");
     let mut input = Vec::with_capacity(listed.len() * 56);
     for (l, name) in listed.iter().zip(&names) {
         input.extend_from_slice(l.id.to_hex().to_string().as_bytes());

@@ -83,3 +83,15 @@ impl Drop for Progress {
         self.stop_thread();
     }
 }
+
+/// With `GIT_SIMM_TRACE` set, print each stage's elapsed time to stderr
+/// (like `GIT_TRACE_PERFORMANCE`).
+pub fn trace(stage: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
+    let start =
+        START.get_or_init(|| std::env::var_os("GIT_SIMM_TRACE").map(|_| std::time::Instant::now()));
+    if let Some(start) = start {
+        eprintln!("trace: {:>8.3} s  {stage}", start.elapsed().as_secs_f64());
+    }
+}

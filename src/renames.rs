@@ -52,6 +52,7 @@ use rayon::prelude::*;
 
 use crate::candidates::{self, Item};
 use crate::changes::{Change, ChangeKind};
+use crate::progress::trace;
 use crate::repo::{Entry, EntryKind};
 use crate::score::{self, MAX_SCORE, Spans};
 
@@ -687,18 +688,6 @@ fn inexact_matrix(
     // Stable: ties keep destination order, then slot order.
     matrix.sort_by(|a, b| better(&a.2, &b.2));
     Ok(matrix.into_iter().map(|(_, d, sc)| (d, sc)).collect())
-}
-
-/// With `GIT_SIMM_TRACE` set, print each stage's elapsed time to stderr
-/// (like `GIT_TRACE_PERFORMANCE`).
-fn trace(stage: &str) {
-    use std::sync::OnceLock;
-    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
-    let start =
-        START.get_or_init(|| std::env::var_os("GIT_SIMM_TRACE").map(|_| std::time::Instant::now()));
-    if let Some(start) = start {
-        eprintln!("trace: {:>8.3} s  {stage}", start.elapsed().as_secs_f64());
-    }
 }
 
 /// Replay git's `record_if_better()` for one destination against every

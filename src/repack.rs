@@ -28,6 +28,7 @@ use std::process::{Command, Stdio};
 
 use crate::pack_objects::{self, ListOptions, PackError};
 use crate::pack_order::Strategy;
+use crate::progress::trace;
 use crate::repo::{self, Repo, RepoError};
 use crate::store::Store;
 
@@ -158,6 +159,7 @@ pub fn repack(
     store: &mut Store,
     opts: &RepackOptions,
 ) -> Result<RepackReport, RepackError> {
+    trace("repack: start");
     let pack_dir = repo.objects_dir().join("pack");
     refuse_unsafe(repo, &pack_dir)?;
     let _lock = Lock::take(&pack_dir)?;
@@ -208,6 +210,7 @@ pub fn repack(
     let mut prune = pack_objects::git(repo);
     prune.args(["prune-packed", "--quiet"]);
     pack_objects::run(prune, None)?;
+    trace("repack: old packs and loose objects removed");
     Ok(RepackReport {
         objects: list.objects.len(),
         blobs: list.blobs,
@@ -251,11 +254,13 @@ fn pack_and_install(
     }
     cmd.arg(tmp.join("pack"));
     let hash = run_pack_objects(cmd, &list.input)?;
+    trace("repack: pack-objects");
     fault_point("packed");
 
     let name = format!("pack-{hash}");
     let idx = tmp.join(format!("{name}.idx"));
     repo::verify_pack(&idx, repo.object_hash(), &list.objects)?;
+    trace("repack: verified");
     fault_point("verified");
 
     let target = pack_dir.join(format!("{name}.pack"));

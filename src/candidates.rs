@@ -114,9 +114,57 @@ impl Pool {
     }
 }
 
-/// For each destination, candidate source indices (into `sources`), nearest
-/// first. Empty files are never candidates (git scores them 0).
-pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+/// The sources worth scoring for one destination.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// Source indices (into the searched sources), nearest first, then the
+    /// sources too small for a fingerprint. Empty files are never
+    /// candidates (git scores them 0).
+    pub sources: Vec<usize>,
+    /// Every fingerprinted source of the size window left out is at least
+    /// this far from the destination; `u32::MAX` when none was left out.
+    pub cut: u32,
+}
+
+/// Lines a fingerprint window can span: 48 bytes over lines of 16 bytes
+/// and more, for [`Candidates::left_out_score`].
+const LINES_PER_WINDOW: f64 = 4.0;
+
+/// Noise allowed in a distance: two standard deviations (each of 256 bits
+/// differs like a coin toss at most, so the deviation is at most 8).
+const DISTANCE_SLACK: u32 = 16;
+
+impl Candidates {
+    /// The highest git score ([`score::MAX_SCORE`] units) a source left out
+    /// can plausibly have; 0 when none was left out. A destination whose
+    /// candidates score this or more cannot be paired better by the others.
+    ///
+    /// Why: a fingerprint is a simhash of the 48-byte windows of a file, so
+    /// files whose window vectors are at angle θ differ in 256·θ/π bits on
+    /// average. A source at distance `cut` or more (less the noise slack)
+    /// shares at most cos(π·(cut − 16)/256) of the destination's windows.
+    /// git's score counts shared lines instead; with edits scattered over
+    /// every line, a window survives only if all the lines it spans do, so
+    /// a share s of the lines keeps about s^4 of the windows. Hence
+    /// s ≤ cos(π·(cut − 16)/256)^(1/4): 83% at a typical cut of 103 bits,
+    /// 66% when the cut is chance level. Below that, heavy edits put a file
+    /// as far from its relatives as from unrelated files, and which
+    /// relatives made the nearest few is luck.
+    pub fn left_out_score(&self) -> u32 {
+        if self.cut == u32::MAX {
+            return 0;
+        }
+        let d = f64::from(self.cut.saturating_sub(DISTANCE_SLACK));
+        let cos = (std::f64::consts::PI * d / 256.0).cos();
+        if cos <= 0.0 {
+            return 0;
+        }
+        (cos.powf(1.0 / LINES_PER_WINDOW) * f64::from(score::MAX_SCORE)) as u32
+    }
+}
+
+/// For each destination, its [`Candidates`] among `sources`.
+pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Candidates> {
     Search::new(sources).nearest(destinations, opts)
 }
 
@@ -134,7 +182,7 @@ impl Search {
     }
 
     /// The candidates of [`search`] for each destination.
-    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Candidates> {
         destinations
             .par_iter()
             .map(|dst| candidates_for(&self.pool, dst, opts))
@@ -170,28 +218,40 @@ impl Search {
     }
 }
 
-fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
+fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
+    let mut out = Candidates {
+        sources: Vec::new(),
+        cut: u32::MAX,
+    };
     if dst.size == 0 {
-        return Vec::new();
+        return out;
     }
     let range = pool.window(dst.size, opts.min_score);
-    let mut out = Vec::new();
     let Some(fp) = dst.fingerprint else {
         // Small destination: every size-compatible source is scored.
-        out.extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
+        out.sources
+            .extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
         return out;
     };
     let mut near: Vec<(u32, usize)> = Vec::new();
+    let mut far = false;
     distances(pool, range.clone(), &fp, |p, d| {
         if d <= MAX_DISTANCE {
             near.push((d, p));
+        } else {
+            far = true;
         }
     });
+    if far {
+        out.cut = MAX_DISTANCE + 1;
+    }
     // Only the nearest few can be kept: select them, then sort just those
     // (a full sort of every source below chance level dominated the scan).
     let most = opts.max_ties.max(opts.per_destination);
     if near.len() > most {
         near.select_nth_unstable(most);
+        // Everything from `most` on is at least as far as `near[most]`.
+        out.cut = out.cut.min(near[most].0);
         near.truncate(most);
     }
     near.sort_unstable();
@@ -201,11 +261,15 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
             .take_while(|&&(d, _)| d <= best + opts.tie_margin)
             .count()
             .min(opts.max_ties);
-        near.truncate(ties.max(opts.per_destination));
+        let keep = ties.max(opts.per_destination);
+        if let Some(&(first_dropped, _)) = near.get(keep) {
+            out.cut = out.cut.min(first_dropped);
+        }
+        near.truncate(keep);
     }
-    out.extend(near.iter().map(|&(_, p)| pool.order[p]));
+    out.sources.extend(near.iter().map(|&(_, p)| pool.order[p]));
     // Sources too small for a fingerprint that still pass the size filter.
-    out.extend(
+    out.sources.extend(
         range
             .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
             .map(|p| pool.order[p]),
@@ -291,6 +355,25 @@ mod tests {
     }
 
     #[test]
+    fn left_out_sources_score_less_the_farther_the_cut() {
+        let at = |cut| {
+            Candidates {
+                sources: Vec::new(),
+                cut,
+            }
+            .left_out_score()
+        };
+        assert_eq!(at(u32::MAX), 0, "nothing left out");
+        assert_eq!(at(10), score::MAX_SCORE, "within the noise of identical");
+        let scores: Vec<u32> = (0..=140).map(at).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        // The shape of the real miss: a cut near 115 bits cannot rule out
+        // a 55% partner; at chance level, two thirds is the most.
+        assert!(at(115) > score::MAX_SCORE * 55 / 100);
+        assert!((score::MAX_SCORE * 60 / 100..score::MAX_SCORE * 70 / 100).contains(&at(128)));
+    }
+
+    #[test]
     fn nearest_first_and_far_ones_dropped() {
         let base = Fingerprint { words: [0; 4] };
         let at = |bits: u32| {
@@ -324,6 +407,22 @@ mod tests {
         }];
         let got = search(&sources, &dst, &Options::default());
         // 3 is too large for the size filter, 2 is no closer than chance.
-        assert_eq!(got, vec![vec![1, 0]]);
+        assert_eq!(
+            got,
+            vec![Candidates {
+                sources: vec![1, 0],
+                cut: MAX_DISTANCE + 1
+            }]
+        );
+        let all = search(&sources[..2], &dst, &Options::default());
+        assert_eq!(all[0].cut, u32::MAX, "nothing was left out");
+        let one = Options {
+            per_destination: 1,
+            max_ties: 1,
+            ..Options::default()
+        };
+        let got = search(&sources, &dst, &one);
+        assert_eq!(got[0].sources, vec![1]);
+        assert_eq!(got[0].cut, 30, "the nearest source left out");
     }
 }

@@ -9,7 +9,8 @@ use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 
 use crate::cli::{
-    CheckArgs, Cli, Command, FingerprintArgs, InstallHookArgs, RenamesArgs, SimilarArgs,
+    CheckArgs, Cli, Command, CompletionsArgs, FingerprintArgs, InstallHookArgs, ManpageArgs,
+    RenamesArgs, SimilarArgs,
 };
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
@@ -47,6 +48,8 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
         Command::Renames(args) => renames(&cwd, cli.no_cache, args, out, err),
         Command::Check(args) => check(&cwd, cli.no_cache, args, err),
         Command::InstallHook(args) => install_hook(&cwd, args, out),
+        Command::Completions(args) => completions(args, out),
+        Command::Manpage(args) => manpage(&cwd, args, out),
     };
     match result {
         Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
@@ -754,6 +757,24 @@ fn install_hook(cwd: &Path, args: &InstallHookArgs, out: &mut impl Write) -> Res
         "installed git-simm's pre-commit hook in {}",
         path.display()
     )?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn completions(args: &CompletionsArgs, out: &mut impl Write) -> Result<Status> {
+    crate::generate::completions(args.shell, out)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn manpage(cwd: &Path, args: &ManpageArgs, out: &mut impl Write) -> Result<Status> {
+    match &args.dir {
+        Some(dir) => {
+            crate::generate::man_pages(&cwd.join(dir))
+                .with_context(|| format!("cannot write man pages to {}", dir.display()))?;
+        }
+        None => crate::generate::man_page(out)?,
+    }
     out.flush()?;
     Ok(Status::Success)
 }

@@ -81,13 +81,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// The repository's store, or a disabled one for `--no-cache`.
+/// The repository's store, or a disabled one for `--no-cache`. It lives in
+/// `simm.storeDir` when set, a relative path being taken from the common
+/// git directory (where the default, `simm`, lives, so the same value means
+/// the same place from every worktree and in bare repositories); several
+/// repositories may share one store, since blob ids name content.
 fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
     let hash_len = repo.object_hash().len_in_bytes();
     if no_cache {
         return Ok(Store::disabled(hash_len));
     }
-    let dir = Store::default_dir(repo.common_dir());
+    let dir = match repo.config_path("simm.storeDir")? {
+        Some(dir) => repo.common_dir().join(dir),
+        None => Store::default_dir(repo.common_dir()),
+    };
     Store::open(&dir, hash_len)
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
 }

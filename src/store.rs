@@ -1,10 +1,11 @@
 //! The fingerprint store: a persistent cache of fingerprints keyed by blob id.
 //!
 //! A blob never changes, so its fingerprint is computed once and kept under
-//! the repository's git directory (`$GIT_COMMON_DIR/simm/`). The layout copies
-//! what makes git's own pack indexes robust, because the problems are the
-//! same: millions of keys, readers that need a handful, several processes at
-//! once, and files that may be cut short by a crash.
+//! the repository's git directory (`$GIT_COMMON_DIR/simm/`, or wherever
+//! `simm.storeDir` points). The layout copies what makes git's own pack
+//! indexes robust, because the problems are the same: millions of keys,
+//! readers that need a handful, several processes at once, and files that
+//! may be cut short by a crash.
 //!
 //! - **Immutable tables.** Each write creates a new file `fp-*.table`: a
 //!   256-entry fan-out, the sorted blob ids, then fixed-size records. It is

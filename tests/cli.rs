@@ -148,8 +148,15 @@ fn no_cache_writes_nothing() {
 }
 
 fn tables(r: &Repo) -> Vec<PathBuf> {
-    let mut t: Vec<PathBuf> = std::fs::read_dir(r.store_dir())
-        .expect("store")
+    tables_in(&r.store_dir())
+}
+
+/// The table files of a store directory, sorted; none if it is missing.
+fn tables_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut t: Vec<PathBuf> = rd
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "table"))
         .collect();
@@ -544,6 +551,61 @@ fn runs_as_a_git_external_command() {
     let direct = r.simm(&["fingerprint", "HEAD"]);
     assert_eq!(stdout(&via_git), stdout(&direct));
     assert!(stdout(&direct).contains(" src/store.rs\n"));
+}
+
+/// simm.storeDir: a relative value is taken from the common git directory,
+/// so a linked worktree uses the same store; `~/` is expanded; repositories
+/// naming the same directory share what they computed.
+#[test]
+fn store_dir_config_moves_and_shares_the_store() {
+    let r = sources_repo();
+    r.git(&["config", "simm.storeDir", "simm-elsewhere"]);
+    let wt = r.path.parent().expect("tempdir").join("linked");
+    r.git(&["worktree", "add", "-q", wt.to_str().expect("utf-8"), "HEAD"]);
+    let o = simm_in(&wt, &["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let relative = r.path.join(".git/simm-elsewhere");
+    assert_eq!(tables_in(&relative).len(), 1, "store in {relative:?}");
+    assert!(!r.store_dir().exists(), "the default store was used");
+    assert!(!r.path.join(".git/worktrees/linked/simm-elsewhere").exists());
+
+    // A second repository with the same files, its store under a `~/` path
+    // shared with a third: the third computes nothing new.
+    let home = tempfile::tempdir().expect("tempdir");
+    let shared = home.path().join("fingerprints");
+    for round in ["fills", "reuses"] {
+        let other = sources_repo();
+        other.git(&["config", "simm.storeDir", "~/fingerprints"]);
+        let o = simm_command()
+            .current_dir(&other.path)
+            .env("HOME", home.path())
+            .args(["fingerprint", "HEAD"])
+            .output()
+            .expect("run git-simm");
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&r.simm(&["fingerprint", "HEAD"])));
+        assert!(!other.store_dir().exists());
+        // The second repository found every blob there and wrote nothing.
+        assert_eq!(tables_in(&shared).len(), 1, "{round} {shared:?}");
+    }
+    // --no-cache still writes nowhere.
+    std::fs::remove_dir_all(&relative).expect("rm store");
+    assert!(
+        r.simm(&["--no-cache", "fingerprint", "HEAD"])
+            .status
+            .success()
+    );
+    assert!(!relative.exists());
+
+    // A value git could not expand either is an error naming the key; an
+    // empty one means the default.
+    r.git(&["config", "simm.storeDir", "~no-such-user-here/store"]);
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'simm.storeDir'"), "{}", stderr(&o));
+    r.git(&["config", "simm.storeDir", ""]);
+    assert!(r.simm(&["fingerprint", "HEAD"]).status.success());
+    assert_eq!(tables(&r).len(), 1, "the default store is used");
 }
 
 /// Every subcommand the binary parses, from the same clap definitions.

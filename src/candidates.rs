@@ -127,39 +127,46 @@ pub struct Candidates {
 }
 
 /// Lines a fingerprint window can span: 48 bytes over lines of 16 bytes
-/// and more, for [`Candidates::left_out_score`].
+/// and more, for [`plausible_score`].
 const LINES_PER_WINDOW: f64 = 4.0;
 
 /// Noise allowed in a distance: two standard deviations (each of 256 bits
 /// differs like a coin toss at most, so the deviation is at most 8).
 const DISTANCE_SLACK: u32 = 16;
 
+/// The highest git score ([`score::MAX_SCORE`] units) a file at `distance`
+/// bits from another can plausibly have.
+///
+/// Why: a fingerprint is a simhash of the 48-byte windows of a file, so
+/// files whose window vectors are at angle θ differ in 256·θ/π bits on
+/// average. At `distance` (less two standard deviations of noise) they
+/// share at most cos(π·(distance − 16)/256) of their windows. git's score
+/// counts shared lines instead; with edits scattered over every line, a
+/// window survives only if all the lines it spans do, so a share s of the
+/// lines keeps about s^4 of the windows. Hence s ≤ cos(π·(distance −
+/// 16)/256)^(1/4): 83% at 103 bits, 66% at chance level (128), 96% at 60.
+/// Heavy edits can thus put a file as far from its relatives as from
+/// unrelated files.
+pub fn plausible_score(distance: u32) -> u32 {
+    let d = f64::from(distance.saturating_sub(DISTANCE_SLACK));
+    let cos = (std::f64::consts::PI * d / 256.0).cos();
+    if cos <= 0.0 {
+        return 0;
+    }
+    (cos.powf(1.0 / LINES_PER_WINDOW) * f64::from(score::MAX_SCORE)) as u32
+}
+
 impl Candidates {
-    /// The highest git score ([`score::MAX_SCORE`] units) a source left out
-    /// can plausibly have; 0 when none was left out. A destination whose
-    /// candidates score this or more cannot be paired better by the others.
-    ///
-    /// Why: a fingerprint is a simhash of the 48-byte windows of a file, so
-    /// files whose window vectors are at angle θ differ in 256·θ/π bits on
-    /// average. A source at distance `cut` or more (less the noise slack)
-    /// shares at most cos(π·(cut − 16)/256) of the destination's windows.
-    /// git's score counts shared lines instead; with edits scattered over
-    /// every line, a window survives only if all the lines it spans do, so
-    /// a share s of the lines keeps about s^4 of the windows. Hence
-    /// s ≤ cos(π·(cut − 16)/256)^(1/4): 83% at a typical cut of 103 bits,
-    /// 66% when the cut is chance level. Below that, heavy edits put a file
-    /// as far from its relatives as from unrelated files, and which
-    /// relatives made the nearest few is luck.
+    /// The highest score a source left out can plausibly have
+    /// ([`plausible_score`] of the cut); 0 when none was left out. A
+    /// destination whose candidates score more cannot be paired better by
+    /// the others.
     pub fn left_out_score(&self) -> u32 {
         if self.cut == u32::MAX {
-            return 0;
+            0
+        } else {
+            plausible_score(self.cut)
         }
-        let d = f64::from(self.cut.saturating_sub(DISTANCE_SLACK));
-        let cos = (std::f64::consts::PI * d / 256.0).cos();
-        if cos <= 0.0 {
-            return 0;
-        }
-        (cos.powf(1.0 / LINES_PER_WINDOW) * f64::from(score::MAX_SCORE)) as u32
     }
 }
 
@@ -187,6 +194,31 @@ impl Search {
             .par_iter()
             .map(|dst| candidates_for(&self.pool, dst, opts))
             .collect()
+    }
+
+    /// The fingerprinted sources that can plausibly score `score` or more
+    /// against `dst`: size-compatible at that score and no farther than
+    /// [`plausible_score`] allows, nearest first. For a destination whose
+    /// best candidate scored `score`, these are the only sources that might
+    /// beat or tie it.
+    pub fn plausibly_scoring(&self, dst: &Item, score: u32) -> Vec<usize> {
+        let Some(fp) = dst.fingerprint else {
+            return Vec::new();
+        };
+        // plausible_score falls with the distance: find where it drops
+        // below `score` once, then compare distances.
+        let far = (0..=256 + DISTANCE_SLACK)
+            .find(|&d| plausible_score(d) < score)
+            .unwrap_or(u32::MAX);
+        let pool = &self.pool;
+        let mut ranked: Vec<(u32, usize)> = Vec::new();
+        distances(pool, pool.window(dst.size, score), &fp, |p, d| {
+            if d < far {
+                ranked.push((d, p));
+            }
+        });
+        ranked.sort_unstable();
+        ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
 
     /// Every non-empty source that passes git's size filter against `dst`,
@@ -355,22 +387,52 @@ mod tests {
     }
 
     #[test]
-    fn left_out_sources_score_less_the_farther_the_cut() {
-        let at = |cut| {
-            Candidates {
-                sources: Vec::new(),
-                cut,
-            }
-            .left_out_score()
-        };
-        assert_eq!(at(u32::MAX), 0, "nothing left out");
-        assert_eq!(at(10), score::MAX_SCORE, "within the noise of identical");
-        let scores: Vec<u32> = (0..=140).map(at).collect();
+    fn plausible_scores_fall_with_the_distance() {
+        assert_eq!(plausible_score(10), score::MAX_SCORE, "within the noise");
+        let scores: Vec<u32> = (0..=300).map(plausible_score).collect();
         assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-        // The shape of the real miss: a cut near 115 bits cannot rule out
-        // a 55% partner; at chance level, two thirds is the most.
-        assert!(at(115) > score::MAX_SCORE * 55 / 100);
-        assert!((score::MAX_SCORE * 60 / 100..score::MAX_SCORE * 70 / 100).contains(&at(128)));
+        // The shape of the real miss: at 115 bits a 55% partner is not
+        // ruled out; at chance level, two thirds is the most.
+        assert!(plausible_score(115) > score::MAX_SCORE * 55 / 100);
+        let at_chance = plausible_score(128);
+        assert!((score::MAX_SCORE * 60 / 100..score::MAX_SCORE * 70 / 100).contains(&at_chance));
+        let none_left_out = Candidates {
+            sources: Vec::new(),
+            cut: u32::MAX,
+        };
+        assert_eq!(none_left_out.left_out_score(), 0);
+    }
+
+    #[test]
+    fn plausibly_scoring_sources_are_near_enough_and_size_compatible() {
+        let base = Fingerprint { words: [0; 4] };
+        let at = |bits: u32| {
+            let mut f = base;
+            for i in 0..bits {
+                f.words[(i / 64) as usize] |= 1 << (i % 64);
+            }
+            Some(f)
+        };
+        let item = |size, bits| Item {
+            size,
+            fingerprint: at(bits),
+        };
+        let sources = [
+            item(1000, 100),
+            item(1000, 120),
+            item(1000, 40),
+            item(1500, 40),
+            item(2100, 40),
+        ];
+        let search = Search::new(&sources);
+        let dst = item(1000, 0);
+        let s80 = score::MAX_SCORE * 80 / 100;
+        assert!(plausible_score(100) >= s80 && plausible_score(120) < s80);
+        // 1 is too far to reach 80%, 3 and 4 too large (2 is nearest).
+        assert_eq!(search.plausibly_scoring(&dst, s80), vec![2, 0]);
+        // At 50%, 1500 bytes is compatible and 120 bits not too far.
+        let s50 = score::MAX_SCORE / 2;
+        assert_eq!(search.plausibly_scoring(&dst, s50), vec![2, 3, 0, 1]);
     }
 
     #[test]

@@ -24,12 +24,13 @@
 //! scored, exactly as git scores them ([`crate::score`]). A destination that
 //! none of its candidates pairs is then scored against every size-compatible
 //! source, within a budget ([`Options::exhaustive_budget`]), because
-//! scattered edits can hide a pair from window fingerprints; so is one
-//! whose best candidate scores no more than a source left out plausibly
-//! could ([`candidates::Candidates::left_out_score`]): heavy edits put a
-//! file at noise distance from its relatives, and the best of them may be
-//! among those left out. A pair can still be missed where a destination
-//! was paired with a lesser candidate while its best partner hid, or where
+//! scattered edits can hide a pair from window fingerprints. One whose best
+//! candidate scores no more than a source left out plausibly could
+//! ([`candidates::Candidates::left_out_score`]) is scored against the
+//! sources that plausibly could: heavy edits put a file at noise distance
+//! from its relatives, and the best of them may be among those left out. A
+//! pair can still be missed where a destination was paired with a lesser
+//! candidate while its best partner hid beyond what is plausible, or where
 //! a destination's best is taken and git falls back to its second; the
 //! agreement tests measure how often.
 //!
@@ -188,9 +189,9 @@ pub struct Outcome {
     /// Destinations whose tie could not be replayed within the budget (ties
     /// then break by source order, which may differ from git).
     pub ties_unreplayed: usize,
-    /// Destinations that their candidates did not pair, or paired no better
-    /// than a source left out might, scored against every size-compatible
-    /// source.
+    /// Destinations that their candidates did not pair (then scored
+    /// against every size-compatible source), or paired no better than a
+    /// source left out might (then against those that plausibly could).
     pub exhaustive_destinations: usize,
     /// Such destinations left unsearched because the exhaustive budget
     /// ran out (git would have searched them).
@@ -609,9 +610,10 @@ fn inexact_matrix(
     // edited file is about as far from its relatives as from unrelated
     // files, which of them made the nearest 32 is luck, and a better one
     // may be among the rest (a real miss: a 53% pair kept, git's 55% one
-    // never scored). Score both kinds against every size-compatible source,
-    // unpaired ones first, within a budget so a commit adding thousands of
-    // unrelated files stays fast.
+    // never scored). Score the unpaired against every size-compatible
+    // source, then the unsettled against the sources that could plausibly
+    // beat their best (`Search::plausibly_scoring`), within a budget so a
+    // commit adding thousands of unrelated files stays fast.
     let mut best = vec![None::<u32>; remaining.len()];
     let mut next = scores.iter();
     for (k, c) in cands.iter().enumerate() {
@@ -639,7 +641,12 @@ fn inexact_matrix(
             }
             let tried: std::collections::HashSet<usize> =
                 cands[k].sources.iter().copied().collect();
-            let all = search.all_compatible(&dst_items[k], opts.min_score);
+            // A paired destination needs only the sources that could beat
+            // or tie its best: far fewer than the whole size window.
+            let all = match best[k] {
+                Some(b) => search.plausibly_scoring(&dst_items[k], b),
+                None => search.all_compatible(&dst_items[k], opts.min_score),
+            };
             let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
             if untried.len() > budget {
                 outcome.exhaustive_skipped += 1;

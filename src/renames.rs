@@ -212,12 +212,10 @@ pub trait Content {
     fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<std::sync::Arc<Spans>>>;
 }
 
-const EMPTY_BLOB_SHA1: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-const EMPTY_BLOB_SHA256: &str = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813";
-
-fn is_empty_blob(id: &ObjectId) -> bool {
-    let hex = id.to_string();
-    hex == EMPTY_BLOB_SHA1 || hex == EMPTY_BLOB_SHA256
+/// Whether `id` is the empty blob (of either hash kind). Asked for every
+/// source, so it compares ids rather than formatting hex.
+pub(crate) fn is_empty_blob(id: &ObjectId) -> bool {
+    id.is_empty_blob()
 }
 
 fn is_regular(kind: EntryKind) -> bool {
@@ -342,13 +340,18 @@ fn pair_up(
     content: &mut impl Content,
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
-    // Exact renames.
-    let mut by_id: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    // Exact renames. Only ids some destination has are worth indexing:
+    // sources can outnumber destinations a thousandfold (copy detection
+    // against a whole tree).
+    let mut by_id: gix::hashtable::HashMap<ObjectId, Vec<usize>> =
+        dsts.iter().map(|d| (d.entry.id, Vec::new())).collect();
     for (i, s) in srcs.iter().enumerate() {
-        by_id.entry(s.entry.id).or_default().push(i);
+        if let Some(same) = by_id.get_mut(&s.entry.id) {
+            same.push(i);
+        }
     }
     for d in 0..dsts.len() {
-        let Some(same) = by_id.get(&dsts[d].entry.id) else {
+        let Some(same) = by_id.get(&dsts[d].entry.id).filter(|v| !v.is_empty()) else {
             continue;
         };
         let target = &dsts[d].entry;
@@ -815,16 +818,14 @@ fn find_renames(
 /// Build the output in git's queue order, deciding R versus C as git's
 /// `diff_resolve_rename_copy()` does.
 fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record> {
-    let src_of_change: HashMap<usize, usize> = srcs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.change, i))
-        .collect();
-    let dst_of_change: HashMap<usize, usize> = dsts
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.change, i))
-        .collect();
+    let mut src_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+    for (i, s) in srcs.iter().enumerate() {
+        src_of_change[s.change] = Some(i);
+    }
+    let mut dst_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+    for (i, d) in dsts.iter().enumerate() {
+        dst_of_change[d.change] = Some(i);
+    }
     // Deletions swallowed by a rename are decided before any use is counted
     // down, as in git (diffcore_rename writes back before
     // diff_resolve_rename_copy runs).
@@ -833,7 +834,7 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
     for (i, c) in changes.iter().enumerate() {
         match c.kind {
             ChangeKind::Added => {
-                if let Some(&d) = dst_of_change.get(&i)
+                if let Some(d) = dst_of_change[i]
                     && let Some((s, score)) = dsts[d].pair
                 {
                     srcs[s].used -= 1;
@@ -858,7 +859,7 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
                 });
             }
             ChangeKind::Deleted => {
-                let used = src_of_change.get(&i).is_some_and(|&s| swallowed[s]);
+                let used = src_of_change[i].is_some_and(|s| swallowed[s]);
                 if !used {
                     out.push(Record {
                         status: Status::Deleted,

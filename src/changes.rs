@@ -103,6 +103,29 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
     out
 }
 
+/// The entries of `old` that `new` has unchanged (same path, kind and id),
+/// in path order: what [`diff`] lists as [`ChangeKind::Unchanged`] when
+/// asked to, without building a change for each.
+pub fn unchanged<'a>(old: &'a [Entry], new: &[Entry]) -> Vec<&'a Entry> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        let (o, n) = (&old[i], &new[j]);
+        match o.path.cmp(&n.path) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                if o.id == n.id && o.kind == n.kind {
+                    out.push(o);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Like [`diff`], with a new side (the index) that has `unmerged` paths in
 /// conflict, sorted: each becomes one [`ChangeKind::Unmerged`] change in its
 /// place, and the old side's entry there takes no other part.

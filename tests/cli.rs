@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use util::{Repo, git_env, own_source, simm_command, simm_in, stderr, stdout};
+use util::{Repo, git_env, own_source, path_with_simm, simm_command, simm_in, stderr, stdout};
 
 /// A repository of this crate's own sources, plus awkward names.
 fn sources_repo() -> Repo {
@@ -520,18 +520,6 @@ fn bare_repositories_resolve_names_as_revisions() {
     let o = simm_in(&bare, &["fingerprint", "HEAD"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(" src/store.rs\n"));
-}
-
-/// PATH with the binary under test first, so that git finds `git-simm`.
-fn path_with_simm() -> std::ffi::OsString {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-simm"))
-        .parent()
-        .expect("binary directory")
-        .to_owned();
-    std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH")
 }
 
 /// git runs `git-simm` for `git simm` when it is on PATH (an external

@@ -403,16 +403,17 @@ mod tests {
         assert_eq!(none_left_out.left_out_score(), 0);
     }
 
+    /// A fingerprint `bits` away from all zeros.
+    fn at(bits: u32) -> Option<Fingerprint> {
+        let mut f = Fingerprint { words: [0; 4] };
+        for i in 0..bits {
+            f.words[(i / 64) as usize] |= 1 << (i % 64);
+        }
+        Some(f)
+    }
+
     #[test]
     fn plausibly_scoring_sources_are_near_enough_and_size_compatible() {
-        let base = Fingerprint { words: [0; 4] };
-        let at = |bits: u32| {
-            let mut f = base;
-            for i in 0..bits {
-                f.words[(i / 64) as usize] |= 1 << (i % 64);
-            }
-            Some(f)
-        };
         let item = |size, bits| Item {
             size,
             fingerprint: at(bits),
@@ -437,14 +438,6 @@ mod tests {
 
     #[test]
     fn nearest_first_and_far_ones_dropped() {
-        let base = Fingerprint { words: [0; 4] };
-        let at = |bits: u32| {
-            let mut f = base;
-            for i in 0..bits {
-                f.words[(i / 64) as usize] |= 1 << (i % 64);
-            }
-            Some(f)
-        };
         let sources = [
             Item {
                 size: 1000,

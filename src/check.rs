@@ -276,22 +276,10 @@ fn copy_changes(
             kept.push(e);
         }
     }
-    // Both lists are in path order and name different paths: merge them.
-    let mut out = Vec::with_capacity(changes.len() + kept.len());
-    let mut kept = kept.into_iter().peekable();
-    for c in changes {
-        let path = c
-            .old
-            .as_ref()
-            .or(c.new.as_ref())
-            .map_or(&[][..], |e| &e.path[..]);
-        while let Some(e) = kept.next_if(|e| e.path.as_slice() < path) {
-            out.push(unchanged_change(e));
-        }
-        out.push(c.clone());
-    }
-    out.extend(kept.map(unchanged_change));
-    Ok(out)
+    Ok(changes::merge(
+        changes.iter().cloned(),
+        kept.into_iter().map(unchanged_change),
+    ))
 }
 
 fn unchanged_change(e: &Entry) -> changes::Change {

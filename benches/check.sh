@@ -3,7 +3,7 @@
 # ordinary commit in a large repository with a warm store. Goal (issue 5):
 # under 100 ms for 100,000 files.
 #
-#   benches/check.sh REPO [RUNS]
+#   benches/check.sh [--git-simm BIN] REPO [RUNS]
 #
 # REPO is only read: it is cloned with `git clone --shared --no-checkout`
 # into a temporary directory, its fingerprint store (.git/simm) is copied
@@ -13,12 +13,23 @@
 # warm the OS cache and fingerprint the few new blobs, then timed RUNS times
 # (default 10); the median and the fastest are printed. A second scenario
 # adds a new file (which triggers the copy search against all of HEAD).
+# --git-simm BIN times that binary instead of building this worktree's, to
+# compare two versions on the same repository. The last line repeats the
+# second scenario with stderr on a terminal (script(1)), as a hook run from
+# one has it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-repo=${1:?usage: benches/check.sh REPO [RUNS]}
+simm=
+if [ "${1:-}" = --git-simm ]; then
+  simm=$(realpath "${2:?--git-simm needs a binary}")
+  shift 2
+fi
+repo=${1:?usage: benches/check.sh [--git-simm BIN] REPO [RUNS]}
 runs=${2:-10}
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-simm=$here/target/release/git-simm
+if [ -z "$simm" ]; then
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+  simm=$here/target/release/git-simm
+fi
 tmp=$(mktemp -d /tmp/simm-check.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 
 git clone --quiet --shared --no-checkout "$repo" "$tmp/repo"
@@ -46,10 +57,15 @@ git update-index --add --cacheinfo "100644,$(edit "${picked[2]}"),$moved"
 git update-index --force-remove "${picked[2]}"
 echo "staged:"; git diff --cached -M --name-status | sed 's/^/  /'
 
-time_runs() {
-  "$simm" check --staged >/dev/null 2>&1 || true # warm-up
+check() { "$simm" check --staged >/dev/null 2>&1 || true; }
+# A hook run from a terminal has stderr on it, which turns progress
+# reporting on: script(1) gives the check a terminal.
+check_tty() { script -qec "$(printf '%q' "$simm") check --staged" /dev/null >/dev/null 2>&1 || true; }
+time_runs() { # [check_tty]
+  local run=${1:-check}
+  $run # warm-up
   for _ in $(seq "$runs"); do
-    s=$(date +%s%N); "$simm" check --staged >/dev/null 2>&1 || true; e=$(date +%s%N)
+    s=$(date +%s%N); $run; e=$(date +%s%N)
     echo $(( (e - s) / 1000 ))
   done | sort -n | awk '{ t[NR] = $1 } END { printf "median %.1f ms, fastest %.1f ms over %d runs\n", t[int((NR + 1) / 2)] / 1000, t[1] / 1000, NR }'
 }
@@ -60,3 +76,6 @@ echo "check --staged (edits + rename): $(time_runs)"
 new=$(printf 'brand new file %s\n' $(seq 1 300) | git hash-object -w --stdin)
 git update-index --add --cacheinfo "100644,$new,new-by-bench.txt"
 echo "check --staged (plus a new file): $(time_runs)"
+if command -v script >/dev/null; then
+  echo "check --staged (plus a new file, on a terminal): $(time_runs check_tty)"
+fi

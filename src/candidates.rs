@@ -114,9 +114,64 @@ impl Pool {
     }
 }
 
-/// For each destination, candidate source indices (into `sources`), nearest
-/// first. Empty files are never candidates (git scores them 0).
-pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+/// The sources worth scoring for one destination.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// Source indices (into the searched sources), nearest first, then the
+    /// sources too small for a fingerprint. Empty files are never
+    /// candidates (git scores them 0).
+    pub sources: Vec<usize>,
+    /// Every fingerprinted source of the size window left out is at least
+    /// this far from the destination; `u32::MAX` when none was left out.
+    pub cut: u32,
+}
+
+/// Lines a fingerprint window can span: 48 bytes over lines of 16 bytes
+/// and more, for [`plausible_score`].
+const LINES_PER_WINDOW: f64 = 4.0;
+
+/// Noise allowed in a distance: two standard deviations (each of 256 bits
+/// differs like a coin toss at most, so the deviation is at most 8).
+const DISTANCE_SLACK: u32 = 16;
+
+/// The highest git score ([`score::MAX_SCORE`] units) a file at `distance`
+/// bits from another can plausibly have.
+///
+/// Why: a fingerprint is a simhash of the 48-byte windows of a file, so
+/// files whose window vectors are at angle θ differ in 256·θ/π bits on
+/// average. At `distance` (less two standard deviations of noise) they
+/// share at most cos(π·(distance − 16)/256) of their windows. git's score
+/// counts shared lines instead; with edits scattered over every line, a
+/// window survives only if all the lines it spans do, so a share s of the
+/// lines keeps about s^4 of the windows. Hence s ≤ cos(π·(distance −
+/// 16)/256)^(1/4): 83% at 103 bits, 66% at chance level (128), 96% at 60.
+/// Heavy edits can thus put a file as far from its relatives as from
+/// unrelated files.
+pub fn plausible_score(distance: u32) -> u32 {
+    let d = f64::from(distance.saturating_sub(DISTANCE_SLACK));
+    let cos = (std::f64::consts::PI * d / 256.0).cos();
+    if cos <= 0.0 {
+        return 0;
+    }
+    (cos.powf(1.0 / LINES_PER_WINDOW) * f64::from(score::MAX_SCORE)) as u32
+}
+
+impl Candidates {
+    /// The highest score a source left out can plausibly have
+    /// ([`plausible_score`] of the cut); 0 when none was left out. A
+    /// destination whose candidates score more cannot be paired better by
+    /// the others.
+    pub fn left_out_score(&self) -> u32 {
+        if self.cut == u32::MAX {
+            0
+        } else {
+            plausible_score(self.cut)
+        }
+    }
+}
+
+/// For each destination, its [`Candidates`] among `sources`.
+pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Candidates> {
     Search::new(sources).nearest(destinations, opts)
 }
 
@@ -134,11 +189,36 @@ impl Search {
     }
 
     /// The candidates of [`search`] for each destination.
-    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Vec<usize>> {
+    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Candidates> {
         destinations
             .par_iter()
             .map(|dst| candidates_for(&self.pool, dst, opts))
             .collect()
+    }
+
+    /// The fingerprinted sources that can plausibly score `score` or more
+    /// against `dst`: size-compatible at that score and no farther than
+    /// [`plausible_score`] allows, nearest first. For a destination whose
+    /// best candidate scored `score`, these are the only sources that might
+    /// beat or tie it.
+    pub fn plausibly_scoring(&self, dst: &Item, score: u32) -> Vec<usize> {
+        let Some(fp) = dst.fingerprint else {
+            return Vec::new();
+        };
+        // plausible_score falls with the distance: find where it drops
+        // below `score` once, then compare distances.
+        let far = (0..=256 + DISTANCE_SLACK)
+            .find(|&d| plausible_score(d) < score)
+            .unwrap_or(u32::MAX);
+        let pool = &self.pool;
+        let mut ranked: Vec<(u32, usize)> = Vec::new();
+        distances(pool, pool.window(dst.size, score), &fp, |p, d| {
+            if d < far {
+                ranked.push((d, p));
+            }
+        });
+        ranked.sort_unstable();
+        ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
 
     /// Every non-empty source that passes git's size filter against `dst`,
@@ -170,28 +250,40 @@ impl Search {
     }
 }
 
-fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
+fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
+    let mut out = Candidates {
+        sources: Vec::new(),
+        cut: u32::MAX,
+    };
     if dst.size == 0 {
-        return Vec::new();
+        return out;
     }
     let range = pool.window(dst.size, opts.min_score);
-    let mut out = Vec::new();
     let Some(fp) = dst.fingerprint else {
         // Small destination: every size-compatible source is scored.
-        out.extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
+        out.sources
+            .extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
         return out;
     };
     let mut near: Vec<(u32, usize)> = Vec::new();
+    let mut far = false;
     distances(pool, range.clone(), &fp, |p, d| {
         if d <= MAX_DISTANCE {
             near.push((d, p));
+        } else {
+            far = true;
         }
     });
+    if far {
+        out.cut = MAX_DISTANCE + 1;
+    }
     // Only the nearest few can be kept: select them, then sort just those
     // (a full sort of every source below chance level dominated the scan).
     let most = opts.max_ties.max(opts.per_destination);
     if near.len() > most {
         near.select_nth_unstable(most);
+        // Everything from `most` on is at least as far as `near[most]`.
+        out.cut = out.cut.min(near[most].0);
         near.truncate(most);
     }
     near.sort_unstable();
@@ -201,11 +293,15 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Vec<usize> {
             .take_while(|&&(d, _)| d <= best + opts.tie_margin)
             .count()
             .min(opts.max_ties);
-        near.truncate(ties.max(opts.per_destination));
+        let keep = ties.max(opts.per_destination);
+        if let Some(&(first_dropped, _)) = near.get(keep) {
+            out.cut = out.cut.min(first_dropped);
+        }
+        near.truncate(keep);
     }
-    out.extend(near.iter().map(|&(_, p)| pool.order[p]));
+    out.sources.extend(near.iter().map(|&(_, p)| pool.order[p]));
     // Sources too small for a fingerprint that still pass the size filter.
-    out.extend(
+    out.sources.extend(
         range
             .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
             .map(|p| pool.order[p]),
@@ -291,15 +387,57 @@ mod tests {
     }
 
     #[test]
-    fn nearest_first_and_far_ones_dropped() {
-        let base = Fingerprint { words: [0; 4] };
-        let at = |bits: u32| {
-            let mut f = base;
-            for i in 0..bits {
-                f.words[(i / 64) as usize] |= 1 << (i % 64);
-            }
-            Some(f)
+    fn plausible_scores_fall_with_the_distance() {
+        assert_eq!(plausible_score(10), score::MAX_SCORE, "within the noise");
+        let scores: Vec<u32> = (0..=300).map(plausible_score).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+        // The shape of the real miss: at 115 bits a 55% partner is not
+        // ruled out; at chance level, two thirds is the most.
+        assert!(plausible_score(115) > score::MAX_SCORE * 55 / 100);
+        let at_chance = plausible_score(128);
+        assert!((score::MAX_SCORE * 60 / 100..score::MAX_SCORE * 70 / 100).contains(&at_chance));
+        let none_left_out = Candidates {
+            sources: Vec::new(),
+            cut: u32::MAX,
         };
+        assert_eq!(none_left_out.left_out_score(), 0);
+    }
+
+    /// A fingerprint `bits` away from all zeros.
+    fn at(bits: u32) -> Option<Fingerprint> {
+        let mut f = Fingerprint { words: [0; 4] };
+        for i in 0..bits {
+            f.words[(i / 64) as usize] |= 1 << (i % 64);
+        }
+        Some(f)
+    }
+
+    #[test]
+    fn plausibly_scoring_sources_are_near_enough_and_size_compatible() {
+        let item = |size, bits| Item {
+            size,
+            fingerprint: at(bits),
+        };
+        let sources = [
+            item(1000, 100),
+            item(1000, 120),
+            item(1000, 40),
+            item(1500, 40),
+            item(2100, 40),
+        ];
+        let search = Search::new(&sources);
+        let dst = item(1000, 0);
+        let s80 = score::MAX_SCORE * 80 / 100;
+        assert!(plausible_score(100) >= s80 && plausible_score(120) < s80);
+        // 1 is too far to reach 80%, 3 and 4 too large (2 is nearest).
+        assert_eq!(search.plausibly_scoring(&dst, s80), vec![2, 0]);
+        // At 50%, 1500 bytes is compatible and 120 bits not too far.
+        let s50 = score::MAX_SCORE / 2;
+        assert_eq!(search.plausibly_scoring(&dst, s50), vec![2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn nearest_first_and_far_ones_dropped() {
         let sources = [
             Item {
                 size: 1000,
@@ -324,6 +462,22 @@ mod tests {
         }];
         let got = search(&sources, &dst, &Options::default());
         // 3 is too large for the size filter, 2 is no closer than chance.
-        assert_eq!(got, vec![vec![1, 0]]);
+        assert_eq!(
+            got,
+            vec![Candidates {
+                sources: vec![1, 0],
+                cut: MAX_DISTANCE + 1
+            }]
+        );
+        let all = search(&sources[..2], &dst, &Options::default());
+        assert_eq!(all[0].cut, u32::MAX, "nothing was left out");
+        let one = Options {
+            per_destination: 1,
+            max_ties: 1,
+            ..Options::default()
+        };
+        let got = search(&sources, &dst, &one);
+        assert_eq!(got[0].sources, vec![1]);
+        assert_eq!(got[0].cut, 30, "the nearest source left out");
     }
 }

@@ -41,6 +41,34 @@ pub struct Change {
     pub new: Option<Entry>,
 }
 
+impl Change {
+    /// The path this change is about (both sides have it).
+    pub fn path(&self) -> &[u8] {
+        self.new
+            .as_ref()
+            .or(self.old.as_ref())
+            .map_or(&[][..], |e| e.path.as_slice())
+    }
+}
+
+/// Two lists of changes about different paths, each in path order, as one
+/// list in path order.
+pub fn merge(
+    a: impl IntoIterator<Item = Change>,
+    b: impl IntoIterator<Item = Change>,
+) -> Vec<Change> {
+    let mut b = b.into_iter().peekable();
+    let mut out = Vec::new();
+    for change in a {
+        while let Some(earlier) = b.next_if(|c| c.path() < change.path()) {
+            out.push(earlier);
+        }
+        out.push(change);
+    }
+    out.extend(b);
+    out
+}
+
 /// git's notion of "the same type of thing": the file-type bits of the mode.
 /// A regular file and an executable are the same type (chmod is `M`).
 fn same_type(a: EntryKind, b: EntryKind) -> bool {
@@ -103,6 +131,29 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
     out
 }
 
+/// The entries of `old` that `new` has unchanged (same path, kind and id),
+/// in path order: what [`diff`] lists as [`ChangeKind::Unchanged`] when
+/// asked to, without building a change for each.
+pub fn unchanged<'a>(old: &'a [Entry], new: &[Entry]) -> Vec<&'a Entry> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        let (o, n) = (&old[i], &new[j]);
+        match o.path.cmp(&n.path) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                if o.id == n.id && o.kind == n.kind {
+                    out.push(o);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Like [`diff`], with a new side (the index) that has `unmerged` paths in
 /// conflict, sorted: each becomes one [`ChangeKind::Unmerged`] change in its
 /// place, and the old side's entry there takes no other part.
@@ -123,22 +174,10 @@ pub fn diff_with_unmerged(
         .filter(|e| !conflicted.contains(e.path.as_slice()))
         .cloned()
         .collect();
-    let rest = diff(&kept_old, new, include_unchanged);
-    let mut out = Vec::with_capacity(rest.len() + unmerged.len());
-    let mut conflicts = unmerged.iter().peekable();
-    for change in rest {
-        let path = change
-            .new
-            .as_ref()
-            .or(change.old.as_ref())
-            .map(|e| e.path.as_slice());
-        while let Some(u) = conflicts.next_if(|u| path.is_some_and(|p| u.as_slice() < p)) {
-            out.push(unmerged_change(u, &old_at));
-        }
-        out.push(change);
-    }
-    out.extend(conflicts.map(|u| unmerged_change(u, &old_at)));
-    out
+    merge(
+        diff(&kept_old, new, include_unchanged),
+        unmerged.iter().map(|u| unmerged_change(u, &old_at)),
+    )
 }
 
 fn unmerged_change(path: &[u8], old_at: &std::collections::HashMap<&[u8], &Entry>) -> Change {

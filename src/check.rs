@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use crate::changes;
 use crate::output;
 use crate::renames::{self, Content, Detect, Record, Status};
-use crate::repo::Entry;
+use crate::repo::{Entry, EntryKind};
 use crate::score;
 
 /// What to check and how git is configured.
@@ -171,7 +171,6 @@ pub fn check(
         .map(|r| path_of(&r.new))
         .collect();
     if !added.is_empty() {
-        let all = changes::diff(head, index, true);
         let opts = renames::Options {
             detect: Detect::CopiesHarder,
             min_score: settings.copy_threshold,
@@ -179,12 +178,17 @@ pub fn check(
             exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
             ..renames::Options::default()
         };
+        let all = copy_changes(head, index, &changes, opts.min_score, content)?;
         let (copies, _) = renames::detect(&all, &opts, content)?;
-        let present: std::collections::HashSet<&[u8]> =
-            index.iter().map(|e| e.path.as_slice()).collect();
+        // The index is sorted by path: a search, not a set of every path.
+        let present = |path: &[u8]| {
+            index
+                .binary_search_by(|e| e.path.as_slice().cmp(path))
+                .is_ok()
+        };
         for r in copies {
             let (old, new) = (path_of(&r.old), path_of(&r.new));
-            if r.status == Status::Copied && added.contains(new) && present.contains(old) {
+            if r.status == Status::Copied && added.contains(new) && present(old) {
                 findings.push(Finding::Copy {
                     new: new.to_vec(),
                     source: old.to_vec(),
@@ -201,6 +205,93 @@ pub fn check(
         !paths.iter().any(|p| ignored(&settings.ignore, p))
     });
     Ok(findings)
+}
+
+/// The changes to look for copies in: `changes` plus, as sources, the
+/// files unchanged from `head` to `index` that can make a difference to
+/// git's `--find-copies-harder` answer for the added files. In a large
+/// tree nearly every file is unchanged, and building detection's
+/// structures for all of them cost more than the search itself.
+///
+/// An unchanged file matters when, for some added file, it
+/// - has the same id (an exact copy; any kind of file),
+/// - passes git's size filter at `min_score` (it can be a copy),
+/// - has the same basename (git's tie-break between equal scores), or
+/// - is among the first four sources: git fills a destination's four
+///   candidate slots with the first sources it meets, whatever their
+///   score, and the slot order breaks ties ([`renames`] replays it).
+///
+/// Any other source scores 0 without a basename bonus, so it never enters
+/// a slot once the first four are taken, and the answer is unchanged.
+fn copy_changes(
+    head: &[Entry],
+    index: &[Entry],
+    changes: &[changes::Change],
+    min_score: u32,
+    content: &mut impl Content,
+) -> anyhow::Result<Vec<changes::Change>> {
+    let added: Vec<&Entry> = changes
+        .iter()
+        .filter(|c| c.kind == changes::ChangeKind::Added)
+        .filter_map(|c| c.new.as_ref())
+        .collect();
+    let regular = |e: &Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
+    let regular_ids = |es: &[&Entry]| -> Vec<gix::ObjectId> {
+        es.iter().filter(|e| regular(e)).map(|e| e.id).collect()
+    };
+    let added_sizes: Vec<u64> = content
+        .items(&regular_ids(&added))?
+        .iter()
+        .map(|i| i.size)
+        .filter(|&s| s > 0)
+        .collect();
+    let added_ids: std::collections::HashSet<gix::ObjectId> = added.iter().map(|e| e.id).collect();
+    let added_names: std::collections::HashSet<&[u8]> =
+        added.iter().map(|e| basename(&e.path)).collect();
+
+    let unchanged = changes::unchanged(head, index);
+    let mut sizes = content.items(&regular_ids(&unchanged))?.into_iter();
+    let mut leading = 4;
+    let mut kept: Vec<&Entry> = Vec::new();
+    for e in unchanged {
+        let size = if regular(e) {
+            sizes.next().map_or(0, |i| i.size)
+        } else {
+            0
+        };
+        // Empty files are not sources (the check does not ask to pair
+        // them), so they fill no slot.
+        let source = !renames::is_empty_blob(&e.id);
+        let keep = (source && leading > 0)
+            || added_ids.contains(&e.id)
+            || added_names.contains(basename(&e.path))
+            || (size > 0
+                && added_sizes
+                    .iter()
+                    .any(|&a| score::sizes_compatible(size, a, min_score)));
+        if source && leading > 0 {
+            leading -= 1;
+        }
+        if keep {
+            kept.push(e);
+        }
+    }
+    Ok(changes::merge(
+        changes.iter().cloned(),
+        kept.into_iter().map(unchanged_change),
+    ))
+}
+
+fn unchanged_change(e: &Entry) -> changes::Change {
+    changes::Change {
+        kind: changes::ChangeKind::Unchanged,
+        old: Some(e.clone()),
+        new: Some(e.clone()),
+    }
+}
+
+fn basename(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
 }
 
 /// A path for a message: `'path'`, or git's C-style quoting (`"a\nb"`)

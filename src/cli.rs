@@ -18,7 +18,9 @@ Configuration (git config; command-line flags win):\n  \
 simm.renameThreshold  check: lowest score reported as a rename (25%)\n  \
 simm.copyThreshold    check: lowest score reported as a copy (90%)\n  \
 simm.strict           check: exit 1 when it warned (false)\n  \
-simm.ignore           check: skip paths matching this prefix or glob (multi-valued)\n\n\
+simm.ignore           check: skip paths matching this prefix or glob (multi-valued)\n  \
+simm.storeDir         the fingerprint store's directory, relative to the\n                        \
+git common dir; `~/` expanded (simm: .git/simm)\n\n\
 Environment: GIT_SIMM_TRACE=1 prints stage timings of rename detection.\n\n\
 Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
 warned), 128 on errors (as git's `fatal:`), 129 on usage errors."
@@ -59,6 +61,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Install git-simm's pre-commit hook into the hooks directory git uses
     /// (`core.hooksPath`, else `.git/hooks`).
+    #[command(after_help = INSTALL_HOOK_HELP)]
     InstallHook(InstallHookArgs),
     /// Print the objects to pack as `<oid> <name>` lines, blobs named so
     /// that `git pack-objects` visits them in similarity order.
@@ -69,6 +72,13 @@ pub enum Command {
     /// objects).
     #[command(after_help = REPACK_HELP)]
     Repack(RepackArgs),
+    /// Print a shell completion script for git-simm (and `git simm`).
+    #[command(after_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Print git-simm's man page (roff), or write one page per command into
+    /// a directory.
+    #[command(after_help = MANPAGE_HELP)]
+    Manpage(ManpageArgs),
 }
 
 const PACK_ORDER_HELP: &str = "\
@@ -172,6 +182,56 @@ fn parse_order(s: &str) -> Result<crate::pack_order::Strategy, String> {
             .collect();
         format!("unknown order '{s}' (one of: {})", names.join(", "))
     })
+}
+
+const INSTALL_HOOK_HELP: &str = "\
+Writes a pre-commit hook that runs `git-simm check --staged` (only
+warning unless simm.strict is set) and lets the commit through, with a
+note, when git-simm is not on PATH. An existing hook that is not
+git-simm's is left alone unless --force is given; to keep it, add
+`git-simm check --staged || exit 1` to it instead. With the pre-commit
+framework, use the `git-simm-check` hook of .pre-commit-hooks.yaml.
+
+Examples:
+  git simm install-hook
+  git config core.hooksPath .githooks && git simm install-hook
+  git simm install-hook --force";
+
+const COMPLETIONS_HELP: &str = "\
+The script completes subcommands, options and their values. The bash
+script also defines _git_simm, which git's own bash completion calls for
+`git simm <TAB>`.
+
+Examples:
+  git simm completions bash > ~/.local/share/bash-completion/completions/git-simm
+  git simm completions zsh > ~/.zfunc/_git-simm     (with ~/.zfunc in fpath)
+  git simm completions fish > ~/.config/fish/completions/git-simm.fish
+  source <(git simm completions bash)                this shell only";
+
+const MANPAGE_HELP: &str = "\
+Without --dir, prints git-simm(1) to stdout. With --dir, writes
+git-simm.1 and one page per subcommand (git-simm-renames.1, ...), the
+pages `git help simm` and `man git-simm-renames` look for.
+
+Examples:
+  git simm manpage | man -l -
+  git simm manpage --dir ~/.local/share/man/man1";
+
+/// Arguments of `git-simm completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "shell")]
+    pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `git-simm manpage`.
+#[derive(Debug, Args)]
+pub struct ManpageArgs {
+    /// Write git-simm.1 and git-simm-<command>.1 into this directory
+    /// (created if missing) instead of printing git-simm.1.
+    #[arg(long, value_name = "dir")]
+    pub dir: Option<PathBuf>,
 }
 
 const CHECK_HELP: &str = "\

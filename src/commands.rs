@@ -9,8 +9,8 @@ use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 
 use crate::cli::{
-    CheckArgs, Cli, Command, FingerprintArgs, InstallHookArgs, PackOrderArgs, RenamesArgs,
-    RepackArgs, SimilarArgs,
+    CheckArgs, Cli, Command, CompletionsArgs, FingerprintArgs, InstallHookArgs, ManpageArgs,
+    PackOrderArgs, RenamesArgs, RepackArgs, SimilarArgs,
 };
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
@@ -50,6 +50,8 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
         Command::InstallHook(args) => install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack_order(&cwd, cli.no_cache, args, out, err),
         Command::Repack(args) => repack(&cwd, cli.no_cache, args, err),
+        Command::Completions(args) => completions(args, out),
+        Command::Manpage(args) => manpage(&cwd, args, out),
     };
     match result {
         Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
@@ -81,13 +83,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// The repository's store, or a disabled one for `--no-cache`.
+/// The repository's store, or a disabled one for `--no-cache`. It lives in
+/// `simm.storeDir` when set, a relative path being taken from the common
+/// git directory (where the default, `simm`, lives, so the same value means
+/// the same place from every worktree and in bare repositories); several
+/// repositories may share one store, since blob ids name content.
 fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
     let hash_len = repo.object_hash().len_in_bytes();
     if no_cache {
         return Ok(Store::disabled(hash_len));
     }
-    let dir = Store::default_dir(repo.common_dir());
+    let dir = match repo.config_path("simm.storeDir")? {
+        Some(dir) => repo.common_dir().join(dir),
+        None => Store::default_dir(repo.common_dir()),
+    };
     Store::open(&dir, hash_len)
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
 }
@@ -757,6 +766,24 @@ fn install_hook(cwd: &Path, args: &InstallHookArgs, out: &mut impl Write) -> Res
         "installed git-simm's pre-commit hook in {}",
         path.display()
     )?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn completions(args: &CompletionsArgs, out: &mut impl Write) -> Result<Status> {
+    crate::generate::completions(args.shell, out)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn manpage(cwd: &Path, args: &ManpageArgs, out: &mut impl Write) -> Result<Status> {
+    match &args.dir {
+        Some(dir) => {
+            crate::generate::man_pages(&cwd.join(dir))
+                .with_context(|| format!("cannot write man pages to {}", dir.display()))?;
+        }
+        None => crate::generate::man_page(out)?,
+    }
     out.flush()?;
     Ok(Status::Success)
 }

@@ -50,7 +50,8 @@ pub fn fingerprint_blobs(
     Ok((entries, outcome))
 }
 
-/// Entries of every id, the extra value of every blob read, and counts.
+/// Entries of every id, the extra value of every blob read (each once,
+/// sorted by id), and counts.
 pub type WithExtras<T> = (Vec<Entry>, Vec<(ObjectId, T)>, Outcome);
 
 /// [`fingerprint_blobs`], also computing `also(content)` for every blob it
@@ -152,11 +153,13 @@ pub struct RepoContent<'a> {
     repo: &'a Repo,
     store: &'a mut Store,
     extra: std::collections::HashMap<ObjectId, Vec<u8>>,
-    /// Each blob's size and fingerprint, once looked up: detection asks
-    /// again for the same blobs, and with `--no-cache` asking the store
-    /// would mean reading them again.
-    memo: std::collections::HashMap<ObjectId, crate::candidates::Item>,
-    spans: std::collections::HashMap<ObjectId, Arc<Spans>>,
+    /// The size and fingerprint of each blob computed here: detection asks
+    /// again for the same blobs, and with `--no-cache` (or a store that
+    /// cannot be written) asking the store would mean reading them again.
+    /// Blobs the store has are not kept: asking it again is a lookup, and
+    /// keeping a copy of each of 100,000 costs more than that.
+    memo: gix::hashtable::HashMap<ObjectId, crate::candidates::Item>,
+    spans: gix::hashtable::HashMap<ObjectId, Arc<Spans>>,
 }
 
 impl<'a> RepoContent<'a> {
@@ -170,25 +173,53 @@ impl<'a> RepoContent<'a> {
             repo,
             store,
             extra,
-            memo: std::collections::HashMap::new(),
-            spans: std::collections::HashMap::new(),
+            memo: Default::default(),
+            spans: Default::default(),
         }
     }
 }
 
 impl crate::renames::Content for RepoContent<'_> {
     fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<crate::candidates::Item>> {
-        let mut missing: Vec<ObjectId> = ids
-            .iter()
-            .filter(|id| !self.memo.contains_key(*id))
-            .copied()
-            .collect();
-        missing.sort_unstable();
-        missing.dedup();
-        let (in_memory, in_odb): (Vec<ObjectId>, Vec<ObjectId>) = missing
-            .into_iter()
-            .partition(|id| self.extra.contains_key(id));
-        if !in_odb.is_empty() {
+        let none = crate::candidates::Item {
+            size: 0,
+            fingerprint: None,
+        };
+        let mut out: Vec<Option<crate::candidates::Item>> =
+            ids.iter().map(|id| self.memo.get(id).copied()).collect();
+        let in_memory: Vec<ObjectId> = if self.extra.is_empty() {
+            Vec::new()
+        } else {
+            let mut v: Vec<ObjectId> = ids
+                .iter()
+                .zip(&out)
+                .filter(|(id, known)| known.is_none() && self.extra.contains_key(*id))
+                .map(|(id, _)| *id)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        if !in_memory.is_empty() {
+            let contents: Vec<(ObjectId, &[u8])> = in_memory
+                .iter()
+                .filter_map(|id| self.extra.get(id).map(|d| (*id, d.as_slice())))
+                .collect();
+            let entries = fingerprint_contents(self.store, &contents)?;
+            for ((id, _), e) in contents.iter().zip(entries) {
+                self.memo.insert(*id, item(e));
+            }
+            for (slot, id) in out.iter_mut().zip(ids) {
+                if slot.is_none() {
+                    *slot = self.memo.get(id).copied();
+                }
+            }
+        }
+        // The rest is in the object database: the store answers most, the
+        // others are read (possibly repeated ids are handled there).
+        let positions: Vec<usize> = (0..ids.len()).filter(|&i| out[i].is_none()).collect();
+        if !positions.is_empty() {
+            let in_odb: Vec<ObjectId> = positions.iter().map(|&i| ids[i]).collect();
             // Blobs the store lacks are read here anyway; detection will
             // almost always score them exactly too, so their chunk
             // histograms are kept from the same read rather than reading
@@ -199,33 +230,17 @@ impl crate::renames::Content for RepoContent<'_> {
                     Arc::new(Spans::new(data))
                 })?;
             progress.finish();
-            for (id, e) in in_odb.iter().zip(entries) {
-                self.memo.insert(*id, item(e));
+            // `spans` lists the blobs read, sorted by id: only those are
+            // remembered.
+            for (&i, e) in positions.iter().zip(entries) {
+                out[i] = Some(item(e));
+                if spans.binary_search_by(|(k, _)| k.cmp(&ids[i])).is_ok() {
+                    self.memo.insert(ids[i], item(e));
+                }
             }
             self.spans.extend(spans);
         }
-        if !in_memory.is_empty() {
-            let contents: Vec<(ObjectId, &[u8])> = in_memory
-                .iter()
-                .filter_map(|id| self.extra.get(id).map(|d| (*id, d.as_slice())))
-                .collect();
-            let entries = fingerprint_contents(self.store, &contents)?;
-            for ((id, _), e) in contents.iter().zip(entries) {
-                self.memo.insert(*id, item(e));
-            }
-        }
-        Ok(ids
-            .iter()
-            .map(|id| {
-                self.memo
-                    .get(id)
-                    .copied()
-                    .unwrap_or(crate::candidates::Item {
-                        size: 0,
-                        fingerprint: None,
-                    })
-            })
-            .collect())
+        Ok(out.into_iter().map(|o| o.unwrap_or(none)).collect())
     }
 
     fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Arc<Spans>>> {

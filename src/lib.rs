@@ -6,7 +6,8 @@
 //! candidate pairs cheaply and survivors are scored exactly the way git
 //! scores renames ([`score`]). Commands built on that pipeline live in their
 //! own modules ([`similar`]), are wired to the command line in [`commands`]
-//! and [`cli`], and write through [`output`].
+//! and [`cli`] (whose definitions also yield completions and man pages,
+//! [`generate`]), and write through [`output`].
 //!
 //! ```no_run
 //! use git_simm::fingerprint::fingerprint;
@@ -23,6 +24,7 @@ pub mod cli;
 pub mod commands;
 pub mod compute;
 pub mod fingerprint;
+pub mod generate;
 pub mod output;
 pub mod pack_objects;
 pub mod pack_order;

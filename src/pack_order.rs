@@ -269,7 +269,7 @@ fn chain(
         let Some(fp) = lasts[from].fingerprint else {
             continue;
         };
-        for &to in cands {
+        for &to in &cands.sources {
             if to == from {
                 continue;
             }

@@ -24,9 +24,15 @@
 //! scored, exactly as git scores them ([`crate::score`]). A destination that
 //! none of its candidates pairs is then scored against every size-compatible
 //! source, within a budget ([`Options::exhaustive_budget`]), because
-//! scattered edits can hide a pair from window fingerprints. A pair can
-//! still be missed where a destination was paired with a lesser candidate
-//! while its best partner hid; the agreement tests measure how often.
+//! scattered edits can hide a pair from window fingerprints. One whose best
+//! candidate scores no more than a source left out plausibly could
+//! ([`candidates::Candidates::left_out_score`]) is scored against the
+//! sources that plausibly could: heavy edits put a file at noise distance
+//! from its relatives, and the best of them may be among those left out. A
+//! pair can still be missed where a destination was paired with a lesser
+//! candidate while its best partner hid beyond what is plausible, or where
+//! a destination's best is taken and git falls back to its second; the
+//! agreement tests measure how often.
 //!
 //! git keeps a destination's best 4 in slots whose order depends on every
 //! source it scored, including hopeless ones, and that order breaks ties
@@ -184,9 +190,11 @@ pub struct Outcome {
     /// Destinations whose tie could not be replayed within the budget (ties
     /// then break by source order, which may differ from git).
     pub ties_unreplayed: usize,
-    /// Unpaired destinations scored against every size-compatible source.
+    /// Destinations that their candidates did not pair (then scored
+    /// against every size-compatible source), or paired no better than a
+    /// source left out might (then against those that plausibly could).
     pub exhaustive_destinations: usize,
-    /// Unpaired destinations left unsearched because the exhaustive budget
+    /// Such destinations left unsearched because the exhaustive budget
     /// ran out (git would have searched them).
     pub exhaustive_skipped: usize,
     /// When an explicit rename limit stopped inexact detection: the limit
@@ -205,12 +213,10 @@ pub trait Content {
     fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<std::sync::Arc<Spans>>>;
 }
 
-const EMPTY_BLOB_SHA1: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
-const EMPTY_BLOB_SHA256: &str = "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813";
-
-fn is_empty_blob(id: &ObjectId) -> bool {
-    let hex = id.to_string();
-    hex == EMPTY_BLOB_SHA1 || hex == EMPTY_BLOB_SHA256
+/// Whether `id` is the empty blob (of either hash kind). Asked for every
+/// source, so it compares ids rather than formatting hex.
+pub(crate) fn is_empty_blob(id: &ObjectId) -> bool {
+    id.is_empty_blob()
 }
 
 fn is_regular(kind: EntryKind) -> bool {
@@ -335,13 +341,18 @@ fn pair_up(
     content: &mut impl Content,
     outcome: &mut Outcome,
 ) -> anyhow::Result<()> {
-    // Exact renames.
-    let mut by_id: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    // Exact renames. Only ids some destination has are worth indexing:
+    // sources can outnumber destinations a thousandfold (copy detection
+    // against a whole tree).
+    let mut by_id: gix::hashtable::HashMap<ObjectId, Vec<usize>> =
+        dsts.iter().map(|d| (d.entry.id, Vec::new())).collect();
     for (i, s) in srcs.iter().enumerate() {
-        by_id.entry(s.entry.id).or_default().push(i);
+        if let Some(same) = by_id.get_mut(&s.entry.id) {
+            same.push(i);
+        }
     }
     for d in 0..dsts.len() {
-        let Some(same) = by_id.get(&dsts[d].entry.id) else {
+        let Some(same) = by_id.get(&dsts[d].entry.id).filter(|v| !v.is_empty()) else {
             continue;
         };
         let target = &dsts[d].entry;
@@ -551,6 +562,17 @@ fn score_pairs(
     Ok(scores)
 }
 
+/// What a destination's fingerprint candidates found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Found {
+    /// No candidate reached the minimum score.
+    Nothing,
+    /// Some did, but no better than a source left out might.
+    Unsure,
+    /// Its best partner.
+    Best,
+}
+
 /// The kept entries of git's matrix, in the order git's stable sort leaves
 /// them: (score, same basename) descending, then destination order, then
 /// slot order.
@@ -577,8 +599,8 @@ fn inexact_matrix(
     let cands = search.nearest(&dst_items, &copts);
     trace("candidate search");
     let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for (k, list) in cands.iter().enumerate() {
-        pairs.extend(list.iter().map(|&a| (active[a], remaining[k])));
+    for (k, c) in cands.iter().enumerate() {
+        pairs.extend(c.sources.iter().map(|&a| (active[a], remaining[k])));
     }
     outcome.candidate_pairs = pairs.len();
     let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
@@ -586,33 +608,58 @@ fn inexact_matrix(
 
     // Destinations that no candidate paired may still have a partner whose
     // edits are scattered enough to hide it from the fingerprints (every
-    // other line changed keeps half the lines but few 48-byte windows).
-    // Score them against every size-compatible source, nearest first, within
-    // a budget so a commit adding thousands of unrelated files stays fast.
-    let mut paired = vec![false; remaining.len()];
-    let position: HashMap<usize, usize> =
-        remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
-    for (&(_, d), &score) in pairs.iter().zip(&scores) {
-        if score >= opts.min_score {
-            paired[position[&d]] = true;
+    // other line changed keeps half the lines but few 48-byte windows). So
+    // may destinations whose best candidate scores no more than a source
+    // left out plausibly could (`Candidates::left_out_score`): a heavily
+    // edited file is about as far from its relatives as from unrelated
+    // files, which of them made the nearest 32 is luck, and a better one
+    // may be among the rest (a real miss: a 53% pair kept, git's 55% one
+    // never scored). Score the unpaired against every size-compatible
+    // source, then the unsettled against the sources that could plausibly
+    // beat their best (`Search::plausibly_scoring`), within a budget so a
+    // commit adding thousands of unrelated files stays fast.
+    let mut best = vec![None::<u32>; remaining.len()];
+    let mut next = scores.iter();
+    for (k, c) in cands.iter().enumerate() {
+        for &score in next.by_ref().take(c.sources.len()) {
+            if score >= opts.min_score {
+                best[k] = best[k].max(Some(score));
+            }
         }
     }
+    let found: Vec<Found> = best
+        .iter()
+        .zip(&cands)
+        .map(|(best, c)| match best {
+            None => Found::Nothing,
+            Some(b) if *b <= c.left_out_score() => Found::Unsure,
+            Some(_) => Found::Best,
+        })
+        .collect();
     let mut budget = opts.exhaustive_budget;
     let mut extra: Vec<(usize, usize)> = Vec::new();
-    for (k, &d) in remaining.iter().enumerate() {
-        if paired[k] || dst_items[k].size == 0 {
-            continue;
+    for pass in [Found::Nothing, Found::Unsure] {
+        for (k, &d) in remaining.iter().enumerate() {
+            if found[k] != pass || dst_items[k].size == 0 {
+                continue;
+            }
+            let tried: std::collections::HashSet<usize> =
+                cands[k].sources.iter().copied().collect();
+            // A paired destination needs only the sources that could beat
+            // or tie its best: far fewer than the whole size window.
+            let all = match best[k] {
+                Some(b) => search.plausibly_scoring(&dst_items[k], b),
+                None => search.all_compatible(&dst_items[k], opts.min_score),
+            };
+            let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
+            if untried.len() > budget {
+                outcome.exhaustive_skipped += 1;
+                continue;
+            }
+            budget -= untried.len();
+            outcome.exhaustive_destinations += 1;
+            extra.extend(untried.into_iter().map(|a| (active[a], d)));
         }
-        let tried: std::collections::HashSet<usize> = cands[k].iter().copied().collect();
-        let all = search.all_compatible(&dst_items[k], opts.min_score);
-        let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
-        if untried.len() > budget {
-            outcome.exhaustive_skipped += 1;
-            continue;
-        }
-        budget -= untried.len();
-        outcome.exhaustive_destinations += 1;
-        extra.extend(untried.into_iter().map(|a| (active[a], d)));
     }
     if !extra.is_empty() {
         scores.extend(score_pairs(srcs, dsts, &extra, opts.min_score, content)?);
@@ -760,16 +807,14 @@ fn find_renames(
 /// Build the output in git's queue order, deciding R versus C as git's
 /// `diff_resolve_rename_copy()` does.
 fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record> {
-    let src_of_change: HashMap<usize, usize> = srcs
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.change, i))
-        .collect();
-    let dst_of_change: HashMap<usize, usize> = dsts
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.change, i))
-        .collect();
+    let mut src_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+    for (i, s) in srcs.iter().enumerate() {
+        src_of_change[s.change] = Some(i);
+    }
+    let mut dst_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+    for (i, d) in dsts.iter().enumerate() {
+        dst_of_change[d.change] = Some(i);
+    }
     // Deletions swallowed by a rename are decided before any use is counted
     // down, as in git (diffcore_rename writes back before
     // diff_resolve_rename_copy runs).
@@ -778,7 +823,7 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
     for (i, c) in changes.iter().enumerate() {
         match c.kind {
             ChangeKind::Added => {
-                if let Some(&d) = dst_of_change.get(&i)
+                if let Some(d) = dst_of_change[i]
                     && let Some((s, score)) = dsts[d].pair
                 {
                     srcs[s].used -= 1;
@@ -803,7 +848,7 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
                 });
             }
             ChangeKind::Deleted => {
-                let used = src_of_change.get(&i).is_some_and(|&s| swallowed[s]);
+                let used = src_of_change[i].is_some_and(|s| swallowed[s]);
                 if !used {
                     out.push(Record {
                         status: Status::Deleted,

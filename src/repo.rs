@@ -183,6 +183,16 @@ pub enum RepoError {
         /// The path as stored by git.
         path: BString,
     },
+    /// A configuration value cannot be used, e.g. a path naming an unknown
+    /// user's home (`~nobody/x`).
+    #[error("bad config value for '{key}'")]
+    BadConfig {
+        /// The key read.
+        key: String,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
     /// Hashing failed (SHA-1 collision attack detected).
     #[error("cannot hash '{path}'")]
     Hash {
@@ -434,6 +444,20 @@ impl Repo {
         let repo = self.local();
         let config = repo.config_snapshot();
         config.integer(key)
+    }
+
+    /// A path-valued configuration key as git reads one (`~/` and `~user/`
+    /// expanded), not made absolute; `None` when unset or empty.
+    pub fn config_path(&self, key: &str) -> Result<Option<PathBuf>, RepoError> {
+        let repo = self.local();
+        let config = repo.config_snapshot();
+        match config.trusted_path(key) {
+            Ok(p) => Ok(p.filter(|p| !p.as_os_str().is_empty())),
+            Err(e) => Err(RepoError::BadConfig {
+                key: key.to_owned(),
+                source: gix::Error::from_error(e),
+            }),
+        }
     }
 
     /// The directory git runs hooks from: `core.hooksPath` when set (`~`

@@ -9,7 +9,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use util::{Repo, Rng, git_command, lossy, stderr};
+use util::{Repo, Rng, git_command, lossy, path_with_simm, stderr};
 
 /// A text of `n` distinct lines, different for each seed.
 fn text(seed: u64, n: usize) -> Vec<String> {
@@ -38,18 +38,6 @@ fn edited(lines: &[String], changed: usize, seed: u64) -> Vec<u8> {
 
 fn join(lines: &[String]) -> Vec<u8> {
     lines.concat().into_bytes()
-}
-
-/// PATH with git-simm's directory first, so the hook finds the binary under
-/// test.
-fn path_with_simm() -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_git-simm"));
-    let dir = bin.parent().expect("binary has a directory");
-    format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }
 
 /// PATH without any directory holding a `git-simm`.
@@ -350,4 +338,53 @@ fn awkward_path_names_work() {
         "{err}"
     );
     assert_ne!(r.rev("HEAD"), head);
+}
+
+/// The copy search looks only at the unchanged files that can matter, but
+/// which of two equally similar sources git names depends on files that
+/// cannot: git fills a destination's four candidate slots with the first
+/// sources it meets, hopeless ones included, and the slot order breaks the
+/// tie. Here three small files sort first; without them git (and the
+/// check) would name `b/orig.c`, with them `c/other.c`.
+#[test]
+fn copy_source_ties_break_as_git_does() {
+    let base = text(21, 120);
+    for fillers in [0, 3] {
+        let r = Repo::new();
+        for k in 0..fillers {
+            r.write(format!("a{k}.txt"), format!("small file {k}\n").as_bytes());
+        }
+        r.write("b/orig.c", &join(&base));
+        r.write("c/other.c", &join(&base));
+        r.commit_all("base");
+        r.write("d/new.c", &edited(&base, 2, 5));
+        r.git(&["add", "-A"]);
+        let git = git_status(&r, &["-C", "-C"]);
+        let (score, source) = git
+            .lines()
+            .find_map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                (f.len() == 3 && f[0].starts_with('C') && f[2] == "d/new.c")
+                    .then(|| (f[0][1..].to_owned(), f[1].to_owned()))
+            })
+            .unwrap_or_else(|| panic!("git sees no copy: {git}"));
+        let expected = if fillers == 0 {
+            "b/orig.c"
+        } else {
+            "c/other.c"
+        };
+        assert_eq!(
+            source, expected,
+            "the fixture no longer shows the tie: {git}"
+        );
+        let o = r.simm(&["check", "--staged"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "warning: 'd/new.c' is a {}% copy of '{source}': probable copy-paste duplication.\n",
+                score.trim_start_matches('0')
+            )
+        );
+    }
 }

@@ -4,10 +4,11 @@
 
 mod util;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use util::{Repo, git_env, own_source, simm_command, simm_in, stderr, stdout};
+use util::{Repo, git_env, own_source, path_with_simm, simm_command, simm_in, stderr, stdout};
 
 /// A repository of this crate's own sources, plus awkward names.
 fn sources_repo() -> Repo {
@@ -147,8 +148,15 @@ fn no_cache_writes_nothing() {
 }
 
 fn tables(r: &Repo) -> Vec<PathBuf> {
-    let mut t: Vec<PathBuf> = std::fs::read_dir(r.store_dir())
-        .expect("store")
+    tables_in(&r.store_dir())
+}
+
+/// The table files of a store directory, sorted; none if it is missing.
+fn tables_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut t: Vec<PathBuf> = rd
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "table"))
         .collect();
@@ -519,18 +527,10 @@ fn bare_repositories_resolve_names_as_revisions() {
 #[test]
 fn runs_as_a_git_external_command() {
     let r = sources_repo();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-simm"))
-        .parent()
-        .expect("binary directory")
-        .to_owned();
-    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
     let via_git = git_env(
         Command::new("git")
             .current_dir(&r.path)
-            .env("PATH", path)
+            .env("PATH", path_with_simm())
             .args(["simm", "fingerprint", "HEAD"]),
     )
     .output()
@@ -539,4 +539,345 @@ fn runs_as_a_git_external_command() {
     let direct = r.simm(&["fingerprint", "HEAD"]);
     assert_eq!(stdout(&via_git), stdout(&direct));
     assert!(stdout(&direct).contains(" src/store.rs\n"));
+}
+
+/// simm.storeDir: a relative value is taken from the common git directory,
+/// so a linked worktree uses the same store; `~/` is expanded; repositories
+/// naming the same directory share what they computed.
+#[test]
+fn store_dir_config_moves_and_shares_the_store() {
+    let r = sources_repo();
+    r.git(&["config", "simm.storeDir", "simm-elsewhere"]);
+    let wt = r.path.parent().expect("tempdir").join("linked");
+    r.git(&["worktree", "add", "-q", wt.to_str().expect("utf-8"), "HEAD"]);
+    let o = simm_in(&wt, &["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let relative = r.path.join(".git/simm-elsewhere");
+    assert_eq!(tables_in(&relative).len(), 1, "store in {relative:?}");
+    assert!(!r.store_dir().exists(), "the default store was used");
+    assert!(!r.path.join(".git/worktrees/linked/simm-elsewhere").exists());
+
+    // A second repository with the same files, its store under a `~/` path
+    // shared with a third: the third computes nothing new.
+    let home = tempfile::tempdir().expect("tempdir");
+    let shared = home.path().join("fingerprints");
+    for round in ["fills", "reuses"] {
+        let other = sources_repo();
+        other.git(&["config", "simm.storeDir", "~/fingerprints"]);
+        let o = simm_command()
+            .current_dir(&other.path)
+            .env("HOME", home.path())
+            .args(["fingerprint", "HEAD"])
+            .output()
+            .expect("run git-simm");
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&r.simm(&["fingerprint", "HEAD"])));
+        assert!(!other.store_dir().exists());
+        // The second repository found every blob there and wrote nothing.
+        assert_eq!(tables_in(&shared).len(), 1, "{round} {shared:?}");
+    }
+    // --no-cache still writes nowhere.
+    std::fs::remove_dir_all(&relative).expect("rm store");
+    assert!(
+        r.simm(&["--no-cache", "fingerprint", "HEAD"])
+            .status
+            .success()
+    );
+    assert!(!relative.exists());
+
+    // A value git could not expand either is an error naming the key; an
+    // empty one means the default.
+    r.git(&["config", "simm.storeDir", "~no-such-user-here/store"]);
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'simm.storeDir'"), "{}", stderr(&o));
+    r.git(&["config", "simm.storeDir", ""]);
+    assert!(r.simm(&["fingerprint", "HEAD"]).status.success());
+    assert_eq!(tables(&r).len(), 1, "the default store is used");
+}
+
+/// Every subcommand the binary parses, from the same clap definitions.
+fn subcommands() -> Vec<String> {
+    use clap::CommandFactory;
+    git_simm::cli::Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+fn simm_ok(args: &[&str]) -> String {
+    let o = simm_command().args(args).output().expect("run git-simm");
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn completions_cover_every_subcommand_and_their_options() {
+    let subs = subcommands();
+    assert!(subs.len() >= 7, "{subs:?}");
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = simm_ok(&["completions", shell]);
+        for sub in &subs {
+            assert!(
+                script.contains(sub.as_str()),
+                "{shell} completion lacks {sub}"
+            );
+        }
+        for long in [
+            "staged",
+            "rename-threshold",
+            "find-copies-harder",
+            "diff-filter",
+            "no-cache",
+        ] {
+            // fish spells `--staged` as `-l staged`.
+            let option = if shell == "fish" {
+                format!("-l {long}")
+            } else {
+                format!("--{long}")
+            };
+            assert!(
+                script.contains(&option),
+                "{shell} completion lacks {option}"
+            );
+        }
+    }
+    let o = simm_command()
+        .args(["completions", "tcsh"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+}
+
+/// Run `cmd` with `input` on its stdin; `None` when it cannot be started
+/// (the tool is not installed).
+fn with_stdin(cmd: &mut Command, input: &str) -> Option<std::process::Output> {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    Some(child.wait_with_output().expect("wait"))
+}
+
+/// Run `bash` on `script` (with the bash completion script loaded) and
+/// return its stdout; `None` when there is no bash.
+fn bash_with_completion(script: &str) -> Option<String> {
+    let completion = simm_ok(&["completions", "bash"]);
+    let o = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c"])
+        .arg(format!("{completion}\n{script}"))
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "bash: {}", stderr(&o));
+    Some(stdout(&o))
+}
+
+#[test]
+fn bash_completion_is_valid_and_completes() {
+    let completion = simm_ok(&["completions", "bash"]);
+    let Some(o) = with_stdin(Command::new("bash").arg("-n"), &completion) else {
+        eprintln!("no bash here; completion script not checked");
+        return;
+    };
+    assert!(o.status.success(), "bash -n: {}", stderr(&o));
+
+    // What a user gets from `git-simm ren<TAB>` and `git-simm check --sta<TAB>`.
+    let got = bash_with_completion(
+        "COMP_WORDS=(git-simm ren); COMP_CWORD=1; _git__simm git-simm ren git-simm; \
+         echo \"${COMPREPLY[@]}\"; \
+         COMP_WORDS=(git-simm check --sta); COMP_CWORD=2; _git__simm git-simm --sta check; \
+         echo \"${COMPREPLY[@]}\"",
+    )
+    .expect("bash ran above");
+    let lines: Vec<&str> = got.lines().collect();
+    assert_eq!(lines, ["renames", "--staged"], "{got}");
+}
+
+/// `git simm <TAB>` through git's own bash completion, which calls
+/// `_git_simm` for the external command.
+#[test]
+fn bash_completion_works_under_git() {
+    let git_completion = ["/usr/share/bash-completion/completions/git"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists());
+    let Some(git_completion) = git_completion else {
+        eprintln!("git's bash completion is not installed; `git simm <TAB>` not checked");
+        return;
+    };
+    let complete = |line: &str| {
+        let words: Vec<&str> = line.split(' ').collect();
+        bash_with_completion(&format!(
+            "source {}; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE='{line}'; \
+             COMP_POINT=${{#COMP_LINE}}; __git_wrap__git_main; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            git_completion.display(),
+            line,
+            words.len() - 1,
+        ))
+        .expect("bash exists when its completions do")
+    };
+    let got = complete("git simm ren");
+    assert_eq!(
+        got.split_whitespace().collect::<Vec<_>>(),
+        ["renames"],
+        "{got}"
+    );
+    // Options after git's own, before and after the subcommand.
+    let got = complete("git -C . simm check --sta");
+    assert_eq!(
+        got.split_whitespace().collect::<Vec<_>>(),
+        ["--staged"],
+        "{got}"
+    );
+}
+
+#[test]
+fn man_page_names_every_subcommand_and_renders() {
+    let page = simm_ok(&["manpage"]);
+    assert!(
+        page.lines().any(|l| l.starts_with(".TH GIT-SIMM 1 ")),
+        "{page}"
+    );
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH NOTES"] {
+        assert!(page.contains(section), "no {section}");
+    }
+    for sub in subcommands() {
+        let name = format!("git-simm-{sub}(1)").replace('-', "\\-");
+        assert!(page.contains(&name), "no {name}");
+    }
+    let mut groff = Command::new("groff");
+    groff.args(["-man", "-Tutf8", "-ww"]);
+    let Some(o) = with_stdin(&mut groff, &page) else {
+        eprintln!("no groff here; man page rendering not checked");
+        return;
+    };
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "groff: {}",
+        stderr(&o)
+    );
+    // Bold and underlining are overstruck: `N\bN`, `_\bx`.
+    let mut text = String::new();
+    for c in stdout(&o).chars() {
+        if c == '\u{8}' {
+            text.pop();
+        } else {
+            text.push(c);
+        }
+    }
+    let rendered: HashSet<&str> = text.lines().map(str::trim).collect();
+    // The configuration, environment and exit status notes of `--help` keep
+    // their lines and columns (they are set without filling).
+    let help = simm_ok(&["--help"]);
+    let notes: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Configuration"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(notes.len() > 5, "{help}");
+    for line in notes {
+        assert!(rendered.contains(line), "{line:?} not in:\n{text}");
+    }
+}
+
+/// `manpage --dir` writes a page per command where `man` finds them, and
+/// `git simm --help` (which git turns into `git help simm`, which runs
+/// `man git-simm`) shows git-simm(1).
+#[test]
+fn man_pages_are_found_by_man_and_git_help() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let man1 = dir.path().join("man1");
+    simm_ok(&["manpage", "--dir", man1.to_str().expect("utf-8")]);
+    let mut names: Vec<String> = std::fs::read_dir(&man1)
+        .expect("man1")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = subcommands()
+        .iter()
+        .map(|s| format!("git-simm-{s}.1"))
+        .chain(["git-simm.1".to_owned()])
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    for name in &names {
+        let page = std::fs::read_to_string(man1.join(name)).expect("page");
+        let title = name.trim_end_matches(".1").to_uppercase();
+        assert!(
+            page.lines()
+                .any(|l| l.starts_with(&format!(".TH {title} 1 "))),
+            "{name}"
+        );
+        assert!(page.contains(".SH SYNOPSIS"), "{name}");
+    }
+    let renames = std::fs::read_to_string(man1.join("git-simm-renames.1")).expect("page");
+    assert!(
+        renames.contains("git\\-simm renames"),
+        "synopsis names the command"
+    );
+    assert!(
+        renames.contains("git\\-simm(1)"),
+        "points back to git-simm(1)"
+    );
+
+    // `man` and `git help` look the pages up by name in MANPATH.
+    if Command::new("man").arg("--version").output().is_err() {
+        eprintln!("no man here; lookup not checked");
+        return;
+    }
+    let r = Repo::new();
+    let o = git_env(Command::new("git").current_dir(&r.path))
+        .env("PATH", path_with_simm())
+        .env("MANPATH", dir.path())
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .args(["simm", "--help"])
+        .output()
+        .expect("run git simm --help");
+    assert!(o.status.success(), "git simm --help: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("GIT-SIMM(1)"), "{text}");
+    assert!(text.contains("git-simm-renames(1)"), "{text}");
+    let o = Command::new("man")
+        .env("MANPATH", dir.path())
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "80")
+        .arg("git-simm-renames")
+        .output()
+        .expect("run man");
+    assert!(o.status.success(), "man: {}", stderr(&o));
+    assert!(
+        stdout(&o).contains("--find-copies-harder"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Every subcommand's help ends with examples of its use.
+#[test]
+fn every_subcommand_help_has_examples() {
+    for sub in subcommands() {
+        let help = simm_ok(&[&sub, "--help"]);
+        let examples = help
+            .split_once("Examples:\n")
+            .map(|(_, e)| e)
+            .unwrap_or_else(|| panic!("{sub} --help has no examples:\n{help}"));
+        assert!(
+            examples
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("git simm {sub}"))),
+            "{sub}'s examples do not run it:\n{examples}"
+        );
+    }
 }

@@ -63,6 +63,18 @@ pub fn simm_command() -> Command {
     cmd
 }
 
+/// PATH with git-simm's directory first, so git (`git simm`, hooks) finds
+/// the binary under test.
+pub fn path_with_simm() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_git-simm"));
+    let dir = bin.parent().expect("binary has a directory");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// Run `git-simm <args>` in `dir`, whether it succeeds or not.
 pub fn simm_in(dir: &Path, args: &[&str]) -> Output {
     simm_command()

@@ -274,7 +274,32 @@ pub fn pack_list(
     store: &mut Store,
     opts: &ListOptions,
 ) -> Result<PackList, PackError> {
-    let mut listed = rev_list_objects(repo, opts.revs)?;
+    // git's walk runs in its own process; meanwhile the object kinds and,
+    // for a whole-repository walk, every blob's fingerprint are computed
+    // here, since nearly every blob will be listed.
+    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints();
+    let (walked, kinds, prefetched) = std::thread::scope(|s| {
+        let walk = s.spawn(|| rev_list_objects(repo, opts.revs));
+        let kinds = repo.all_blobs_and_trees();
+        trace("pack list: object kinds and sizes");
+        let prefetched = match &kinds {
+            Ok((blobs, _)) if prefetch => {
+                let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
+                Some(fingerprint_all(repo, store, &ids, opts.progress).map(|(e, n)| (ids, e, n)))
+            }
+            _ => None,
+        };
+        let walked = walk.join().unwrap_or_else(|_| {
+            Err(PackError::Parse {
+                command: "git rev-list".into(),
+                line: "the thread reading it panicked".into(),
+            })
+        });
+        (walked, kinds, prefetched)
+    });
+    let mut listed = walked?;
+    let (all_blobs, all_trees) = kinds?;
+    let prefetched = prefetched.transpose()?;
     trace("pack list: rev-list");
     if opts.keep_unreachable {
         let mut seen: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
@@ -286,8 +311,6 @@ pub fn pack_list(
         }
     }
     trace("pack list: unreachable objects");
-    let (all_blobs, all_trees) = repo.all_blobs_and_trees()?;
-    trace("pack list: object kinds and sizes");
     let kind_of = |id: &ObjectId| -> Option<(Kind, u64)> {
         let find = |list: &[(ObjectId, u64)]| {
             list.binary_search_by(|(o, _)| o.cmp(id))
@@ -325,21 +348,22 @@ pub fn pack_list(
     }
     let mut computed = 0;
     let mut fingerprints = vec![None; blobs.len()];
-    if opts.strategy.needs_fingerprints() {
+    if let Some((ids, entries, n)) = prefetched {
+        computed = n;
+        for (slot, &p) in fingerprints.iter_mut().zip(&blob_pos) {
+            if let Ok(i) = ids.binary_search(&listed[p].id) {
+                *slot = entries[i].fingerprint;
+            }
+        }
+    } else if opts.strategy.needs_fingerprints() {
         let ids: Vec<ObjectId> = blob_pos.iter().map(|&p| listed[p].id).collect();
-        let progress = if opts.progress {
-            Progress::new("Fingerprinting blobs", ids.len() as u64, false)
-        } else {
-            Progress::hidden()
-        };
-        let (entries, outcome) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
-        progress.finish();
-        computed = outcome.computed;
-        trace("pack list: fingerprints");
+        let (entries, n) = fingerprint_all(repo, store, &ids, opts.progress)?;
+        computed = n;
         for (slot, e) in fingerprints.iter_mut().zip(entries) {
             *slot = e.fingerprint;
         }
     }
+    trace("pack list: fingerprints");
     let mut names: Vec<Option<Vec<u8>>> = listed.iter().map(|l| l.name.clone()).collect();
     let blob_order = pack_order::order(&blobs, &|i| fingerprints[i], opts.strategy);
     let tree_order = pack_order::tree_order(&trees, opts.strategy);
@@ -385,4 +409,22 @@ pub fn pack_list(
         blobs: blobs.len(),
         computed,
     })
+}
+
+/// Fingerprints of `ids` through the store, with progress; also how many
+/// had to be computed.
+fn fingerprint_all(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    progress: bool,
+) -> Result<(Vec<crate::store::Entry>, usize), PackError> {
+    let progress = if progress {
+        Progress::new("Fingerprinting blobs", ids.len() as u64, false)
+    } else {
+        Progress::hidden()
+    };
+    let (entries, outcome) = compute::fingerprint_blobs(repo, store, ids, &progress)?;
+    progress.finish();
+    Ok((entries, outcome.computed))
 }

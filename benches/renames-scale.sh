@@ -138,9 +138,8 @@ fi
 cp "$simm_bin" "$workdir/git-simm"
 simm=$workdir/git-simm
 
-loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
-now() { date +%s%N; }
-secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+# shellcheck source=benches/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) { print "-"; exit } r = a / b; printf (r >= 100 ? "%.0f" : r >= 1 ? "%.1f" : "%.2f"), r }'; }
 
 # timed LABEL OUT ERR CMD...: runs CMD once, stdout to OUT, stderr to ERR;

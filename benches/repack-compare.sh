@@ -259,8 +259,8 @@ for i in "${!repos[@]}"; do
   t0=$(now)
   git clone --quiet --mirror --no-local "$src" "$rw/base" || die "cloning $src failed"
   git --git-dir="$rw/base" config gc.auto 0
-  # git-simm writes no bitmap; git would (repack.writeBitmaps defaults to
-  # true in a bare repository), which costs time and is not the point here.
+  # Both git and git-simm write a bitmap in a bare repository by default
+  # (repack.writeBitmaps); it costs time and is not what is compared here.
   git --git-dir="$rw/base" config repack.writeBitmaps false
   object_set "$rw/base" >"$rw/objects.before"
   fsck_st=0

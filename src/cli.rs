@@ -118,8 +118,10 @@ point, the repository still holds every object.
 Refuses, changing nothing: shallow and partial clones, .keep packs, a pack
 without its index, a read-only object directory, a concurrent repack.
 Objects borrowed from alternates are copied in, as git repack -a does.
-Bitmaps are not written (git pack-objects cannot write them for an explicit
-object list).
+A reachability bitmap is written where git would write one
+(repack.writeBitmaps, else in bare repositories; -b forces it): a
+multi-pack bitmap over the new pack, since git pack-objects cannot write a
+pack bitmap for an explicit object list.
 
 --window, --depth and --threads default to git's (pack.window, pack.depth,
 pack.threads; else 10, 50 and one thread per core).
@@ -168,6 +170,15 @@ pub struct RepackArgs {
     /// How blobs and trees are ordered: similarity, path or git.
     #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
     pub order: crate::pack_order::Strategy,
+
+    /// Write a reachability bitmap (a multi-pack one over the new pack).
+    /// Default: repack.writeBitmaps, else only in bare repositories, as git.
+    #[arg(long, short = 'b', overrides_with = "no_write_bitmap_index")]
+    pub write_bitmap_index: bool,
+
+    /// Do not write a bitmap, whatever repack.writeBitmaps says.
+    #[arg(long)]
+    pub no_write_bitmap_index: bool,
 
     /// No progress and no summary.
     #[arg(long, short = 'q')]

@@ -838,6 +838,13 @@ fn repack(cwd: &Path, no_cache: bool, args: &RepackArgs, err: &mut impl Write) -
         threads: args.threads,
         strategy: args.order,
         progress: !args.quiet,
+        write_bitmap: if args.no_write_bitmap_index {
+            Some(false)
+        } else if args.write_bitmap_index {
+            Some(true)
+        } else {
+            None
+        },
     };
     let report = crate::repack::repack(&repo, &mut store, &opts)?;
     flush_warnings(&mut store, err);
@@ -853,13 +860,18 @@ fn repack(cwd: &Path, no_cache: bool, args: &RepackArgs, err: &mut impl Write) -
         };
         writeln!(
             err,
-            "Repacked {} objects ({} blobs) into {}: {:.2} MiB -> {:.2} MiB{change}; {} old pack(s) removed",
+            "Repacked {} objects ({} blobs) into {}: {:.2} MiB -> {:.2} MiB{change}; {} old pack(s) removed{}",
             report.objects,
             report.blobs,
             report.pack,
             mib(report.bytes_before),
             mib(report.bytes_after),
             report.packs_removed,
+            if report.bitmap {
+                "; bitmap written"
+            } else {
+                ""
+            },
         )?;
     }
     Ok(Status::Success)

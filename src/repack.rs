@@ -16,7 +16,9 @@
 //! 4. the new pack is verified (checksums, object count, every listed id),
 //!    fsynced and renamed into place, index last, since the index is what
 //!    makes a pack visible;
-//! 5. only then are the old packs (index first) and loose copies removed.
+//! 5. only then are the old packs (index first) and loose copies removed;
+//! 6. a multi-pack bitmap is written where git would write a bitmap
+//!    (`repack.writeBitmaps`, else bare repositories).
 //!
 //! Killed at any point, the repository holds every object: before step 4
 //! the old packs are untouched, after it the new pack holds everything. A
@@ -34,7 +36,8 @@ use crate::store::Store;
 
 /// Why a repack did not happen or did not finish; the repository is
 /// unchanged in every case except [`RepackError::Cleanup`], where the new
-/// pack is in place and some old files were left behind.
+/// pack is in place and some old files were left behind, and
+/// [`RepackError::Bitmap`], where only the bitmap is missing.
 #[derive(Debug, thiserror::Error)]
 pub enum RepackError {
     /// A shallow clone lacks history its refs point into.
@@ -101,6 +104,9 @@ pub enum RepackError {
         #[source]
         source: std::io::Error,
     },
+    /// The repository is repacked, but its bitmap could not be written.
+    #[error("the repository is repacked, but writing its bitmap failed: {0}")]
+    Bitmap(String),
     /// The new pack is installed, but removing old files failed.
     #[error("the new pack is in place, but {} could not be removed", path.display())]
     Cleanup {
@@ -126,6 +132,9 @@ pub struct RepackOptions {
     pub strategy: Strategy,
     /// Show progress (ours and git's) on stderr when it is a terminal.
     pub progress: bool,
+    /// Write a reachability bitmap (`-b`); `None`: `repack.writeBitmaps`,
+    /// else yes in a bare repository, as git decides.
+    pub write_bitmap: Option<bool>,
 }
 
 /// What a repack did.
@@ -143,6 +152,8 @@ pub struct RepackReport {
     pub packs_removed: usize,
     /// The new pack's file name.
     pub pack: String,
+    /// Whether a bitmap was written.
+    pub bitmap: bool,
 }
 
 const LOCK_NAME: &str = "simm-repack.lock";
@@ -211,6 +222,22 @@ pub fn repack(
     prune.args(["prune-packed", "--quiet"]);
     pack_objects::run(prune, None)?;
     trace("repack: old packs and loose objects removed");
+    // pack-objects cannot write a pack bitmap for a list it was given, so
+    // the bitmap (what makes clones and fetches of a served repository
+    // cheap) is a multi-pack one over the new pack.
+    let bitmap = opts
+        .write_bitmap
+        .or_else(|| repo.config_bool("repack.writeBitmaps"))
+        .unwrap_or(repo.work_dir().is_none());
+    if bitmap {
+        let mut midx = pack_objects::git(repo);
+        midx.args(["multi-pack-index", "write", "--bitmap"]);
+        if !opts.progress {
+            midx.arg("--no-progress");
+        }
+        pack_objects::run(midx, None).map_err(|e| RepackError::Bitmap(e.to_string()))?;
+        trace("repack: bitmap written");
+    }
     Ok(RepackReport {
         objects: list.objects.len(),
         blobs: list.blobs,
@@ -218,6 +245,7 @@ pub fn repack(
         bytes_after,
         packs_removed: removed,
         pack: name,
+        bitmap,
     })
 }
 

@@ -628,3 +628,57 @@ fn pack_order_lists_every_object_once_with_crafted_names() {
     assert_eq!(o.status.code(), Some(128));
     assert!(stderr(&o).contains("no-such-rev"), "{}", stderr(&o));
 }
+
+#[test]
+fn repack_writes_a_bitmap_where_git_would() {
+    let r = history();
+    let base = r.path.parent().expect("parent");
+    let has_bitmap = |dir: &Path| -> bool {
+        std::fs::read_dir(dir.join("objects/pack"))
+            .expect("pack dir")
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().ends_with(".bitmap"))
+    };
+    let count = |dir: &Path, bitmap: &str| -> String {
+        lossy(&git_ok(
+            dir,
+            &["rev-list", "--count", "--objects", "--all", bitmap],
+        ))
+    };
+    // A bare repository gets one by default, as with git repack -a.
+    git_ok(
+        base,
+        &["clone", "-q", "--bare", "--no-local", "repo", "served.git"],
+    );
+    let served = base.join("served.git");
+    let o = simm(&served, &["repack", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(has_bitmap(&served), "no bitmap in a bare repository");
+    assert!(served.join("objects/pack/multi-pack-index").exists());
+    assert_eq!(
+        count(&served, "--use-bitmap-index"),
+        count(&served, "--no-object-names")
+    );
+    fsck_clean(&served);
+    // --no-write-bitmap-index wins; a later repack removes the old one.
+    let o = simm(&served, &["repack", "-q", "--no-write-bitmap-index"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!has_bitmap(&served), "bitmap left behind");
+    fsck_clean(&served);
+    // A repository with a work tree gets none unless asked (-b) or
+    // configured.
+    let o = simm(&r.path, &["repack", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !has_bitmap(&r.path.join(".git")),
+        "bitmap in a non-bare repository"
+    );
+    r.git(&["config", "repack.writeBitmaps", "true"]);
+    let o = simm(&r.path, &["repack", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        has_bitmap(&r.path.join(".git")),
+        "repack.writeBitmaps ignored"
+    );
+    fsck_clean(&r.path);
+}

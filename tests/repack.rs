@@ -504,21 +504,49 @@ fn repack_refuses_what_it_cannot_do_safely_and_changes_nothing() {
     expect_refusal(&kept, &["repack"], "another git-simm repack");
     std::fs::remove_file(kept.join("objects/pack/simm-repack.lock")).expect("rm lock");
 
-    // A read-only object directory (only meaningful when permissions bind,
-    // i.e. not as root).
+    // A read-only object directory. Permissions do not bind root, so there
+    // the directory is made immutable instead (chattr +i, which binds
+    // root too), undone by a guard whatever the outcome.
     let ro = kept.join("objects/pack");
     let mode = |m: u32| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(m)).expect("chmod");
     };
-    mode(0o555);
-    let probe = ro.join("probe");
-    if std::fs::write(&probe, b"").is_ok() {
+    struct Immutable(PathBuf);
+    impl Drop for Immutable {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let writable = |dir: &Path| {
+        let probe = dir.join("probe");
+        let ok = std::fs::write(&probe, b"").is_ok();
         let _ = std::fs::remove_file(&probe);
-        eprintln!("running as root: the read-only case cannot be exercised here");
+        ok
+    };
+    mode(0o555);
+    let mut guard = None;
+    if writable(&ro) {
+        let set = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(&ro)
+            .status();
+        if set.is_ok_and(|s| s.success()) {
+            guard = Some(Immutable(ro.clone()));
+        }
+    }
+    if writable(&ro) {
+        eprintln!(
+            "cannot make {} read-only here (root without chattr): case skipped",
+            ro.display()
+        );
     } else {
         expect_refusal(&kept, &["repack"], "cannot write");
     }
+    drop(guard);
     mode(0o755);
 }
 

@@ -374,23 +374,13 @@ impl Repo {
         let hash = self.object_hash();
         let dir = self.objects_dir();
         let mut ids = Vec::new();
-        let pack_dir = dir.join("pack");
-        if let Ok(read_dir) = std::fs::read_dir(&pack_dir) {
-            let mut idx_paths: Vec<PathBuf> = read_dir
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|ext| ext == "idx"))
-                .collect();
-            idx_paths.sort();
-            for idx in idx_paths {
-                let index = gix::odb::pack::index::File::at(&idx, hash).map_err(|source| {
-                    RepoError::Pack {
-                        path: idx.clone(),
-                        source: gix::Error::from_error(source),
-                    }
+        for idx in idx_files(&dir.join("pack")) {
+            let index =
+                gix::odb::pack::index::File::at(&idx, hash).map_err(|source| RepoError::Pack {
+                    path: idx.clone(),
+                    source: gix::Error::from_error(source),
                 })?;
-                ids.extend(index.iter().map(|e| e.oid));
-            }
+            ids.extend(index.iter().map(|e| e.oid));
         }
         for id in gix::odb::loose::Store::at(&dir, hash).iter() {
             ids.push(id.map_err(|e| RepoError::ListObjects {
@@ -910,16 +900,7 @@ impl Repo {
         let hash = self.object_hash();
         let mut packs = Vec::new();
         for dir in self.object_dirs() {
-            let Ok(read_dir) = std::fs::read_dir(dir.join("pack")) else {
-                continue;
-            };
-            let mut paths: Vec<_> = read_dir
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|ext| ext == "idx"))
-                .collect();
-            paths.sort();
-            for idx in paths {
+            for idx in idx_files(&dir.join("pack")) {
                 let data_path = idx.with_extension("pack");
                 if !data_path.is_file() {
                     continue;
@@ -939,6 +920,21 @@ impl Repo {
 /// one by one ~40µs each when all are read and ~60µs when every fourth is
 /// (fewer delta-cache hits); the break-even was near 1/12 of the objects.
 const TRAVERSE_FRACTION: u64 = 10;
+
+/// The pack index files of a pack directory, sorted; none when the
+/// directory cannot be read (a repository without packs).
+fn idx_files(pack_dir: &Path) -> Vec<PathBuf> {
+    let Ok(read_dir) = std::fs::read_dir(pack_dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = read_dir
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "idx"))
+        .collect();
+    paths.sort();
+    paths
+}
 
 /// A pack opened directly by its index and data file.
 struct Pack {

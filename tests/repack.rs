@@ -250,9 +250,9 @@ fn messy_bare(r: &Repo, name: &str) -> PathBuf {
     bare
 }
 
-#[test]
-fn git_order_reproduces_git_repack_byte_for_byte() {
-    let r = history();
+/// Two bare clones of `r`'s history: the first repacked by
+/// `git repack -adf` with one thread (deterministic), the second untouched.
+fn repacked_by_git_and_copy(r: &Repo) -> (PathBuf, PathBuf) {
     let base = r.path.parent().expect("parent");
     git_ok(
         base,
@@ -272,6 +272,13 @@ fn git_order_reproduces_git_repack_byte_for_byte() {
             "--no-write-bitmap-index",
         ],
     );
+    (a, b)
+}
+
+#[test]
+fn git_order_reproduces_git_repack_byte_for_byte() {
+    let r = history();
+    let (a, b) = repacked_by_git_and_copy(&r);
     let o = simm(&b, &["repack", "-q", "--order=git", "--threads=1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let names = |d: &Path| -> Vec<String> {
@@ -291,25 +298,7 @@ fn git_order_reproduces_git_repack_byte_for_byte() {
 #[test]
 fn similarity_order_beats_git_on_renames_and_copies() {
     let r = history();
-    let base = r.path.parent().expect("parent");
-    git_ok(
-        base,
-        &["clone", "-q", "--bare", "--no-local", "repo", "a.git"],
-    );
-    let a = base.join("a.git");
-    let b = copy(&a, &base.join("b.git"));
-    git_ok(
-        &a,
-        &[
-            "repack",
-            "-a",
-            "-d",
-            "-f",
-            "-q",
-            "--threads=1",
-            "--no-write-bitmap-index",
-        ],
-    );
+    let (a, b) = repacked_by_git_and_copy(&r);
     let o = simm(&b, &["repack", "-q", "--threads=1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let (git, ours) = (pack_bytes(&a), pack_bytes(&b));

@@ -94,7 +94,13 @@ fn describe(cmd: &Command) -> String {
 
 /// Run `cmd` feeding it `input`, and return its stdout; a non-zero exit
 /// becomes [`PackError::Git`] with git's message.
-pub fn run(mut cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError> {
+pub fn run(cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError> {
+    run_with(cmd, input, false)
+}
+
+/// [`run`]; with `relay`, git's stderr (its progress) is also copied to
+/// ours as it comes, so the user watches a long pack-objects run.
+pub fn run_with(mut cmd: Command, input: Option<&[u8]>, relay: bool) -> Result<Vec<u8>, PackError> {
     let command = describe(&cmd);
     cmd.stdin(if input.is_some() {
         Stdio::piped()
@@ -103,12 +109,14 @@ pub fn run(mut cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError>
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|source| PackError::Spawn {
+    let spawn_error = |source| PackError::Spawn {
         command: command.clone(),
         source,
-    })?;
-    // Feed stdin from another thread so a child that writes much before it
-    // has read everything cannot deadlock against us.
+    };
+    let mut child = cmd.spawn().map_err(spawn_error)?;
+    // stdin is fed and stdout drained by threads of their own, so a child
+    // that writes much before it has read everything cannot deadlock
+    // against us while stderr is read here.
     let feeder = match (input, child.stdin.take()) {
         (Some(data), Some(mut stdin)) => {
             let data = data.to_vec();
@@ -116,30 +124,42 @@ pub fn run(mut cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError>
         }
         _ => None,
     };
-    let output = child
-        .wait_with_output()
-        .map_err(|source| PackError::Spawn {
-            command: command.clone(),
-            source,
-        })?;
+    let drain = child.stdout.take().map(|mut stdout| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+        })
+    });
+    let mut stderr_text = Vec::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stderr, &mut buf) {
+            if relay {
+                let _ = std::io::stderr().write_all(&buf[..n]);
+            }
+            stderr_text.extend_from_slice(&buf[..n]);
+        }
+    }
+    let status = child.wait().map_err(spawn_error)?;
+    let panicked = || std::io::Error::other("a thread talking to git panicked");
+    let stdout = match drain.map(|t| t.join()) {
+        Some(Ok(Ok(out))) => out,
+        Some(Ok(Err(e))) => return Err(spawn_error(e)),
+        Some(Err(_)) => return Err(spawn_error(panicked())),
+        None => Vec::new(),
+    };
     let fed = feeder.map(|t| t.join());
-    if !output.status.success() {
+    if !status.success() {
         return Err(PackError::Git {
             command,
-            message: git_message(&output.stderr, output.status),
+            message: git_message(&stderr_text, status),
         });
     }
     match fed {
-        Some(Ok(Err(source))) => return Err(PackError::Spawn { command, source }),
-        Some(Err(_)) => {
-            return Err(PackError::Spawn {
-                command,
-                source: std::io::Error::other("the thread feeding its input panicked"),
-            });
-        }
-        _ => {}
+        Some(Ok(Err(e))) => Err(spawn_error(e)),
+        Some(Err(_)) => Err(spawn_error(panicked())),
+        _ => Ok(stdout),
     }
-    Ok(output.stdout)
 }
 
 /// git's stderr as one line for an error message.

@@ -26,7 +26,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crate::pack_objects::{self, ListOptions, PackError};
 use crate::pack_order::Strategy;
@@ -90,8 +89,8 @@ pub enum RepackError {
     /// Reading the repository failed.
     #[error(transparent)]
     Repo(#[from] RepoError),
-    /// `git pack-objects` did not produce a pack.
-    #[error("git pack-objects failed: {0}")]
+    /// `git pack-objects` printed something other than a pack's hash.
+    #[error("git pack-objects: {0}")]
     PackObjects(String),
     /// A file operation while writing or installing the new pack failed.
     #[error("cannot {what} {}", path.display())]
@@ -281,7 +280,15 @@ fn pack_and_install(
         cmd.arg("--progress");
     }
     cmd.arg(tmp.join("pack"));
-    let hash = run_pack_objects(cmd, &list.input)?;
+    // Its progress goes straight to our stderr; its one line of output is
+    // the new pack's hash.
+    let out = pack_objects::run_with(cmd, Some(&list.input), true)?;
+    let hash = String::from_utf8_lossy(&out).trim().to_owned();
+    if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(RepackError::PackObjects(format!(
+            "unexpected output '{hash}'"
+        )));
+    }
     trace("repack: pack-objects");
     fault_point("packed");
 
@@ -342,58 +349,6 @@ fn pack_and_install(
     Ok((format!("{name}.pack"), bytes))
 }
 
-/// Run pack-objects on `input`; its progress goes straight to our stderr,
-/// its one line of output is the new pack's hash.
-fn run_pack_objects(mut cmd: Command, input: &[u8]) -> Result<String, RepackError> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| RepackError::PackObjects(format!("cannot run git: {e}")))?;
-    let stdin = child.stdin.take();
-    let data = input.to_vec();
-    let feeder = std::thread::spawn(move || match stdin {
-        Some(mut s) => s.write_all(&data),
-        None => Ok(()),
-    });
-    // git writes progress to stderr; pass it through as it comes so the
-    // user sees it, and keep it for an error message.
-    let mut stderr_text = Vec::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let mut buf = [0u8; 4096];
-        loop {
-            match std::io::Read::read(&mut stderr, &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let _ = std::io::stderr().write_all(&buf[..n]);
-                    stderr_text.extend_from_slice(&buf[..n]);
-                }
-            }
-        }
-    }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| RepackError::PackObjects(format!("cannot wait for git: {e}")))?;
-    let fed = feeder.join();
-    if !output.status.success() {
-        return Err(RepackError::PackObjects(pack_objects::git_message(
-            &stderr_text,
-            output.status,
-        )));
-    }
-    if !matches!(fed, Ok(Ok(()))) {
-        return Err(RepackError::PackObjects("could not write its input".into()));
-    }
-    let hash = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(RepackError::PackObjects(format!(
-            "unexpected output '{hash}'"
-        )));
-    }
-    Ok(hash)
-}
-
 /// Step 1: everything that makes a repack unsafe or impossible, checked
 /// before any work.
 fn refuse_unsafe(repo: &Repo, pack_dir: &Path) -> Result<(), RepackError> {
@@ -436,19 +391,18 @@ fn refuse_unsafe(repo: &Repo, pack_dir: &Path) -> Result<(), RepackError> {
             names: keeps,
         });
     }
-    let probe = pack_dir.join(format!(".simm-write-test-{}", std::process::id()));
+    probe_writable(pack_dir)?;
+    probe_writable(&repo.objects_dir())
+}
+
+/// Create and remove a file in `dir`: the one sure test that a repack can
+/// write there, made before any work.
+fn probe_writable(dir: &Path) -> Result<(), RepackError> {
+    let probe = dir.join(format!(".simm-write-test-{}", std::process::id()));
     std::fs::File::create(&probe)
         .and_then(|_| std::fs::remove_file(&probe))
         .map_err(|source| RepackError::NotWritable {
-            path: pack_dir.to_owned(),
-            source,
-        })?;
-    let objects = repo.objects_dir();
-    let loose_probe = objects.join(format!(".simm-write-test-{}", std::process::id()));
-    std::fs::File::create(&loose_probe)
-        .and_then(|_| std::fs::remove_file(&loose_probe))
-        .map_err(|source| RepackError::NotWritable {
-            path: objects,
+            path: dir.to_owned(),
             source,
         })
 }

@@ -166,6 +166,13 @@ fn fsck_clean(dir: &Path) {
     assert!(errors.is_empty(), "fsck reported errors: {}", stderr(&o));
 }
 
+/// The repository at `dir` holds exactly the objects `before` and
+/// `git fsck --full` finds nothing wrong (`when` names the case).
+fn assert_intact(dir: &Path, before: &[String], when: &str) {
+    assert_eq!(object_set(dir), before, "object set changed: {when}");
+    fsck_clean(dir);
+}
+
 fn packs(git_dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(git_dir.join("objects/pack"))
         .expect("pack dir")
@@ -323,8 +330,7 @@ fn repack_keeps_every_object_and_leaves_one_clean_pack() {
         summary.contains("Repacked") && summary.contains("MiB ->"),
         "summary: {summary}"
     );
-    assert_eq!(object_set(&bare), before, "object set changed");
-    fsck_clean(&bare);
+    assert_intact(&bare, &before, "repacked");
     assert_eq!(packs(&bare).len(), 1, "one pack left");
     let counts = lossy(&git_ok(&bare, &["count-objects", "-v"]));
     assert!(
@@ -336,8 +342,7 @@ fn repack_keeps_every_object_and_leaves_one_clean_pack() {
     let o = simm(&r.path, &["repack", "-q"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stderr.is_empty(), "-q printed: {}", stderr(&o));
-    assert_eq!(object_set(&r.path), before);
-    fsck_clean(&r.path);
+    assert_intact(&r.path, &before, "non-bare repacked");
 }
 
 #[test]
@@ -358,12 +363,7 @@ fn repack_killed_at_any_point_keeps_every_object() {
             !o.status.success(),
             "{point}: the repack was not interrupted"
         );
-        assert_eq!(
-            object_set(&dir),
-            before,
-            "objects lost when killed at {point}"
-        );
-        fsck_clean(&dir);
+        assert_intact(&dir, &before, &format!("killed at {point}"));
         // The next run takes over the dead run's lock and finishes.
         let o = simm(&dir, &["repack", "-q"]);
         assert!(
@@ -371,13 +371,8 @@ fn repack_killed_at_any_point_keeps_every_object() {
             "after a kill at {point}: {}",
             stderr(&o)
         );
-        assert_eq!(
-            object_set(&dir),
-            before,
-            "objects lost after resuming from {point}"
-        );
+        assert_intact(&dir, &before, &format!("resumed after a kill at {point}"));
         assert_eq!(packs(&dir).len(), 1, "after {point}");
-        fsck_clean(&dir);
     }
 }
 
@@ -397,12 +392,7 @@ fn repack_killed_by_signal_at_random_moments_keeps_every_object() {
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
-        assert_eq!(
-            object_set(&dir),
-            before,
-            "objects lost after SIGKILL at {delay_ms} ms"
-        );
-        fsck_clean(&dir);
+        assert_intact(&dir, &before, &format!("SIGKILL at {delay_ms} ms"));
     }
 }
 

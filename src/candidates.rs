@@ -74,6 +74,8 @@ struct Pool {
     sizes: Vec<u64>,
     w: [Vec<u64>; 4],
     has_fp: Vec<bool>,
+    /// Positions without a fingerprint, ascending.
+    no_fp: Vec<usize>,
 }
 
 impl Pool {
@@ -88,15 +90,17 @@ impl Pool {
                 .collect()
         };
         let w = [word(0), word(1), word(2), word(3)];
-        let has_fp = order
+        let has_fp: Vec<bool> = order
             .iter()
             .map(|&i| sources[i].fingerprint.is_some())
             .collect();
+        let no_fp = (0..order.len()).filter(|&p| !has_fp[p]).collect();
         Pool {
             order,
             sizes,
             w,
             has_fp,
+            no_fp,
         }
     }
 
@@ -211,12 +215,13 @@ impl Search {
             .find(|&d| plausible_score(d) < score)
             .unwrap_or(u32::MAX);
         let pool = &self.pool;
-        let mut ranked: Vec<(u32, usize)> = Vec::new();
-        distances(pool, pool.window(dst.size, score), &fp, |p, d| {
-            if d < far {
-                ranked.push((d, p));
-            }
-        });
+        let range = pool.window(dst.size, score);
+        let dist = distances(pool, range.clone(), &fp);
+        let mut ranked: Vec<(u32, usize)> = range
+            .zip(dist)
+            .filter(|&(_, d)| d != NO_FINGERPRINT && u32::from(d) < far)
+            .map(|(p, d)| (u32::from(d), p))
+            .collect();
         ranked.sort_unstable();
         ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
@@ -232,7 +237,13 @@ impl Search {
         let range = pool.window(dst.size, min_score);
         let mut ranked: Vec<(u32, usize)> = Vec::with_capacity(range.len());
         match dst.fingerprint {
-            Some(fp) => distances(pool, range.clone(), &fp, |p, d| ranked.push((d, p))),
+            Some(fp) => ranked.extend(
+                range
+                    .clone()
+                    .zip(distances(pool, range.clone(), &fp))
+                    .filter(|&(_, d)| d != NO_FINGERPRINT)
+                    .map(|(p, d)| (u32::from(d), p)),
+            ),
             None => ranked.extend(
                 range
                     .clone()
@@ -265,21 +276,40 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
             .extend(range.filter(|&p| pool.sizes[p] > 0).map(|p| pool.order[p]));
         return out;
     };
-    let mut near: Vec<(u32, usize)> = Vec::new();
-    let mut far = false;
-    distances(pool, range.clone(), &fp, |p, d| {
-        if d <= MAX_DISTANCE {
-            near.push((d, p));
-        } else {
-            far = true;
-        }
-    });
-    if far {
+    let dist = distances(pool, range.clone(), &fp);
+    // Only the nearest few can be kept. About half of all sources fall
+    // below chance level, so rather than collect them all, count them by
+    // distance first and collect only up to the distance at which the
+    // nearest `most + 1` are in (the one after the kept ones sets the cut).
+    let most = opts.max_ties.max(opts.per_destination);
+    // Every byte value counted, with no branch: half the distances are on
+    // either side of the cut, so a test per source is mispredicted half
+    // the time.
+    let mut count = [0usize; 256];
+    for &d in &dist {
+        count[usize::from(d)] += 1;
+    }
+    let near_end = MAX_DISTANCE as usize + 1;
+    if count[near_end..usize::from(NO_FINGERPRINT)]
+        .iter()
+        .any(|&c| c > 0)
+    {
         out.cut = MAX_DISTANCE + 1;
     }
-    // Only the nearest few can be kept: select them, then sort just those
-    // (a full sort of every source below chance level dominated the scan).
-    let most = opts.max_ties.max(opts.per_destination);
+    let mut seen = 0;
+    let upto = count[..near_end]
+        .iter()
+        .position(|&c| {
+            seen += c;
+            seen > most
+        })
+        .unwrap_or(near_end - 1);
+    let mut near: Vec<(u32, usize)> = range
+        .clone()
+        .zip(&dist)
+        .filter(|&(_, &d)| usize::from(d) <= upto)
+        .map(|(p, &d)| (u32::from(d), p))
+        .collect();
     if near.len() > most {
         near.select_nth_unstable(most);
         // Everything from `most` on is at least as far as `near[most]`.
@@ -309,52 +339,89 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
     out
 }
 
-/// Call `f(position, distance)` for every fingerprinted source in `range`.
-fn distances(
-    pool: &Pool,
-    range: std::ops::Range<usize>,
-    fp: &Fingerprint,
-    f: impl FnMut(usize, u32),
-) {
+/// The distance [`distances`] gives a source without a fingerprint.
+const NO_FINGERPRINT: u8 = u8::MAX;
+
+/// The distance from `fp` of every source in `range`, in order: at most
+/// 254 (nothing cares how far beyond chance level a source is), and
+/// [`NO_FINGERPRINT`] for a source too small to have one. Bytes, so that
+/// the scan writes a sixteenth of what it reads.
+fn distances(pool: &Pool, range: std::ops::Range<usize>, fp: &Fingerprint) -> Vec<u8> {
+    let mut out = vec![0u8; range.len()];
+    let w = [
+        &pool.w[0][range.clone()],
+        &pool.w[1][range.clone()],
+        &pool.w[2][range.clone()],
+        &pool.w[3][range.clone()],
+    ];
+    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("popcnt") {
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            // SAFETY: the CPU has both features, checked just above.
+            done = unsafe { distances_avx512(w, fp, &mut out) };
+        } else if std::is_x86_feature_detected!("popcnt") {
             // SAFETY: the CPU supports popcnt, checked just above.
-            return unsafe { distances_popcnt(pool, range, fp, f) };
+            unsafe { distances_popcnt(w, fp, &mut out) };
+            done = out.len();
         }
     }
-    distances_generic(pool, range, fp, f)
+    distances_generic(w, fp, &mut out, done);
+    // The few sources without a fingerprint (zero words) are marked after
+    // the fact, keeping the scan free of branches.
+    let first = pool.no_fp.partition_point(|&p| p < range.start);
+    for &p in pool.no_fp[first..].iter().take_while(|&&p| p < range.end) {
+        out[p - range.start] = NO_FINGERPRINT;
+    }
+    out
+}
+
+/// Eight sources a step with AVX-512's 64-bit popcount (1.7x the scalar
+/// popcnt loop here); returns how many it filled, a multiple of eight.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+fn distances_avx512(w: [&[u64]; 4], fp: &Fingerprint, out: &mut [u8]) -> usize {
+    use std::arch::x86_64::*;
+    let n = out.len() / 8 * 8;
+    let f = fp.words.map(|x| _mm512_set1_epi64(x as i64));
+    let cap = _mm512_set1_epi64(i64::from(NO_FINGERPRINT) - 1);
+    let mut i = 0;
+    while i < n {
+        let word = |k: usize| {
+            // SAFETY: i + 8 <= n <= the length of every word array.
+            let v = unsafe { _mm512_loadu_si512(w[k].as_ptr().add(i).cast()) };
+            _mm512_popcnt_epi64(_mm512_xor_si512(v, f[k]))
+        };
+        let d = _mm512_add_epi64(
+            _mm512_add_epi64(word(0), word(1)),
+            _mm512_add_epi64(word(2), word(3)),
+        );
+        let bytes = _mm512_cvtepi64_epi8(_mm512_min_epu64(d, cap));
+        // SAFETY: out has at least i + 8 bytes; an unaligned 8-byte store.
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().add(i).cast(), bytes) };
+        i += 8;
+    }
+    n
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-fn distances_popcnt(
-    pool: &Pool,
-    range: std::ops::Range<usize>,
-    fp: &Fingerprint,
-    f: impl FnMut(usize, u32),
-) {
-    distances_generic(pool, range, fp, f)
+fn distances_popcnt(w: [&[u64]; 4], fp: &Fingerprint, out: &mut [u8]) {
+    distances_generic(w, fp, out, 0)
 }
 
+/// The scalar loop, from position `from` on.
 #[inline(always)]
-fn distances_generic(
-    pool: &Pool,
-    range: std::ops::Range<usize>,
-    fp: &Fingerprint,
-    mut f: impl FnMut(usize, u32),
-) {
-    let [a, b, c, d] = &pool.w;
+fn distances_generic(w: [&[u64]; 4], fp: &Fingerprint, out: &mut [u8], from: usize) {
     let [fa, fb, fc, fd] = fp.words;
-    for p in range {
-        if !pool.has_fp[p] {
-            continue;
-        }
-        let dist = (a[p] ^ fa).count_ones()
-            + (b[p] ^ fb).count_ones()
-            + (c[p] ^ fc).count_ones()
-            + (d[p] ^ fd).count_ones();
-        f(p, dist);
+    for p in from..out.len() {
+        let dist = (w[0][p] ^ fa).count_ones()
+            + (w[1][p] ^ fb).count_ones()
+            + (w[2][p] ^ fc).count_ones()
+            + (w[3][p] ^ fd).count_ones();
+        out[p] = dist.min(u32::from(NO_FINGERPRINT) - 1) as u8;
     }
 }
 
@@ -479,5 +546,50 @@ mod tests {
         let got = search(&sources, &dst, &one);
         assert_eq!(got[0].sources, vec![1]);
         assert_eq!(got[0].cut, 30, "the nearest source left out");
+    }
+
+    #[test]
+    fn simd_distances_equal_the_scalar_loop() {
+        // Fingerprints from a simple LCG: every bit pattern matters, not
+        // the content. Sizes are distinct so the pool order is known.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            x
+        };
+        let sources: Vec<Item> = (0..203u64)
+            .map(|i| Item {
+                size: 1000 + i,
+                fingerprint: (i % 17 != 3).then(|| Fingerprint {
+                    words: [next(), next(), next(), next()],
+                }),
+            })
+            .collect();
+        let pool = Pool::new(&sources);
+        let fp = Fingerprint {
+            words: [next(), next(), next(), next()],
+        };
+        for range in [0..203, 5..200, 13..14, 7..7, 0..8, 1..9] {
+            let got = distances(&pool, range.clone(), &fp);
+            let want: Vec<u8> = range
+                .clone()
+                .map(|p| match sources[pool.order[p]].fingerprint {
+                    Some(f) => (0..4)
+                        .map(|k| (f.words[k] ^ fp.words[k]).count_ones())
+                        .sum::<u32>() as u8,
+                    None => NO_FINGERPRINT,
+                })
+                .collect();
+            assert_eq!(got, want, "{range:?}");
+        }
+        // The cap: identical words are 0 apart, complements 256 (shown 254).
+        let far = Item {
+            size: 1,
+            fingerprint: Some(Fingerprint {
+                words: fp.words.map(|w| !w),
+            }),
+        };
+        let pool = Pool::new(&[far; 9]);
+        assert_eq!(distances(&pool, 0..9, &fp), vec![254; 9]);
     }
 }

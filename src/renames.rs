@@ -548,15 +548,26 @@ fn score_pairs(
     need.dedup();
     let spans = content.spans(&need)?;
     let index: HashMap<ObjectId, usize> = need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    let computed: Vec<u32> = keep
+    // One destination against all its sources at a time, its histogram
+    // spread out once (`score::Dense`).
+    keep.sort_by_key(|&i| (pairs[i].1, i));
+    let groups: Vec<&[usize]> = keep.chunk_by(|&a, &b| pairs[a].1 == pairs[b].1).collect();
+    let computed: Vec<Vec<(usize, u32)>> = groups
         .par_iter()
-        .map(|&i| {
-            let (s, d) = pairs[i];
-            let (a, b) = (index[&srcs[s].entry.id], index[&dsts[d].entry.id]);
-            score::score(&spans[a], &spans[b], min_score)
+        .map_init(score::Dense::default, |dense, group| {
+            let dst = &spans[index[&dsts[pairs[group[0]].1].entry.id]];
+            dense.with(dst, |loaded| {
+                group
+                    .iter()
+                    .map(|&i| {
+                        let src = &spans[index[&srcs[pairs[i].0].entry.id]];
+                        (i, loaded.score(src, min_score))
+                    })
+                    .collect()
+            })
         })
         .collect();
-    for (i, score) in keep.into_iter().zip(computed) {
+    for (i, score) in computed.into_iter().flatten() {
         scores[i] = score;
     }
     Ok(scores)

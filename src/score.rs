@@ -188,6 +188,72 @@ pub fn copied(src: &Spans, dst: &Spans) -> u64 {
     total
 }
 
+/// One file's histogram spread over every bucket, for scoring that file
+/// against many others.
+///
+/// Why: [`copied`] merges two sorted lists, a branch per step that the CPU
+/// mispredicts about half the time. A destination is scored against tens of
+/// candidate sources; with its weights in a flat array indexed by bucket,
+/// each source costs one load per bucket of its own and no branch on the
+/// other file. The array (107,927 weights, 420 KiB) is reused: only the
+/// buckets of the loaded file are written and cleared again, and it stays in
+/// the core's L2 cache.
+#[derive(Debug, Clone)]
+pub struct Dense {
+    weights: Vec<u32>,
+}
+
+impl Default for Dense {
+    fn default() -> Self {
+        Dense {
+            weights: vec![0; HASH_BASE as usize],
+        }
+    }
+}
+
+impl Dense {
+    /// Load `spans`, run `f` with it loaded, and clear the array again.
+    pub fn with<R>(&mut self, spans: &Spans, f: impl FnOnce(&Loaded<'_>) -> R) -> R {
+        for &(b, w) in &spans.buckets {
+            self.weights[b as usize] = w;
+        }
+        let r = f(&Loaded {
+            weights: &self.weights,
+            spans,
+        });
+        for &(b, _) in &spans.buckets {
+            self.weights[b as usize] = 0;
+        }
+        r
+    }
+}
+
+/// A file loaded into a [`Dense`] array.
+pub struct Loaded<'a> {
+    weights: &'a [u32],
+    spans: &'a Spans,
+}
+
+impl Loaded<'_> {
+    /// [`copied`] between the loaded file and `other` (it is symmetric).
+    pub fn copied(&self, other: &Spans) -> u64 {
+        other
+            .buckets
+            .iter()
+            .map(|&(b, w)| {
+                // Buckets are below HASH_BASE by construction (`pack`).
+                let mine = self.weights.get(b as usize).copied().unwrap_or(0);
+                u64::from(w.min(mine))
+            })
+            .sum()
+    }
+
+    /// [`score`] of `src` against the loaded destination.
+    pub fn score(&self, src: &Spans, min_score: u32) -> u32 {
+        score_with(src, self.spans, min_score, || self.copied(src))
+    }
+}
+
 /// True if and only if git's size pre-filter lets a pair with these file
 /// sizes through at `min_score`: the smaller file must be at least
 /// `min_score / MAX_SCORE` of the larger one.
@@ -211,11 +277,15 @@ pub fn sizes_compatible(src_size: u64, dst_size: u64, min_score: u32) -> bool {
 /// Note that git treats blobs with equal object ids as 100% without scoring
 /// them (see the module documentation).
 pub fn score(src: &Spans, dst: &Spans, min_score: u32) -> u32 {
+    score_with(src, dst, min_score, || copied(src, dst))
+}
+
+fn score_with(src: &Spans, dst: &Spans, min_score: u32, copied: impl FnOnce() -> u64) -> u32 {
     if dst.size == 0 || !sizes_compatible(src.size, dst.size, min_score) {
         return 0;
     }
     let max_size = u128::from(src.size.max(dst.size));
-    let s = u128::from(copied(src, dst)) * u128::from(MAX_SCORE) / max_size;
+    let s = u128::from(copied()) * u128::from(MAX_SCORE) / max_size;
     // `copied` never exceeds the size of `dst`, so `s <= MAX_SCORE`.
     u32::try_from(s).unwrap_or(MAX_SCORE)
 }
@@ -514,5 +584,44 @@ mod tests {
             let err = parse_rename_score(bad).unwrap_err();
             assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
         }
+    }
+
+    #[test]
+    fn dense_scores_equal_merged_scores() {
+        // Real text: this crate's sources, each against every other and
+        // against edited versions of itself, so both shared and disjoint
+        // buckets occur.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut files: Vec<Vec<u8>> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        let edited: Vec<Vec<u8>> = files
+            .iter()
+            .map(|f| {
+                let mut e = f.clone();
+                e.truncate(f.len() * 2 / 3);
+                e.extend_from_slice(b"fn added() {}\r\n\0 binary tail\n");
+                e
+            })
+            .collect();
+        files.extend(edited);
+        let spans: Vec<Spans> = files.iter().map(|f| Spans::new(f)).collect();
+        let mut dense = Dense::default();
+        let mut compared = 0;
+        for dst in &spans {
+            dense.with(dst, |loaded| {
+                for src in &spans {
+                    assert_eq!(loaded.copied(src), copied(src, dst));
+                    for min in [0, DEFAULT_MIN_SCORE] {
+                        assert_eq!(loaded.score(src, min), score(src, dst, min));
+                    }
+                    compared += 1;
+                }
+            });
+        }
+        assert!(compared > 100);
+        // Cleared after each use: nothing of the last file is left.
+        assert!(dense.weights.iter().all(|&w| w == 0));
     }
 }

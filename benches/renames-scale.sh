@@ -4,6 +4,7 @@
 #
 #   benches/renames-scale.sh [--source-repo PATH] [--sizes "1000 10000 100000"]
 #                            [--git-max N] [--workdir DIR] [--per-path K]
+#                            [--file-sizes MIN-MAX]
 #                            [--timeout SECS] [--git-simm BIN | --no-build] [--keep]
 #
 # For each N it builds a fresh repository whose second commit moves N real
@@ -21,8 +22,8 @@
 # and prints a table: times, ratios and the exponent of growth between
 # successive N.
 #
-# Content: real text blobs (no NUL byte) of 1 to 64 KiB from the source
-# repository, read with `git cat-file` (nothing is written there), at most K
+# Content: real text blobs (no NUL byte) of 1 to 64 KiB (--file-sizes) from
+# the source repository, read with `git cat-file` (nothing is written there), at most K
 # versions a path (--per-path, default 20), spread out over its history, so
 # the corpus is not a pile of near-duplicates. The default source is the
 # clone this script lives in, far too small beyond a few hundred files: give
@@ -37,6 +38,12 @@
 #   --workdir DIR       where the test repositories go (default: a new
 #                       directory under /tmp, removed at the end unless --keep)
 #   --per-path K        at most K versions of one path in the corpus (20)
+#   --file-sizes MIN-MAX  only blobs of MIN to MAX bytes (default 1024-65536).
+#                       git's cost depends on it: its size filter skips a
+#                       pair whose sizes differ more than twice, so a narrow
+#                       band (say 8192-32768) leaves it more pairs to score
+#                       and larger files to score them on; git-simm's cost
+#                       barely changes.
 #   --timeout SECS      stop any one timed command after SECS seconds and
 #                       report ">SECS" (default 0: no limit)
 #   --git-simm BIN      binary to time (default: cargo build --release, then
@@ -59,6 +66,7 @@ sizes="1000 10000 100000"
 git_max=10000
 workdir=
 per_path=20
+file_sizes=1024-65536
 simm_bin=
 build=1
 keep=0
@@ -76,6 +84,8 @@ while (($#)); do
     --workdir=*) workdir=${1#*=}; shift ;;
     --per-path) per_path=${2:?--per-path needs a number}; shift 2 ;;
     --per-path=*) per_path=${1#*=}; shift ;;
+    --file-sizes) file_sizes=${2:?--file-sizes needs MIN-MAX}; shift 2 ;;
+    --file-sizes=*) file_sizes=${1#*=}; shift ;;
     --git-simm) simm_bin=${2:?--git-simm needs a path}; build=0; shift 2 ;;
     --git-simm=*) simm_bin=${1#*=}; build=0; shift ;;
     --timeout) timeout_s=${2:?--timeout needs seconds}; shift 2 ;;
@@ -90,6 +100,9 @@ done
 is_num() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_num "$git_max" || die "--git-max must be a number, not '$git_max'"
 is_num "$per_path" && ((per_path > 0)) || die "--per-path must be a positive number"
+[[ $file_sizes =~ ^([0-9]+)-([0-9]+)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+  die "--file-sizes must be MIN-MAX in bytes, not '$file_sizes'"
+min_size=${BASH_REMATCH[1]} max_size=${BASH_REMATCH[2]}
 is_num "$timeout_s" || die "--timeout must be a number of seconds, not '$timeout_s'"
 ((timeout_s == 0)) || command -v timeout >/dev/null || die "--timeout needs timeout(1) (coreutils)"
 read -r -a size_list <<<"$sizes"
@@ -186,6 +199,7 @@ echo "  git:      $(git --version)"
 echo "  machine:  $(nproc) cores, load $(loadavg)"
 echo "  workdir:  $workdir"
 echo "  sizes:    ${size_list[*]} (git run for N <= $git_max)"
+echo "  files:    $min_size-$max_size bytes, at most $per_path versions a path"
 echo
 
 # 1. The corpus: candidate blobs of the source repository, in the order
@@ -195,7 +209,7 @@ pool=$workdir/pool.txt
 {
   git --git-dir="$src_git" rev-list --objects --all --missing=allow-any |
     git --git-dir="$src_git" cat-file --batch-check='%(objectname) %(objecttype) %(objectsize) %(rest)' |
-    python3 "$helper" pool --per-path "$per_path" --need "${size_list[@]}" >"$pool"
+    python3 "$helper" pool --per-path "$per_path" --min-size "$min_size" --max-size "$max_size" --need "${size_list[@]}" >"$pool"
 } 2>"$workdir/pool.err" || {
   cat "$workdir/pool.err" >&2
   die "listing the blobs of $src_git failed"
@@ -217,7 +231,7 @@ for n in "${size_list[@]}"; do
   echo "== N = $n   (load $(loadavg))"
   if ((pool_size < n)); then
     need=$(sed -n "s/^need: N=$n per-path=//p" "$workdir/pool.err")
-    echo "  corpus too small: $pool_size suitable blobs (1-64 KiB, at most $per_path versions a path) for N = $n."
+    echo "  corpus too small: $pool_size suitable blobs ($min_size-$max_size bytes, at most $per_path versions a path) for N = $n."
     if [[ -n $need && $need != none* ]]; then
       echo "  Give a larger --source-repo, or --per-path $need (more versions of one path, closer to each other)."
     else

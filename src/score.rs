@@ -129,7 +129,7 @@ impl Spans {
 fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
     let mut start = 0;
     let ends = memchr::memchr_iter(b'\n', data).map(|nl| nl + 1);
-    for end in ends.chain((data.len() > 0).then_some(data.len())) {
+    for end in ends.chain((!data.is_empty()).then_some(data.len())) {
         if end <= start {
             continue;
         }

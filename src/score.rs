@@ -625,16 +625,21 @@ mod tests {
         }
     }
 
+    /// This crate's own sources: real text for the tests below.
+    fn crate_sources() -> Vec<Vec<u8>> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect()
+    }
+
     #[test]
     fn dense_scores_equal_merged_scores() {
         // Real text: this crate's sources, each against every other and
         // against edited versions of itself, so both shared and disjoint
         // buckets occur.
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-        let mut files: Vec<Vec<u8>> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
-            .collect();
+        let mut files = crate_sources();
         let edited: Vec<Vec<u8>> = files
             .iter()
             .map(|f| {
@@ -669,11 +674,7 @@ mod tests {
         // Without CRs both chunkers must cut and hash identically: real
         // sources plus lines at and around the 64-byte cut, empty lines,
         // and no final newline.
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-        let mut inputs: Vec<Vec<u8>> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
-            .collect();
+        let mut inputs = crate_sources();
         for len in [0usize, 1, 63, 64, 65, 127, 128, 129, 200] {
             let line: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             let mut v = line.clone();

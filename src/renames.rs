@@ -117,8 +117,11 @@ impl Default for Options {
 /// second of exact scoring on two cores.
 pub const DEFAULT_EXHAUSTIVE_BUDGET: usize = 2_000_000;
 
-/// Pairs scored to replay tie-breaking, at most.
-pub const DEFAULT_REPLAY_BUDGET: usize = 500_000;
+/// Source-destination pairs walked to replay tie-breaking, at most. A
+/// replay reads every size-compatible source but scores only those that
+/// could still enter a slot ([`replay_row`]): at 100,000 moved files, 243
+/// rows of about 10,000 sources each replayed in 1.3 s.
+pub const DEFAULT_REPLAY_BUDGET: usize = 4_000_000;
 
 /// A status letter of `git diff --name-status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,11 +187,12 @@ pub struct Outcome {
     pub candidate_pairs: usize,
     /// Pairs scored exactly.
     pub scored_pairs: usize,
-    /// Destinations re-scored against every source to replay git's
-    /// tie-breaking.
+    /// Destinations whose row of git's matrix was replayed against every
+    /// source because their pairing hinged on a tie.
     pub full_rescans: usize,
-    /// Destinations whose tie could not be replayed within the budget (ties
-    /// then break by source order, which may differ from git).
+    /// Destinations whose pairing hinged on a tie that could not be
+    /// replayed within the budget (ties then break by source order, which
+    /// may differ from git).
     pub ties_unreplayed: usize,
     /// Destinations that their candidates did not pair (then scored
     /// against every size-compatible source), or paired no better than a
@@ -596,6 +600,7 @@ fn inexact_matrix(
     content: &mut impl Content,
     outcome: &mut Outcome,
 ) -> anyhow::Result<Vec<(usize, Scored)>> {
+    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     // Only regular files are scored inexactly, and only their blobs may be
     // read: a submodule's commit is usually not in this repository at all.
     // Others get a zero size, which keeps them out of every size window.
@@ -678,87 +683,207 @@ fn inexact_matrix(
     }
     outcome.scored_pairs = pairs.len();
 
-    let mut per_dst: HashMap<usize, Vec<Scored>> = HashMap::new();
+    // Every pair at the minimum score and up, per destination, best first
+    // and equals by source order. git keeps only the best 4 of each
+    // destination; the rest are kept here to tell when that cut splits
+    // equally scored sources.
+    let mut full: HashMap<usize, Vec<Scored>> = HashMap::new();
     for (&(s, d), &score) in pairs.iter().zip(&scores) {
         if score >= opts.min_score {
-            per_dst.entry(d).or_default().push(Scored {
+            full.entry(d).or_default().push(Scored {
                 score,
                 same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
                 src: s,
             });
         }
     }
-    // Destinations with equally scored candidates need git's slot order
-    // replayed against every source. Sources outside the size window score
-    // 0 without reading; those inside are scored in one batch for all such
-    // destinations, so each blob is read and chunked once. Past the replay
-    // budget, ties break by source order (counted in the outcome).
-    let mut replay_budget = opts.replay_budget;
-    let mut kept_of: HashMap<usize, Vec<Scored>> = HashMap::new();
-    let mut replay_pairs: Vec<(usize, usize)> = Vec::new();
-    for (k, &d) in remaining.iter().enumerate() {
-        let Some(mut kept) = per_dst.remove(&d) else {
-            continue;
-        };
+    for kept in full.values_mut() {
         kept.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
-        // A tie for first place decides which source git pairs whenever
-        // that source is free; a tie further down matters only when the
-        // better sources were taken by other destinations, so only the
-        // former is replayed (the latter are counted as unreplayed).
-        let tied_first = kept.len() > 1 && better(&kept[0], &kept[1]).is_eq();
-        let tied = kept.windows(2).any(|w| better(&w[0], &w[1]).is_eq());
-        if tied_first && replay_budget > 0 {
-            let window = search.all_compatible(&dst_items[k], opts.min_score);
-            if window.len() <= replay_budget {
-                replay_budget -= window.len();
-                outcome.full_rescans += 1;
-                replay_pairs.extend(window.into_iter().map(|a| (active[a], d)));
-                continue;
-            }
-        }
-        if tied {
-            outcome.ties_unreplayed += 1;
-        }
-        kept.truncate(4);
-        kept_of.insert(d, kept);
     }
-    let replayed: std::collections::HashSet<usize> = replay_pairs.iter().map(|&(_, d)| d).collect();
     trace("exhaustive search of unpaired destinations");
-    let replay_scores: HashMap<(usize, usize), u32> = if replay_pairs.is_empty() {
-        HashMap::new()
-    } else {
-        let scores = score_pairs(srcs, dsts, &replay_pairs, opts.min_score, content)?;
-        replay_pairs.into_iter().zip(scores).collect()
-    };
-    let mut matrix: Vec<(usize, usize, Scored)> = Vec::new();
-    for (order, &d) in remaining.iter().enumerate() {
-        let slots = match kept_of.remove(&d) {
-            Some(kept) => kept,
-            None if replayed.contains(&d) => {
-                replay_slots(srcs, dsts, active, d, opts.min_score, |s| {
-                    replay_scores.get(&(s, d)).copied()
-                })
+
+    // Ties. Among equally scored sources, git's choice follows the order of
+    // its 4 candidate slots, which depends on every source it scored
+    // before, in source order: only a replay of the whole row reproduces
+    // it. A tie matters only where it decides something, which the
+    // assignment itself shows, so: assign on a trial basis, replay the
+    // destinations whose pairing hinged on a tie, assign again (a replayed
+    // destination may take another source and so change what others get),
+    // until none is left or the replay budget is spent. Replays of one
+    // round are scored in one batch, so each blob is read and chunked once.
+    let k_of: HashMap<usize, usize> = remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
+    let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
+    let mut replay_budget = opts.replay_budget;
+    loop {
+        let matrix = sorted_matrix(remaining, &full, &replayed);
+        let hinged = hinged_on_ties(
+            &matrix,
+            &full,
+            &replayed,
+            srcs,
+            dsts,
+            opts.min_score,
+            want_copies,
+        );
+        let mut chosen = Vec::new();
+        let mut window: Vec<usize> = Vec::new();
+        for &d in &hinged {
+            let row = search.all_compatible(&dst_items[k_of[&d]], opts.min_score);
+            if row.len() <= replay_budget {
+                replay_budget -= row.len();
+                window.extend(row);
+                chosen.push(d);
             }
-            None => continue,
-        };
-        matrix.extend(slots.into_iter().map(|sc| (order, d, sc)));
+        }
+        if chosen.is_empty() {
+            outcome.ties_unreplayed = hinged.len();
+            return Ok(matrix);
+        }
+        outcome.full_rescans += chosen.len();
+        window.sort_unstable();
+        window.dedup();
+        let mut ids: Vec<ObjectId> = window.iter().map(|&a| srcs[active[a]].entry.id).collect();
+        ids.extend(chosen.iter().map(|&d| dsts[d].entry.id));
+        let spans: HashMap<ObjectId, std::sync::Arc<score::Spans>> =
+            ids.iter().copied().zip(content.spans(&ids)?).collect();
+        let rows: Vec<Vec<Scored>> = chosen
+            .par_iter()
+            .map_init(score::Dense::default, |dense, &d| {
+                let Some(dst) = spans.get(&dsts[d].entry.id) else {
+                    return Vec::new();
+                };
+                dense.with(dst, |loaded| {
+                    let row = Row {
+                        d,
+                        item: &dst_items[k_of[&d]],
+                        loaded,
+                    };
+                    replay_row(srcs, dsts, active, &src_items, &row, opts.min_score, |a| {
+                        spans.get(&srcs[active[a]].entry.id).map(|s| &**s)
+                    })
+                })
+            })
+            .collect();
+        replayed.extend(chosen.into_iter().zip(rows));
     }
-    // Stable: ties keep destination order, then slot order.
-    matrix.sort_by(|a, b| better(&a.2, &b.2));
-    Ok(matrix.into_iter().map(|(_, d, sc)| (d, sc)).collect())
+}
+
+/// git's matrix: each destination's 4 slots (its best 4, or the replayed
+/// slots), sorted best first. The sort is stable, so equals keep
+/// destination order, then slot order, as git's merge sort leaves them.
+fn sorted_matrix(
+    remaining: &[usize],
+    full: &HashMap<usize, Vec<Scored>>,
+    replayed: &HashMap<usize, Vec<Scored>>,
+) -> Vec<(usize, Scored)> {
+    let mut matrix: Vec<(usize, Scored)> = Vec::new();
+    for &d in remaining {
+        let slots = match (replayed.get(&d), full.get(&d)) {
+            (Some(slots), _) => &slots[..],
+            (None, Some(kept)) => &kept[..kept.len().min(4)],
+            (None, None) => continue,
+        };
+        matrix.extend(slots.iter().map(|&sc| (d, sc)));
+    }
+    matrix.sort_by(|a, b| better(&a.1, &b.1));
+    matrix
+}
+
+/// The destinations, not yet replayed, whose pairing under `matrix` may
+/// differ from git's because of how equal scores were ordered, in the
+/// order the assignment reached them. Walking the matrix as
+/// [`find_renames`] does, a destination takes its first entry whose source
+/// is free; that choice hinges on a tie when another entry of the same
+/// score (and basename match) had a free source too (git may list that one
+/// first), or when equal entries straddle the cut at 4 (git may have kept
+/// a different one). A destination left unpaired hinges on a tie when
+/// equal entries straddle the cut and one of them is free. With copies,
+/// an unpaired destination then takes its first entry whatever its use,
+/// so a tie for first place decides.
+fn hinged_on_ties(
+    matrix: &[(usize, Scored)],
+    full: &HashMap<usize, Vec<Scored>>,
+    replayed: &HashMap<usize, Vec<Scored>>,
+    srcs: &[Src],
+    dsts: &[Dst],
+    min_score: u32,
+    copies: bool,
+) -> Vec<usize> {
+    let mut used: Vec<bool> = srcs.iter().map(|s| s.used > 0).collect();
+    let mut paired: Vec<bool> = dsts.iter().map(|d| d.pair.is_some()).collect();
+    let mut hinged: Vec<usize> = Vec::new();
+    let same = |a: &Scored, b: &Scored| better(a, b).is_eq();
+    // Equal entries straddle the cut at 4 when the 4th and 5th are equal.
+    let straddles = |kept: &[Scored], at: &Scored| {
+        kept.len() > 4 && same(&kept[3], &kept[4]) && same(&kept[3], at)
+    };
+    for &(d, sc) in matrix {
+        if sc.score < min_score {
+            break;
+        }
+        if paired[d] || used[sc.src] {
+            continue;
+        }
+        if !replayed.contains_key(&d)
+            && let Some(kept) = full.get(&d)
+        {
+            let free_equals = kept.iter().filter(|e| same(e, &sc) && !used[e.src]).count();
+            if free_equals > 1 || straddles(kept, &sc) {
+                hinged.push(d);
+            }
+        }
+        used[sc.src] = true;
+        paired[d] = true;
+    }
+    let mut unpaired: Vec<(&usize, &Vec<Scored>)> = full
+        .iter()
+        .filter(|(d, _)| !paired[**d] && !replayed.contains_key(*d))
+        .collect();
+    unpaired.sort_unstable_by_key(|(d, _)| **d);
+    for (&d, kept) in unpaired {
+        let boundary_free = kept.len() > 4
+            && same(&kept[3], &kept[4])
+            && kept.iter().any(|e| same(e, &kept[3]) && !used[e.src]);
+        let first_tied = copies && kept.len() > 1 && same(&kept[0], &kept[1]);
+        if boundary_free || first_tied {
+            hinged.push(d);
+        }
+    }
+    hinged
+}
+
+/// The destination a row of git's matrix is replayed for.
+struct Row<'a> {
+    d: usize,
+    item: &'a Item,
+    /// Its chunk histogram, loaded for scoring against many sources.
+    loaded: &'a score::Loaded<'a>,
 }
 
 /// Replay git's `record_if_better()` for one destination against every
 /// active source, in source order, and return its four slots in slot order
-/// (only those at or above the minimum score matter afterwards). `score_of`
-/// gives a source's exact score, `None` for one outside the size window.
-fn replay_slots(
+/// (only those at or above the minimum score matter afterwards).
+///
+/// git scores every source; so must a replay, since a source's exact score
+/// decides which slot it takes or frees. But a source whose score cannot
+/// beat the worst slot changes nothing, and most sources of a large tree
+/// are unrelated to the destination: once the slots hold its relatives,
+/// a source is skipped when an upper bound of its score is no better than
+/// the worst slot. The bound is the smaller file over the larger (the
+/// score's own ceiling) and, for fingerprinted files, the most their
+/// distance plausibly allows ([`candidates::plausible_score`]: two
+/// standard deviations of slack over the worst case of edits on every
+/// line). Sources outside git's size window score 0 without reading, as
+/// in git. `spans_of` gives the chunk histogram of the source at a
+/// position of `active`.
+fn replay_row<'s>(
     srcs: &[Src],
     dsts: &[Dst],
     active: &[usize],
-    d: usize,
+    src_items: &[Item],
+    row: &Row<'_>,
     min_score: u32,
-    score_of: impl Fn(usize) -> Option<u32>,
+    spans_of: impl Fn(usize) -> Option<&'s score::Spans>,
 ) -> Vec<Scored> {
     let mut slots: [Option<Scored>; 4] = [None; 4];
     // git's score_compare with empty slots sinking to the bottom: true when
@@ -768,20 +893,39 @@ fn replay_slots(
         (None, None) | (Some(_), None) => false,
         (Some(a), Some(b)) => better(a, b).is_gt(),
     };
-    for &s in active {
-        // Outside the size window git's estimate is 0 without reading.
-        let score = score_of(s).unwrap_or(0);
-        let candidate = Some(Scored {
-            score,
-            same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
-            src: s,
-        });
+    let dst = row.item;
+    let dst_path = &dsts[row.d].entry.path;
+    for (a, &s) in active.iter().enumerate() {
+        let src = &src_items[a];
+        let same_name = basename_same(&srcs[s].entry.path, dst_path);
         let mut worst = 0;
         for i in 1..4 {
             if worse(&slots[i], &slots[worst]) {
                 worst = i;
             }
         }
+        let compatible =
+            src.size > 0 && dst.size > 0 && score::sizes_compatible(src.size, dst.size, min_score);
+        let score = if !compatible {
+            0
+        } else {
+            if let Some(w) = &slots[worst] {
+                let ceiling = Scored {
+                    score: score_ceiling(src, dst, min_score),
+                    same_name,
+                    src: s,
+                };
+                if !better(&ceiling, w).is_lt() {
+                    continue;
+                }
+            }
+            spans_of(a).map_or(0, |spans| row.loaded.score(spans, min_score))
+        };
+        let candidate = Some(Scored {
+            score,
+            same_name,
+            src: s,
+        });
         if worse(&slots[worst], &candidate) {
             slots[worst] = candidate;
         }
@@ -791,6 +935,25 @@ fn replay_slots(
         .flatten()
         .filter(|s| s.score >= min_score)
         .collect()
+}
+
+/// An upper bound of the score of two size-compatible files, for
+/// [`replay_row`]: the smaller size over the larger, and for fingerprinted
+/// files what their distance plausibly allows. The latter is a model of
+/// related files (shared lines make shared windows); it does not see the
+/// few lines any two files share by chance (blank lines, braces), which
+/// give unrelated files far apart a score above 0. So it can only bring
+/// the bound down to `min_score`, where it was made to hold.
+fn score_ceiling(a: &Item, b: &Item, min_score: u32) -> u32 {
+    let (small, large) = (a.size.min(b.size), a.size.max(b.size));
+    let by_size = u64::from(MAX_SCORE) * small / large.max(1);
+    let by_size = u32::try_from(by_size).unwrap_or(MAX_SCORE);
+    match (a.fingerprint, b.fingerprint) {
+        (Some(x), Some(y)) => {
+            by_size.min(candidates::plausible_score(x.distance(&y)).max(min_score))
+        }
+        _ => by_size,
+    }
 }
 
 /// git's `find_renames()`: walk the sorted matrix, best pairs first.

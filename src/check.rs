@@ -18,6 +18,7 @@ use std::io::{self, Write};
 
 use crate::changes;
 use crate::output;
+use crate::progress::trace;
 use crate::renames::{self, Content, Detect, Record, Status};
 use crate::repo::{Entry, EntryKind};
 use crate::score;
@@ -123,6 +124,7 @@ pub fn check(
         ..renames::Options::default()
     };
     let (ours, _) = renames::detect(&changes, &low, content)?;
+    trace("check: renames");
     let mut findings = Vec::new();
     let ours_renamed = renamed(&ours);
     if !ours_renamed.is_empty() {
@@ -179,7 +181,9 @@ pub fn check(
             ..renames::Options::default()
         };
         let all = copy_changes(head, index, &changes, opts.min_score, content)?;
+        trace("check: copy sources");
         let (copies, _) = renames::detect(&all, &opts, content)?;
+        trace("check: copies");
         // The index is sorted by path: a search, not a set of every path.
         let present = |path: &[u8]| {
             index
@@ -251,6 +255,7 @@ fn copy_changes(
 
     let unchanged = changes::unchanged(head, index);
     let mut sizes = content.items(&regular_ids(&unchanged))?.into_iter();
+    trace("check: sizes of unchanged files");
     let mut leading = 4;
     let mut kept: Vec<&Entry> = Vec::new();
     for e in unchanged {

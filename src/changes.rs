@@ -7,6 +7,7 @@
 //! the order git prints them.
 
 use std::cmp::Ordering;
+use std::ops::Range;
 
 use crate::repo::{Entry, EntryKind};
 
@@ -83,6 +84,65 @@ fn same_type(a: EntryKind, b: EntryKind) -> bool {
 /// Changes from `old` to `new`, both sorted by path bytes, in path order.
 pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change> {
     let mut out = Vec::new();
+    diff_into(old, new, 0, include_unchanged, &mut out, None);
+    out
+}
+
+/// The changes from a tree to the index as [`crate::repo::Staged`] holds
+/// them (the tree's entries outside `same`, the index, and the ranges of
+/// the index the tree has identically), in path order, and the positions
+/// in `new` of the entries that did not change (what [`diff`] would list
+/// as [`ChangeKind::Unchanged`]), in order. Only the entries outside
+/// `same` are compared: in a large tree with a small change, nearly none.
+pub fn diff_staged(
+    old: &[Entry],
+    new: &[Entry],
+    same: &[Range<usize>],
+) -> (Vec<Change>, Vec<usize>) {
+    let mut changes = Vec::new();
+    let mut unchanged = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for range in same {
+        // `old` has nothing under a range's directory, so its entries
+        // before the range are those sorting before the range's first.
+        let Some(first) = new.get(range.start) else {
+            break;
+        };
+        let k = i + old[i..].partition_point(|e| e.path < first.path);
+        let before = range.start.max(j);
+        diff_into(
+            &old[i..k],
+            &new[j..before],
+            j,
+            false,
+            &mut changes,
+            Some(&mut unchanged),
+        );
+        unchanged.extend(before..range.end.min(new.len()));
+        i = k;
+        j = range.end.min(new.len()).max(j);
+    }
+    diff_into(
+        &old[i..],
+        &new[j..],
+        j,
+        false,
+        &mut changes,
+        Some(&mut unchanged),
+    );
+    (changes, unchanged)
+}
+
+/// [`diff`] appending to `out`; the positions of unchanged entries in `new`
+/// (plus `offset`, where `new` starts in the whole) go to `unchanged`.
+fn diff_into(
+    old: &[Entry],
+    new: &[Entry],
+    offset: usize,
+    include_unchanged: bool,
+    out: &mut Vec<Change>,
+    mut unchanged: Option<&mut Vec<usize>>,
+) {
     let (mut i, mut j) = (0, 0);
     while i < old.len() || j < new.len() {
         let order = match (old.get(i), new.get(j)) {
@@ -116,6 +176,11 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
                 } else {
                     ChangeKind::Unchanged
                 };
+                if kind == ChangeKind::Unchanged
+                    && let Some(u) = unchanged.as_deref_mut()
+                {
+                    u.push(offset + j);
+                }
                 if kind != ChangeKind::Unchanged || include_unchanged {
                     out.push(Change {
                         kind,
@@ -128,30 +193,6 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
             }
         }
     }
-    out
-}
-
-/// The entries of `old` that `new` has unchanged (same path, kind and id),
-/// in path order: what [`diff`] lists as [`ChangeKind::Unchanged`] when
-/// asked to, without building a change for each.
-pub fn unchanged<'a>(old: &'a [Entry], new: &[Entry]) -> Vec<&'a Entry> {
-    let mut out = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() && j < new.len() {
-        let (o, n) = (&old[i], &new[j]);
-        match o.path.cmp(&n.path) {
-            Ordering::Less => i += 1,
-            Ordering::Greater => j += 1,
-            Ordering::Equal => {
-                if o.id == n.id && o.kind == n.kind {
-                    out.push(o);
-                }
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Like [`diff`], with a new side (the index) that has `unmerged` paths in
@@ -242,5 +283,71 @@ mod tests {
             ]
         );
         assert_eq!(diff(&old, &new, false).len(), 5);
+    }
+
+    /// Splitting the old side into listed entries and ranges of the new
+    /// side it has identically changes nothing but the work.
+    #[test]
+    fn diff_staged_agrees_with_diff() {
+        use EntryKind::*;
+        let old = [
+            e("a", Regular, 1),
+            e("b/x", Regular, 2),
+            e("b/y", Regular, 3),
+            e("c", Regular, 4),
+            e("d/x", Regular, 5),
+            e("d/y", Executable, 6),
+            e("e", Regular, 7),
+        ];
+        let new = [
+            e("a", Regular, 9),
+            e("b/x", Regular, 2),
+            e("b/y", Regular, 3),
+            e("c", Regular, 4),
+            e("c2", Regular, 8),
+            e("d/x", Regular, 5),
+            e("d/y", Executable, 6),
+        ];
+        let summary = |changes: &[Change]| -> Vec<(ChangeKind, Vec<u8>)> {
+            changes
+                .iter()
+                .map(|c| (c.kind, c.path().to_vec()))
+                .collect()
+        };
+        let full = diff(&old, &new, true);
+        let expected_changes: Vec<Change> = full
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Unchanged)
+            .cloned()
+            .collect();
+        let expected_unchanged: Vec<Vec<u8>> = full
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Unchanged)
+            .map(|c| c.path().to_vec())
+            .collect();
+        // b/ and d/ identical on both sides, either, or neither.
+        let (b, d) = (1..3, 5..7);
+        let both = [b.clone(), d.clone()];
+        let splits: [&[Range<usize>]; 4] = [
+            &[],
+            std::slice::from_ref(&b),
+            std::slice::from_ref(&d),
+            &both,
+        ];
+        for same in splits {
+            let listed: Vec<Entry> = old
+                .iter()
+                .filter(|o| {
+                    !same
+                        .iter()
+                        .any(|r| new[r.clone()].iter().any(|n| n.path == o.path))
+                })
+                .cloned()
+                .collect();
+            let (changes, unchanged) = diff_staged(&listed, &new, same);
+            assert_eq!(summary(&changes), summary(&expected_changes), "{same:?}");
+            let unchanged: Vec<Vec<u8>> = unchanged.iter().map(|&i| new[i].path.clone()).collect();
+            assert_eq!(unchanged, expected_unchanged, "{same:?}");
+        }
     }
 }

@@ -20,7 +20,7 @@ use crate::changes;
 use crate::output;
 use crate::progress::trace;
 use crate::renames::{self, Content, Detect, Record, Status};
-use crate::repo::{Entry, EntryKind};
+use crate::repo::{Entry, EntryKind, Staged};
 use crate::score;
 
 /// What to check and how git is configured.
@@ -105,15 +105,15 @@ fn path_of(e: &Option<Entry>) -> &[u8] {
     e.as_ref().map_or(&[][..], |e| e.path.as_slice())
 }
 
-/// Compare `head` with `index` (both sorted by path) and return the
-/// findings, renames first, each group in path order.
+/// Compare HEAD with the index (`staged`, from [`crate::repo::Repo::staged`])
+/// and return the findings, renames first, each group in path order.
 pub fn check(
-    head: &[Entry],
-    index: &[Entry],
+    staged: &Staged,
     settings: &Settings,
     content: &mut impl Content,
 ) -> anyhow::Result<Vec<Finding>> {
-    let changes = changes::diff(head, index, false);
+    let index = &staged.index;
+    let (changes, unchanged) = changes::diff_staged(&staged.tree, index, &staged.same);
     if changes.is_empty() {
         return Ok(Vec::new());
     }
@@ -180,7 +180,7 @@ pub fn check(
             exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
             ..renames::Options::default()
         };
-        let all = copy_changes(head, index, &changes, opts.min_score, content)?;
+        let all = copy_changes(index, &unchanged, &changes, opts.min_score, content)?;
         trace("check: copy sources");
         let (copies, _) = renames::detect(&all, &opts, content)?;
         trace("check: copies");
@@ -212,7 +212,8 @@ pub fn check(
 }
 
 /// The changes to look for copies in: `changes` plus, as sources, the
-/// files unchanged from `head` to `index` that can make a difference to
+/// files unchanged from HEAD (the entries of `index` at the positions
+/// `unchanged`, in order) that can make a difference to
 /// git's `--find-copies-harder` answer for the added files. In a large
 /// tree nearly every file is unchanged, and building detection's
 /// structures for all of them cost more than the search itself.
@@ -228,8 +229,8 @@ pub fn check(
 /// Any other source scores 0 without a basename bonus, so it never enters
 /// a slot once the first four are taken, and the answer is unchanged.
 fn copy_changes(
-    head: &[Entry],
     index: &[Entry],
+    unchanged: &[usize],
     changes: &[changes::Change],
     min_score: u32,
     content: &mut impl Content,
@@ -253,7 +254,7 @@ fn copy_changes(
     let added_names: std::collections::HashSet<&[u8]> =
         added.iter().map(|e| basename(&e.path)).collect();
 
-    let unchanged = changes::unchanged(head, index);
+    let unchanged: Vec<&Entry> = unchanged.iter().map(|&i| &index[i]).collect();
     let mut sizes = content.items(&regular_ids(&unchanged))?.into_iter();
     trace("check: sizes of unchanged files");
     let mut leading = 4;

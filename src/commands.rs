@@ -711,14 +711,17 @@ fn check(cwd: &Path, no_cache: bool, args: &CheckArgs, err: &mut impl Write) -> 
         args.strict || repo.config_bool("simm.strict").unwrap_or(false)
     };
     trace("check: settings");
-    let head = tree_side(&repo, "HEAD", true)?;
-    trace("check: HEAD's tree");
-    let index = repo.index_entries()?;
-    trace("check: index");
+    let head = match repo.resolve_tree("HEAD") {
+        Ok(tree) => Some(tree),
+        Err(RepoError::UnknownRevision { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let staged = repo.staged(head)?;
+    trace("check: HEAD's tree and the index");
     let mut store = open_store(&repo, no_cache)?;
     let findings = {
         let mut content = compute::RepoContent::new(&repo, &mut store, Default::default());
-        check::check(&head, &index, &settings, &mut content)?
+        check::check(&staged, &settings, &mut content)?
     };
     trace("check: done");
     flush_warnings(&mut store, err);

@@ -257,6 +257,21 @@ pub struct Entry {
     pub id: ObjectId,
 }
 
+/// A tree and the index, from [`Repo::staged`]. The tree's entries are
+/// split: those under directories the index has identically are the
+/// index's own (`same`), the rest are listed (`tree`).
+#[derive(Clone, Debug, Default)]
+pub struct Staged {
+    /// Stage-0 entries of the index in path order, without intent-to-add
+    /// entries, sparse directories expanded.
+    pub index: Vec<Entry>,
+    /// The tree's entries in path order, except those in `same`.
+    pub tree: Vec<Entry>,
+    /// Ranges of `index`, in order, that the tree has too: same paths,
+    /// kinds and ids, and no other tree entry under their directories.
+    pub same: Vec<std::ops::Range<usize>>,
+}
+
 /// An opened repository, shareable between threads.
 pub struct Repo {
     repo: gix::ThreadSafeRepository,
@@ -590,6 +605,48 @@ impl Repo {
             }
         })?;
         Ok(out)
+    }
+
+    /// A tree (HEAD's, for what is staged) and the index, read together:
+    /// the index's cache-tree names the directories it has exactly as they
+    /// were when last written as trees, and those of `tree` need not be read
+    /// at all, which in a large repository is most of it. `tree` `None`
+    /// (an unborn branch) is an empty tree. The index is read as
+    /// [`Repo::index_entries`] reads it.
+    pub fn staged(&self, tree: Option<ObjectId>) -> Result<Staged, RepoError> {
+        let repo = self.local();
+        let mut staged = Staged::default();
+        let file = open_index(self, &repo)?;
+        if let Some(file) = &file {
+            visit_index_entries(&repo, file, false, |entry, flags, _| {
+                if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
+                    staged.index.push(entry);
+                }
+            })?;
+        }
+        let Some(tree) = tree else {
+            return Ok(staged);
+        };
+        match file.as_ref().and_then(|f| f.tree().map(|cache| (f, cache))) {
+            Some((file, cache)) => {
+                let mut shortcut = Shortcut {
+                    index: &staged.index,
+                    exact_counts: !file.is_sparse(),
+                    same: Vec::new(),
+                    cursor: 0,
+                };
+                walk_tree_with(
+                    &repo.objects,
+                    tree,
+                    b"",
+                    &mut staged.tree,
+                    Some((&mut shortcut, cache)),
+                )?;
+                staged.same = shortcut.same;
+            }
+            None => walk_tree(&repo.objects, tree, b"", &mut staged.tree)?,
+        }
+        Ok(staged)
     }
 
     /// Like [`Repo::index_entries`], but during a merge conflict: the
@@ -1255,11 +1312,90 @@ fn walk_tree(
     prefix: &[u8],
     out: &mut Vec<Entry>,
 ) -> Result<(), RepoError> {
-    struct Frame {
+    walk_tree_with(objects, root, prefix, out, None)
+}
+
+/// The subtrees a tree walk need not read because the index has them: a
+/// directory whose cache-tree node is valid and has the tree's id holds
+/// exactly the index's entries under it (git trusts the same fact to write
+/// commits and to skip trees in `diff-index --cached`).
+struct Shortcut<'a> {
+    /// The index's entries (stage 0, sparse directories expanded), sorted.
+    index: &'a [Entry],
+    /// Whether a node's entry count must equal its range's length. In a
+    /// sparse index a sparse directory counts once but stands for many
+    /// entries, so there the ids alone decide.
+    exact_counts: bool,
+    /// Ranges of `index` that the walk skipped, in path order.
+    same: Vec<std::ops::Range<usize>>,
+    /// Where the next range can start: the walk proceeds in path order.
+    cursor: usize,
+}
+
+impl Shortcut<'_> {
+    /// Whether the tree `id` at `dir` (empty for the root, else ending in
+    /// `/`) is the index's, per `node`; if so its range is recorded.
+    fn take(&mut self, node: &gix::index::extension::Tree, id: &ObjectId, dir: &[u8]) -> bool {
+        let Some(count) = node.num_entries else {
+            return false;
+        };
+        if node.id != *id {
+            return false;
+        }
+        // Ranges are taken in path order, mostly one right after another:
+        // gallop from the last one rather than bisect the whole index,
+        // where every probe is a cache miss.
+        let start = gallop(self.index, self.cursor, |e| e.path.as_slice() < dir);
+        let under = |i: usize| self.index.get(i).is_some_and(|e| e.path.starts_with(dir));
+        // The node's count says where the range ends; two probes confirm it.
+        let end = match usize::try_from(count)
+            .ok()
+            .and_then(|n| n.checked_add(start))
+        {
+            Some(end) if end > start && under(end - 1) && !under(end) => end,
+            _ => gallop(self.index, start, |e| e.path.starts_with(dir)),
+        };
+        // An empty range or a count that disagrees means a cache-tree that
+        // does not describe this index: read the tree instead.
+        if start == end || (self.exact_counts && usize::try_from(count) != Ok(end - start)) {
+            return false;
+        }
+        self.same.push(start..end);
+        self.cursor = end;
+        true
+    }
+}
+
+/// The first position from `from` on where `pred` fails, for a `pred` that
+/// holds on a prefix of `items[from..]` and nowhere after: an exponential
+/// search, cheap when the answer is near `from`.
+fn gallop<T>(items: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
+    let rest = items.get(from..).unwrap_or_default();
+    let mut hi = 1;
+    while hi <= rest.len() && pred(&rest[hi - 1]) {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(rest.len());
+    from + lo + rest[lo..hi].partition_point(pred)
+}
+
+/// [`walk_tree`], leaving out the subtrees `shortcut` says the index has
+/// (`cache` is the index's cache-tree, whose root is `root`'s directory).
+fn walk_tree_with(
+    objects: &gix::OdbHandle,
+    root: ObjectId,
+    prefix: &[u8],
+    out: &mut Vec<Entry>,
+    mut shortcut: Option<(&mut Shortcut<'_>, &gix::index::extension::Tree)>,
+) -> Result<(), RepoError> {
+    struct Frame<'t> {
         id: ObjectId,
         data: Vec<u8>,
         pos: usize,
         prefix_len: usize,
+        /// The cache-tree node of this directory, if it has one.
+        node: Option<&'t gix::index::extension::Tree>,
     }
     let hash = root.kind();
     let load = |id: ObjectId, data: &mut Vec<u8>| -> Result<(), RepoError> {
@@ -1278,6 +1414,15 @@ fn walk_tree(
         Ok(())
     };
     let mut path = prefix.to_vec();
+    let root_node = match &mut shortcut {
+        Some((s, node)) => {
+            if s.take(node, &root, &path) {
+                return Ok(());
+            }
+            Some(*node)
+        }
+        None => None,
+    };
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut data = Vec::new();
     load(root, &mut data)?;
@@ -1286,6 +1431,7 @@ fn walk_tree(
         data,
         pos: 0,
         prefix_len: path.len(),
+        node: root_node,
     }];
     while let Some(frame) = stack.last_mut() {
         let rest = &frame.data[frame.pos..];
@@ -1313,6 +1459,18 @@ fn walk_tree(
             None => {
                 let id = entry.oid.to_owned();
                 path.push(b'/');
+                // git sorts cache-tree children by name, as gix keeps them.
+                let node = frame.node.and_then(|n| {
+                    n.children
+                        .binary_search_by(|c| c.name.as_slice().cmp(entry.filename.as_bytes()))
+                        .ok()
+                        .map(|i| &n.children[i])
+                });
+                if let (Some((s, _)), Some(node)) = (&mut shortcut, node)
+                    && s.take(node, &id, &path)
+                {
+                    continue;
+                }
                 let mut data = spare.pop().unwrap_or_default();
                 load(id, &mut data)?;
                 stack.push(Frame {
@@ -1320,11 +1478,26 @@ fn walk_tree(
                     data,
                     pos: 0,
                     prefix_len: path.len(),
+                    node,
                 });
             }
         }
     }
     Ok(())
+}
+
+/// The index file, or `None` when there is none yet (nothing added).
+fn open_index(
+    repo_: &Repo,
+    repo: &gix::Repository,
+) -> Result<Option<gix::worktree::Index>, RepoError> {
+    if repo_.work_dir().is_none() {
+        return Err(RepoError::NoWorkTree);
+    }
+    repo.try_index().map_err(|source| RepoError::Index {
+        path: repo.index_path(),
+        source,
+    })
 }
 
 /// Visit the stage-0 entries of the index with their flags, expanding
@@ -1333,20 +1506,23 @@ fn for_each_index_entry(
     repo_: &Repo,
     repo: &gix::Repository,
     allow_unmerged: bool,
+    visit: impl FnMut(Entry, gix::index::entry::Flags, u32),
+) -> Result<(), RepoError> {
+    match open_index(repo_, repo)? {
+        Some(index) => visit_index_entries(repo, &index, allow_unmerged, visit),
+        None => Ok(()),
+    }
+}
+
+/// [`for_each_index_entry`] on an index already open.
+fn visit_index_entries(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+    allow_unmerged: bool,
     mut visit: impl FnMut(Entry, gix::index::entry::Flags, u32),
 ) -> Result<(), RepoError> {
-    if repo_.work_dir().is_none() {
-        return Err(RepoError::NoWorkTree);
-    }
-    let index = repo.try_index().map_err(|source| RepoError::Index {
-        path: repo.index_path(),
-        source,
-    })?;
-    let Some(index) = index else {
-        return Ok(());
-    };
     for entry in index.entries() {
-        let path: &BStr = entry.path(&index);
+        let path: &BStr = entry.path(index);
         let stage = entry.stage_raw();
         if stage != 0 && !allow_unmerged {
             return Err(RepoError::Unmerged {

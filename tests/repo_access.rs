@@ -340,6 +340,36 @@ fn index_entries_match_ls_files() {
     assert!(ours.iter().any(|(_, _, p)| p == b"staged.txt"));
 }
 
+/// The index is read as git reads it: its trailing checksum is not
+/// verified (only `git fsck` does). A truncated index is an error naming
+/// it (git's `ls-files` lists what it can make of it).
+#[test]
+fn index_checksum_is_not_verified_but_damage_is_an_error() {
+    let (_tmp, dir) = fixture();
+    let path = dir.join(".git/index");
+    let good = std::fs::read(&path).expect("index");
+    let listing = |dir: &Path| {
+        let repo = Repo::discover(dir).expect("discover");
+        repo.index_entries().map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (mode_of(e.kind).to_owned(), e.id, e.path))
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut bad_sum = good.clone();
+    let last = bad_sum.len() - 1;
+    bad_sum[last] ^= 0xff;
+    std::fs::write(&path, &bad_sum).expect("write index");
+    let theirs = parse_listing(&git(&dir, &["ls-files", "-s", "-z"]), false);
+    assert_eq!(listing(&dir).expect("read like git"), theirs);
+
+    std::fs::write(&path, &good[..good.len() / 2]).expect("write index");
+    let err = listing(&dir).expect_err("truncated index");
+    assert!(matches!(err, RepoError::Index { .. }), "{err:?}");
+    assert!(err.to_string().contains(".git/index"), "{err}");
+}
+
 #[test]
 fn sparse_index_is_expanded() {
     let (_tmp, dir) = fixture();

@@ -241,27 +241,26 @@ fn copy_changes(
         .filter_map(|c| c.new.as_ref())
         .collect();
     let regular = |e: &Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
-    let regular_ids = |es: &[&Entry]| -> Vec<gix::ObjectId> {
-        es.iter().filter(|e| regular(e)).map(|e| e.id).collect()
-    };
+    let regular_added: Vec<gix::ObjectId> =
+        added.iter().filter(|e| regular(e)).map(|e| e.id).collect();
     let added_sizes: Vec<u64> = content
-        .items(&regular_ids(&added))?
-        .iter()
-        .map(|i| i.size)
+        .sizes(&regular_added)?
+        .into_iter()
         .filter(|&s| s > 0)
         .collect();
     let added_ids: std::collections::HashSet<gix::ObjectId> = added.iter().map(|e| e.id).collect();
     let added_names: std::collections::HashSet<&[u8]> =
         added.iter().map(|e| basename(&e.path)).collect();
 
-    let unchanged: Vec<&Entry> = unchanged.iter().map(|&i| &index[i]).collect();
-    let mut sizes = content.items(&regular_ids(&unchanged))?.into_iter();
+    let unchanged = || unchanged.iter().map(|&i| &index[i]);
+    let ids: Vec<gix::ObjectId> = unchanged().filter(|e| regular(e)).map(|e| e.id).collect();
+    let mut sizes = content.sizes(&ids)?.into_iter();
     trace("check: sizes of unchanged files");
     let mut leading = 4;
     let mut kept: Vec<&Entry> = Vec::new();
-    for e in unchanged {
+    for e in unchanged() {
         let size = if regular(e) {
-            sizes.next().map_or(0, |i| i.size)
+            sizes.next().unwrap_or(0)
         } else {
             0
         };
@@ -269,12 +268,12 @@ fn copy_changes(
         // them), so they fill no slot.
         let source = !renames::is_empty_blob(&e.id);
         let keep = (source && leading > 0)
-            || added_ids.contains(&e.id)
-            || added_names.contains(basename(&e.path))
             || (size > 0
                 && added_sizes
                     .iter()
-                    .any(|&a| score::sizes_compatible(size, a, min_score)));
+                    .any(|&a| score::sizes_compatible(size, a, min_score)))
+            || added_ids.contains(&e.id)
+            || added_names.contains(basename(&e.path));
         if source && leading > 0 {
             leading -= 1;
         }

@@ -248,9 +248,13 @@ fn copy_changes(
         .into_iter()
         .filter(|&s| s > 0)
         .collect();
-    let added_ids: std::collections::HashSet<gix::ObjectId> = added.iter().map(|e| e.id).collect();
-    let added_names: std::collections::HashSet<&[u8]> =
-        added.iter().map(|e| basename(&e.path)).collect();
+    // Few files are added at a time: sorted lists searched by halves cost
+    // less than hashing the id and the name of each of 100,000 unchanged
+    // files.
+    let mut added_ids: Vec<gix::ObjectId> = added.iter().map(|e| e.id).collect();
+    added_ids.sort_unstable();
+    let mut added_names: Vec<&[u8]> = added.iter().map(|e| basename(&e.path)).collect();
+    added_names.sort_unstable();
 
     let unchanged = || unchanged.iter().map(|&i| &index[i]);
     let ids: Vec<gix::ObjectId> = unchanged().filter(|e| regular(e)).map(|e| e.id).collect();
@@ -272,8 +276,8 @@ fn copy_changes(
                 && added_sizes
                     .iter()
                     .any(|&a| score::sizes_compatible(size, a, min_score)))
-            || added_ids.contains(&e.id)
-            || added_names.contains(basename(&e.path));
+            || added_ids.binary_search(&e.id).is_ok()
+            || added_names.binary_search(&basename(&e.path)).is_ok();
         if source && leading > 0 {
             leading -= 1;
         }

@@ -9,6 +9,8 @@
 use std::cmp::Ordering;
 use std::ops::Range;
 
+use gix::ObjectId;
+
 use crate::repo::{Entry, EntryKind};
 
 /// What happened to one path.
@@ -52,6 +54,63 @@ impl Change {
     }
 }
 
+/// One side of a diff by position, in path order: a slice of entries, or
+/// the index read in place ([`crate::repo::IndexEntries`]), which keeps a
+/// large index from being copied into an [`Entry`] per file.
+pub trait Side {
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// Path of entry `i`.
+    fn path(&self, i: usize) -> &[u8];
+    /// Kind of entry `i`.
+    fn kind(&self, i: usize) -> EntryKind;
+    /// Blob (or commit) id of entry `i`.
+    fn id(&self, i: usize) -> ObjectId;
+    /// Whether there are no entries.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Entry `i`, copied out.
+    fn entry(&self, i: usize) -> Entry {
+        Entry {
+            path: self.path(i).to_vec(),
+            kind: self.kind(i),
+            id: self.id(i),
+        }
+    }
+    /// The position of `path`, by binary search.
+    fn position(&self, path: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.path(mid).cmp(path) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+}
+
+impl Side for [Entry] {
+    fn len(&self) -> usize {
+        <[Entry]>::len(self)
+    }
+    fn path(&self, i: usize) -> &[u8] {
+        &self[i].path
+    }
+    fn kind(&self, i: usize) -> EntryKind {
+        self[i].kind
+    }
+    fn id(&self, i: usize) -> ObjectId {
+        self[i].id
+    }
+    fn entry(&self, i: usize) -> Entry {
+        self[i].clone()
+    }
+}
+
 /// Two lists of changes about different paths, each in path order, as one
 /// list in path order.
 pub fn merge(
@@ -84,7 +143,7 @@ fn same_type(a: EntryKind, b: EntryKind) -> bool {
 /// Changes from `old` to `new`, both sorted by path bytes, in path order.
 pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change> {
     let mut out = Vec::new();
-    diff_into(old, new, 0, include_unchanged, &mut out, None);
+    diff_into(old, new, 0..new.len(), include_unchanged, &mut out, None);
     out
 }
 
@@ -96,36 +155,38 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
 /// `same` are compared: in a large tree with a small change, nearly none.
 pub fn diff_staged(
     old: &[Entry],
-    new: &[Entry],
+    new: &(impl Side + ?Sized),
     same: &[Range<usize>],
 ) -> (Vec<Change>, Vec<usize>) {
     let mut changes = Vec::new();
     let mut unchanged = Vec::new();
     let (mut i, mut j) = (0, 0);
     for range in same {
+        if range.start >= new.len() {
+            break;
+        }
         // `old` has nothing under a range's directory, so its entries
         // before the range are those sorting before the range's first.
-        let Some(first) = new.get(range.start) else {
-            break;
-        };
-        let k = i + old[i..].partition_point(|e| e.path < first.path);
+        let first = new.path(range.start);
+        let k = i + old[i..].partition_point(|e| e.path.as_slice() < first);
         let before = range.start.max(j);
         diff_into(
             &old[i..k],
-            &new[j..before],
-            j,
+            new,
+            j..before,
             false,
             &mut changes,
             Some(&mut unchanged),
         );
-        unchanged.extend(before..range.end.min(new.len()));
+        let end = range.end.min(new.len()).max(before);
+        unchanged.extend(before..end);
         i = k;
-        j = range.end.min(new.len()).max(j);
+        j = end;
     }
     diff_into(
         &old[i..],
-        &new[j..],
-        j,
+        new,
+        j..new.len(),
         false,
         &mut changes,
         Some(&mut unchanged),
@@ -133,21 +194,21 @@ pub fn diff_staged(
     (changes, unchanged)
 }
 
-/// [`diff`] appending to `out`; the positions of unchanged entries in `new`
-/// (plus `offset`, where `new` starts in the whole) go to `unchanged`.
+/// [`diff`] of `old` and the entries of `new` in `range`, appending to
+/// `out`; the positions in `new` of unchanged entries go to `unchanged`.
 fn diff_into(
     old: &[Entry],
-    new: &[Entry],
-    offset: usize,
+    new: &(impl Side + ?Sized),
+    range: Range<usize>,
     include_unchanged: bool,
     out: &mut Vec<Change>,
     mut unchanged: Option<&mut Vec<usize>>,
 ) {
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(o), Some(n)) => o.path.cmp(&n.path),
-            (Some(_), None) => Ordering::Less,
+    let (mut i, mut j) = (0, range.start);
+    while i < old.len() || j < range.end {
+        let order = match (old.get(i), j < range.end) {
+            (Some(o), true) => o.path.as_slice().cmp(new.path(j)),
+            (Some(_), false) => Ordering::Less,
             _ => Ordering::Greater,
         };
         match order {
@@ -163,29 +224,29 @@ fn diff_into(
                 out.push(Change {
                     kind: ChangeKind::Added,
                     old: None,
-                    new: Some(new[j].clone()),
+                    new: Some(new.entry(j)),
                 });
                 j += 1;
             }
             Ordering::Equal => {
-                let (o, n) = (&old[i], &new[j]);
-                let kind = if !same_type(o.kind, n.kind) {
+                let (o, kind, id) = (&old[i], new.kind(j), new.id(j));
+                let change = if !same_type(o.kind, kind) {
                     ChangeKind::TypeChanged
-                } else if o.id != n.id || o.kind != n.kind {
+                } else if o.id != id || o.kind != kind {
                     ChangeKind::Modified
                 } else {
                     ChangeKind::Unchanged
                 };
-                if kind == ChangeKind::Unchanged
+                if change == ChangeKind::Unchanged
                     && let Some(u) = unchanged.as_deref_mut()
                 {
-                    u.push(offset + j);
+                    u.push(j);
                 }
-                if kind != ChangeKind::Unchanged || include_unchanged {
+                if change != ChangeKind::Unchanged || include_unchanged {
                     out.push(Change {
-                        kind,
+                        kind: change,
                         old: Some(o.clone()),
-                        new: Some(n.clone()),
+                        new: Some(new.entry(j)),
                     });
                 }
                 i += 1;
@@ -240,7 +301,6 @@ fn unmerged_change(path: &[u8], old_at: &std::collections::HashMap<&[u8], &Entry
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gix::ObjectId;
 
     fn e(path: &str, kind: EntryKind, id: u8) -> Entry {
         let mut bytes = [0u8; 20];
@@ -344,7 +404,7 @@ mod tests {
                 })
                 .cloned()
                 .collect();
-            let (changes, unchanged) = diff_staged(&listed, &new, same);
+            let (changes, unchanged) = diff_staged(&listed, &new[..], same);
             assert_eq!(summary(&changes), summary(&expected_changes), "{same:?}");
             let unchanged: Vec<Vec<u8>> = unchanged.iter().map(|&i| new[i].path.clone()).collect();
             assert_eq!(unchanged, expected_unchanged, "{same:?}");

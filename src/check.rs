@@ -16,7 +16,7 @@
 
 use std::io::{self, Write};
 
-use crate::changes;
+use crate::changes::{self, Side};
 use crate::output;
 use crate::progress::trace;
 use crate::renames::{self, Content, Detect, Record, Status};
@@ -185,11 +185,7 @@ pub fn check(
         let (copies, _) = renames::detect(&all, &opts, content)?;
         trace("check: copies");
         // The index is sorted by path: a search, not a set of every path.
-        let present = |path: &[u8]| {
-            index
-                .binary_search_by(|e| e.path.as_slice().cmp(path))
-                .is_ok()
-        };
+        let present = |path: &[u8]| index.position(path).is_some();
         for r in copies {
             let (old, new) = (path_of(&r.old), path_of(&r.new));
             if r.status == Status::Copied && added.contains(new) && present(old) {
@@ -229,7 +225,7 @@ pub fn check(
 /// Any other source scores 0 without a basename bonus, so it never enters
 /// a slot once the first four are taken, and the answer is unchanged.
 fn copy_changes(
-    index: &[Entry],
+    index: &(impl Side + ?Sized),
     unchanged: &[usize],
     changes: &[changes::Change],
     min_score: u32,
@@ -240,9 +236,12 @@ fn copy_changes(
         .filter(|c| c.kind == changes::ChangeKind::Added)
         .filter_map(|c| c.new.as_ref())
         .collect();
-    let regular = |e: &Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
-    let regular_added: Vec<gix::ObjectId> =
-        added.iter().filter(|e| regular(e)).map(|e| e.id).collect();
+    let regular = |kind: EntryKind| matches!(kind, EntryKind::Regular | EntryKind::Executable);
+    let regular_added: Vec<gix::ObjectId> = added
+        .iter()
+        .filter(|e| regular(e.kind))
+        .map(|e| e.id)
+        .collect();
     let added_sizes: Vec<u64> = content
         .sizes(&regular_added)?
         .into_iter()
@@ -256,46 +255,50 @@ fn copy_changes(
     let mut added_names: Vec<&[u8]> = added.iter().map(|e| basename(&e.path)).collect();
     added_names.sort_unstable();
 
-    let unchanged = || unchanged.iter().map(|&i| &index[i]);
-    let ids: Vec<gix::ObjectId> = unchanged().filter(|e| regular(e)).map(|e| e.id).collect();
+    let ids: Vec<gix::ObjectId> = unchanged
+        .iter()
+        .filter(|&&i| regular(index.kind(i)))
+        .map(|&i| index.id(i))
+        .collect();
     let mut sizes = content.sizes(&ids)?.into_iter();
     trace("check: sizes of unchanged files");
     let mut leading = 4;
-    let mut kept: Vec<&Entry> = Vec::new();
-    for e in unchanged() {
-        let size = if regular(e) {
+    let mut kept: Vec<usize> = Vec::new();
+    for &i in unchanged {
+        let id = index.id(i);
+        let size = if regular(index.kind(i)) {
             sizes.next().unwrap_or(0)
         } else {
             0
         };
         // Empty files are not sources (the check does not ask to pair
         // them), so they fill no slot.
-        let source = !renames::is_empty_blob(&e.id);
+        let source = !renames::is_empty_blob(&id);
         let keep = (source && leading > 0)
             || (size > 0
                 && added_sizes
                     .iter()
                     .any(|&a| score::sizes_compatible(size, a, min_score)))
-            || added_ids.binary_search(&e.id).is_ok()
-            || added_names.binary_search(&basename(&e.path)).is_ok();
+            || added_ids.binary_search(&id).is_ok()
+            || added_names.binary_search(&basename(index.path(i))).is_ok();
         if source && leading > 0 {
             leading -= 1;
         }
         if keep {
-            kept.push(e);
+            kept.push(i);
         }
     }
     Ok(changes::merge(
         changes.iter().cloned(),
-        kept.into_iter().map(unchanged_change),
+        kept.into_iter().map(|i| unchanged_change(index.entry(i))),
     ))
 }
 
-fn unchanged_change(e: &Entry) -> changes::Change {
+fn unchanged_change(e: Entry) -> changes::Change {
     changes::Change {
         kind: changes::ChangeKind::Unchanged,
         old: Some(e.clone()),
-        new: Some(e.clone()),
+        new: Some(e),
     }
 }
 

@@ -264,12 +264,95 @@ pub struct Entry {
 pub struct Staged {
     /// Stage-0 entries of the index in path order, without intent-to-add
     /// entries, sparse directories expanded.
-    pub index: Vec<Entry>,
+    pub index: IndexEntries,
     /// The tree's entries in path order, except those in `same`.
     pub tree: Vec<Entry>,
     /// Ranges of `index`, in order, that the tree has too: same paths,
     /// kinds and ids, and no other tree entry under their directories.
     pub same: Vec<std::ops::Range<usize>>,
+}
+
+/// The index's entries as [`Repo::index_entries`] lists them, by position
+/// ([`crate::changes::Side`]). Read in place from the index file: copying
+/// each of 100,000 paths into an [`Entry`] (and freeing it) was a quarter
+/// of the pre-commit check of an ordinary commit, which uses only a
+/// handful of them whole.
+#[derive(Clone, Debug)]
+pub struct IndexEntries(IndexRepr);
+
+#[derive(Clone, Debug)]
+enum IndexRepr {
+    /// The index file, and the positions and kinds of the entries listed.
+    File {
+        file: gix::index::File,
+        listed: Vec<(usize, EntryKind)>,
+    },
+    /// Entries copied out: a sparse index, whose directories are expanded
+    /// (the file is kept for its cache-tree), or no index at all.
+    Owned {
+        file: Option<gix::index::File>,
+        entries: Vec<Entry>,
+    },
+}
+
+impl Default for IndexEntries {
+    fn default() -> Self {
+        IndexEntries(IndexRepr::Owned {
+            file: None,
+            entries: Vec::new(),
+        })
+    }
+}
+
+impl IndexEntries {
+    /// The index's cache-tree, if it has one.
+    fn cache_tree(&self) -> Option<&gix::index::extension::Tree> {
+        match &self.0 {
+            IndexRepr::File { file, .. } => file.tree(),
+            IndexRepr::Owned { file, .. } => file.as_ref().and_then(|f| f.tree()),
+        }
+    }
+
+    /// Whether the index is sparse (see [`Shortcut::exact_counts`]).
+    fn is_sparse(&self) -> bool {
+        match &self.0 {
+            IndexRepr::File { file, .. } => file.is_sparse(),
+            IndexRepr::Owned { file, .. } => file.as_ref().is_some_and(|f| f.is_sparse()),
+        }
+    }
+
+    /// Every entry, copied out.
+    pub fn to_vec(&self) -> Vec<Entry> {
+        use crate::changes::Side;
+        (0..self.len()).map(|i| self.entry(i)).collect()
+    }
+}
+
+impl crate::changes::Side for IndexEntries {
+    fn len(&self) -> usize {
+        match &self.0 {
+            IndexRepr::File { listed, .. } => listed.len(),
+            IndexRepr::Owned { entries, .. } => entries.len(),
+        }
+    }
+    fn path(&self, i: usize) -> &[u8] {
+        match &self.0 {
+            IndexRepr::File { file, listed } => file.entries()[listed[i].0].path(file),
+            IndexRepr::Owned { entries, .. } => &entries[i].path,
+        }
+    }
+    fn kind(&self, i: usize) -> EntryKind {
+        match &self.0 {
+            IndexRepr::File { listed, .. } => listed[i].1,
+            IndexRepr::Owned { entries, .. } => entries[i].kind,
+        }
+    }
+    fn id(&self, i: usize) -> ObjectId {
+        match &self.0 {
+            IndexRepr::File { file, listed } => file.entries()[listed[i].0].id,
+            IndexRepr::Owned { entries, .. } => entries[i].id,
+        }
+    }
 }
 
 /// An opened repository, shareable between threads.
@@ -615,23 +698,54 @@ impl Repo {
     /// [`Repo::index_entries`] reads it.
     pub fn staged(&self, tree: Option<ObjectId>) -> Result<Staged, RepoError> {
         let repo = self.local();
-        let mut staged = Staged::default();
-        let file = open_index(self, &repo)?;
-        if let Some(file) = &file {
-            visit_index_entries(&repo, file, false, |entry, flags, _| {
-                if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
-                    staged.index.push(entry);
+        let index = match open_index(self, &repo)? {
+            // visit_index_entries' choice of entries, without copying them.
+            Some(file) if !file.is_sparse() => {
+                let mut listed = Vec::with_capacity(file.entries().len());
+                for (i, entry) in file.entries().iter().enumerate() {
+                    if entry.stage_raw() != 0 {
+                        return Err(RepoError::Unmerged {
+                            path: entry.path(&file).to_owned(),
+                        });
+                    }
+                    if entry
+                        .flags
+                        .contains(gix::index::entry::Flags::INTENT_TO_ADD)
+                    {
+                        continue;
+                    }
+                    if let Some(kind) = EntryKind::from_index_mode(entry.mode) {
+                        listed.push((i, kind));
+                    }
                 }
-            })?;
-        }
+                IndexEntries(IndexRepr::File { file, listed })
+            }
+            Some(file) => {
+                let mut entries = Vec::new();
+                visit_index_entries(&repo, &file, false, |entry, flags, _| {
+                    if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
+                        entries.push(entry);
+                    }
+                })?;
+                IndexEntries(IndexRepr::Owned {
+                    file: Some(file),
+                    entries,
+                })
+            }
+            None => IndexEntries::default(),
+        };
+        let mut staged = Staged {
+            index,
+            ..Staged::default()
+        };
         let Some(tree) = tree else {
             return Ok(staged);
         };
-        match file.as_ref().and_then(|f| f.tree().map(|cache| (f, cache))) {
-            Some((file, cache)) => {
+        match staged.index.cache_tree() {
+            Some(cache) => {
                 let mut shortcut = Shortcut {
                     index: &staged.index,
-                    exact_counts: !file.is_sparse(),
+                    exact_counts: !staged.index.is_sparse(),
                     same: Vec::new(),
                     cursor: 0,
                 };
@@ -1321,7 +1435,7 @@ fn walk_tree(
 /// commits and to skip trees in `diff-index --cached`).
 struct Shortcut<'a> {
     /// The index's entries (stage 0, sparse directories expanded), sorted.
-    index: &'a [Entry],
+    index: &'a IndexEntries,
     /// Whether a node's entry count must equal its range's length. In a
     /// sparse index a sparse directory counts once but stands for many
     /// entries, so there the ids alone decide.
@@ -1345,15 +1459,17 @@ impl Shortcut<'_> {
         // Ranges are taken in path order, mostly one right after another:
         // gallop from the last one rather than bisect the whole index,
         // where every probe is a cache miss.
-        let start = gallop(self.index, self.cursor, |e| e.path.as_slice() < dir);
-        let under = |i: usize| self.index.get(i).is_some_and(|e| e.path.starts_with(dir));
+        use crate::changes::Side;
+        let index = self.index;
+        let start = gallop(index.len(), self.cursor, |i| index.path(i) < dir);
+        let under = |i: usize| i < index.len() && index.path(i).starts_with(dir);
         // The node's count says where the range ends; two probes confirm it.
         let end = match usize::try_from(count)
             .ok()
             .and_then(|n| n.checked_add(start))
         {
             Some(end) if end > start && under(end - 1) && !under(end) => end,
-            _ => gallop(self.index, start, |e| e.path.starts_with(dir)),
+            _ => gallop(index.len(), start, under),
         };
         // An empty range or a count that disagrees means a cache-tree that
         // does not describe this index: read the tree instead.
@@ -1366,18 +1482,26 @@ impl Shortcut<'_> {
     }
 }
 
-/// The first position from `from` on where `pred` fails, for a `pred` that
-/// holds on a prefix of `items[from..]` and nowhere after: an exponential
+/// The first position in `from..len` where `pred` fails, for a `pred`
+/// that holds on a prefix of that range and nowhere after: an exponential
 /// search, cheap when the answer is near `from`.
-fn gallop<T>(items: &[T], from: usize, pred: impl Fn(&T) -> bool) -> usize {
-    let rest = items.get(from..).unwrap_or_default();
-    let mut hi = 1;
-    while hi <= rest.len() && pred(&rest[hi - 1]) {
-        hi *= 2;
+fn gallop(len: usize, from: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let from = from.min(len);
+    let mut step = 1;
+    while from + step <= len && pred(from + step - 1) {
+        step *= 2;
     }
-    let lo = hi / 2;
-    let hi = hi.min(rest.len());
-    from + lo + rest[lo..hi].partition_point(pred)
+    // pred holds before `lo` and fails at or before `hi`.
+    let (mut lo, mut hi) = (from + step / 2, (from + step).min(len));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// [`walk_tree`], leaving out the subtrees `shortcut` says the index has

@@ -12,7 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::repo::{Entry, EntryKind, Repo, RepoError};
 use gix::ObjectId;
 use util::{cache_tree, drop_cache_tree, git_command, path_of, succeeded, write};
 
@@ -202,18 +202,18 @@ fn staged_is_the_tree_whatever_the_cache_tree() {
     // The tree's entries taken from the index, and those read.
     let check = |what: &str| -> (usize, usize) {
         let staged = repo.staged(Some(head)).expect("staged");
-        let index: Vec<_> = repo
-            .index_entries()
-            .expect("index")
-            .into_iter()
-            .map(|e| (e.path, e.id))
-            .collect();
-        let listed: Vec<_> = staged
-            .index
-            .iter()
-            .map(|e| (e.path.clone(), e.id))
-            .collect();
-        assert_eq!(listed, index, "{what}: the index as index_entries lists it");
+        let listing = |entries: Vec<Entry>| -> Vec<_> {
+            entries
+                .into_iter()
+                .map(|e| (mode_of(e.kind).to_owned(), e.id, e.path))
+                .collect()
+        };
+        let index = staged.index.to_vec();
+        assert_eq!(
+            listing(index.clone()),
+            listing(repo.index_entries().expect("index")),
+            "{what}: the index as index_entries lists it"
+        );
         assert!(
             staged.tree.windows(2).all(|w| w[0].path < w[1].path),
             "{what}: tree entries in path order"
@@ -225,7 +225,7 @@ fn staged_is_the_tree_whatever_the_cache_tree() {
         );
         let mut whole: Vec<_> = staged.tree.clone();
         for r in &staged.same {
-            whole.extend(staged.index[r.clone()].iter().cloned());
+            whole.extend(index[r.clone()].iter().cloned());
         }
         whole.sort_by(|a, b| a.path.cmp(&b.path));
         let whole: Vec<_> = whole
@@ -427,6 +427,11 @@ fn unmerged_index_is_an_error() {
     assert!(
         matches!(&err, RepoError::Unmerged { path } if path == "README"),
         "{err:?}"
+    );
+    let staged = repo.staged(None).expect_err("conflict");
+    assert!(
+        matches!(&staged, RepoError::Unmerged { path } if path == "README"),
+        "{staged:?}"
     );
     assert!(err.to_string().contains("'README'"), "{err}");
     assert!(

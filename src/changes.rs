@@ -7,6 +7,9 @@
 //! the order git prints them.
 
 use std::cmp::Ordering;
+use std::ops::Range;
+
+use gix::ObjectId;
 
 use crate::repo::{Entry, EntryKind};
 
@@ -51,6 +54,63 @@ impl Change {
     }
 }
 
+/// One side of a diff by position, in path order: a slice of entries, or
+/// the index read in place ([`crate::repo::IndexEntries`]), which keeps a
+/// large index from being copied into an [`Entry`] per file.
+pub trait Side {
+    /// Number of entries.
+    fn len(&self) -> usize;
+    /// Path of entry `i`.
+    fn path(&self, i: usize) -> &[u8];
+    /// Kind of entry `i`.
+    fn kind(&self, i: usize) -> EntryKind;
+    /// Blob (or commit) id of entry `i`.
+    fn id(&self, i: usize) -> ObjectId;
+    /// Whether there are no entries.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Entry `i`, copied out.
+    fn entry(&self, i: usize) -> Entry {
+        Entry {
+            path: self.path(i).to_vec(),
+            kind: self.kind(i),
+            id: self.id(i),
+        }
+    }
+    /// The position of `path`, by binary search.
+    fn position(&self, path: &[u8]) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.path(mid).cmp(path) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+}
+
+impl Side for [Entry] {
+    fn len(&self) -> usize {
+        <[Entry]>::len(self)
+    }
+    fn path(&self, i: usize) -> &[u8] {
+        &self[i].path
+    }
+    fn kind(&self, i: usize) -> EntryKind {
+        self[i].kind
+    }
+    fn id(&self, i: usize) -> ObjectId {
+        self[i].id
+    }
+    fn entry(&self, i: usize) -> Entry {
+        self[i].clone()
+    }
+}
+
 /// Two lists of changes about different paths, each in path order, as one
 /// list in path order.
 pub fn merge(
@@ -83,11 +143,72 @@ fn same_type(a: EntryKind, b: EntryKind) -> bool {
 /// Changes from `old` to `new`, both sorted by path bytes, in path order.
 pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change> {
     let mut out = Vec::new();
+    diff_into(old, new, 0..new.len(), include_unchanged, &mut out, None);
+    out
+}
+
+/// The changes from a tree to the index as [`crate::repo::Staged`] holds
+/// them (the tree's entries outside `same`, the index, and the ranges of
+/// the index the tree has identically), in path order, and the positions
+/// in `new` of the entries that did not change (what [`diff`] would list
+/// as [`ChangeKind::Unchanged`]), in order. Only the entries outside
+/// `same` are compared: in a large tree with a small change, nearly none.
+pub fn diff_staged(
+    old: &[Entry],
+    new: &(impl Side + ?Sized),
+    same: &[Range<usize>],
+) -> (Vec<Change>, Vec<usize>) {
+    let mut changes = Vec::new();
+    let mut unchanged = Vec::new();
     let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(o), Some(n)) => o.path.cmp(&n.path),
-            (Some(_), None) => Ordering::Less,
+    for range in same {
+        if range.start >= new.len() {
+            break;
+        }
+        // `old` has nothing under a range's directory, so its entries
+        // before the range are those sorting before the range's first.
+        let first = new.path(range.start);
+        let k = i + old[i..].partition_point(|e| e.path.as_slice() < first);
+        let before = range.start.max(j);
+        diff_into(
+            &old[i..k],
+            new,
+            j..before,
+            false,
+            &mut changes,
+            Some(&mut unchanged),
+        );
+        let end = range.end.min(new.len()).max(before);
+        unchanged.extend(before..end);
+        i = k;
+        j = end;
+    }
+    diff_into(
+        &old[i..],
+        new,
+        j..new.len(),
+        false,
+        &mut changes,
+        Some(&mut unchanged),
+    );
+    (changes, unchanged)
+}
+
+/// [`diff`] of `old` and the entries of `new` in `range`, appending to
+/// `out`; the positions in `new` of unchanged entries go to `unchanged`.
+fn diff_into(
+    old: &[Entry],
+    new: &(impl Side + ?Sized),
+    range: Range<usize>,
+    include_unchanged: bool,
+    out: &mut Vec<Change>,
+    mut unchanged: Option<&mut Vec<usize>>,
+) {
+    let (mut i, mut j) = (0, range.start);
+    while i < old.len() || j < range.end {
+        let order = match (old.get(i), j < range.end) {
+            (Some(o), true) => o.path.as_slice().cmp(new.path(j)),
+            (Some(_), false) => Ordering::Less,
             _ => Ordering::Greater,
         };
         match order {
@@ -103,24 +224,29 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
                 out.push(Change {
                     kind: ChangeKind::Added,
                     old: None,
-                    new: Some(new[j].clone()),
+                    new: Some(new.entry(j)),
                 });
                 j += 1;
             }
             Ordering::Equal => {
-                let (o, n) = (&old[i], &new[j]);
-                let kind = if !same_type(o.kind, n.kind) {
+                let (o, kind, id) = (&old[i], new.kind(j), new.id(j));
+                let change = if !same_type(o.kind, kind) {
                     ChangeKind::TypeChanged
-                } else if o.id != n.id || o.kind != n.kind {
+                } else if o.id != id || o.kind != kind {
                     ChangeKind::Modified
                 } else {
                     ChangeKind::Unchanged
                 };
-                if kind != ChangeKind::Unchanged || include_unchanged {
+                if change == ChangeKind::Unchanged
+                    && let Some(u) = unchanged.as_deref_mut()
+                {
+                    u.push(j);
+                }
+                if change != ChangeKind::Unchanged || include_unchanged {
                     out.push(Change {
-                        kind,
+                        kind: change,
                         old: Some(o.clone()),
-                        new: Some(n.clone()),
+                        new: Some(new.entry(j)),
                     });
                 }
                 i += 1;
@@ -128,30 +254,6 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
             }
         }
     }
-    out
-}
-
-/// The entries of `old` that `new` has unchanged (same path, kind and id),
-/// in path order: what [`diff`] lists as [`ChangeKind::Unchanged`] when
-/// asked to, without building a change for each.
-pub fn unchanged<'a>(old: &'a [Entry], new: &[Entry]) -> Vec<&'a Entry> {
-    let mut out = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() && j < new.len() {
-        let (o, n) = (&old[i], &new[j]);
-        match o.path.cmp(&n.path) {
-            Ordering::Less => i += 1,
-            Ordering::Greater => j += 1,
-            Ordering::Equal => {
-                if o.id == n.id && o.kind == n.kind {
-                    out.push(o);
-                }
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Like [`diff`], with a new side (the index) that has `unmerged` paths in
@@ -199,7 +301,6 @@ fn unmerged_change(path: &[u8], old_at: &std::collections::HashMap<&[u8], &Entry
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gix::ObjectId;
 
     fn e(path: &str, kind: EntryKind, id: u8) -> Entry {
         let mut bytes = [0u8; 20];
@@ -242,5 +343,71 @@ mod tests {
             ]
         );
         assert_eq!(diff(&old, &new, false).len(), 5);
+    }
+
+    /// Splitting the old side into listed entries and ranges of the new
+    /// side it has identically changes nothing but the work.
+    #[test]
+    fn diff_staged_agrees_with_diff() {
+        use EntryKind::*;
+        let old = [
+            e("a", Regular, 1),
+            e("b/x", Regular, 2),
+            e("b/y", Regular, 3),
+            e("c", Regular, 4),
+            e("d/x", Regular, 5),
+            e("d/y", Executable, 6),
+            e("e", Regular, 7),
+        ];
+        let new = [
+            e("a", Regular, 9),
+            e("b/x", Regular, 2),
+            e("b/y", Regular, 3),
+            e("c", Regular, 4),
+            e("c2", Regular, 8),
+            e("d/x", Regular, 5),
+            e("d/y", Executable, 6),
+        ];
+        let summary = |changes: &[Change]| -> Vec<(ChangeKind, Vec<u8>)> {
+            changes
+                .iter()
+                .map(|c| (c.kind, c.path().to_vec()))
+                .collect()
+        };
+        let full = diff(&old, &new, true);
+        let expected_changes: Vec<Change> = full
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Unchanged)
+            .cloned()
+            .collect();
+        let expected_unchanged: Vec<Vec<u8>> = full
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Unchanged)
+            .map(|c| c.path().to_vec())
+            .collect();
+        // b/ and d/ identical on both sides, either, or neither.
+        let (b, d) = (1..3, 5..7);
+        let both = [b.clone(), d.clone()];
+        let splits: [&[Range<usize>]; 4] = [
+            &[],
+            std::slice::from_ref(&b),
+            std::slice::from_ref(&d),
+            &both,
+        ];
+        for same in splits {
+            let listed: Vec<Entry> = old
+                .iter()
+                .filter(|o| {
+                    !same
+                        .iter()
+                        .any(|r| new[r.clone()].iter().any(|n| n.path == o.path))
+                })
+                .cloned()
+                .collect();
+            let (changes, unchanged) = diff_staged(&listed, &new[..], same);
+            assert_eq!(summary(&changes), summary(&expected_changes), "{same:?}");
+            let unchanged: Vec<Vec<u8>> = unchanged.iter().map(|&i| new[i].path.clone()).collect();
+            assert_eq!(unchanged, expected_unchanged, "{same:?}");
+        }
     }
 }

@@ -16,10 +16,11 @@
 
 use std::io::{self, Write};
 
-use crate::changes;
+use crate::changes::{self, Side};
 use crate::output;
+use crate::progress::trace;
 use crate::renames::{self, Content, Detect, Record, Status};
-use crate::repo::{Entry, EntryKind};
+use crate::repo::{Entry, EntryKind, Staged};
 use crate::score;
 
 /// What to check and how git is configured.
@@ -104,15 +105,15 @@ fn path_of(e: &Option<Entry>) -> &[u8] {
     e.as_ref().map_or(&[][..], |e| e.path.as_slice())
 }
 
-/// Compare `head` with `index` (both sorted by path) and return the
-/// findings, renames first, each group in path order.
+/// Compare HEAD with the index (`staged`, from [`crate::repo::Repo::staged`])
+/// and return the findings, renames first, each group in path order.
 pub fn check(
-    head: &[Entry],
-    index: &[Entry],
+    staged: &Staged,
     settings: &Settings,
     content: &mut impl Content,
 ) -> anyhow::Result<Vec<Finding>> {
-    let changes = changes::diff(head, index, false);
+    let index = &staged.index;
+    let (changes, unchanged) = changes::diff_staged(&staged.tree, index, &staged.same);
     if changes.is_empty() {
         return Ok(Vec::new());
     }
@@ -123,6 +124,7 @@ pub fn check(
         ..renames::Options::default()
     };
     let (ours, _) = renames::detect(&changes, &low, content)?;
+    trace("check: renames");
     let mut findings = Vec::new();
     let ours_renamed = renamed(&ours);
     if !ours_renamed.is_empty() {
@@ -178,14 +180,12 @@ pub fn check(
             exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
             ..renames::Options::default()
         };
-        let all = copy_changes(head, index, &changes, opts.min_score, content)?;
+        let all = copy_changes(index, &unchanged, &changes, opts.min_score, content)?;
+        trace("check: copy sources");
         let (copies, _) = renames::detect(&all, &opts, content)?;
+        trace("check: copies");
         // The index is sorted by path: a search, not a set of every path.
-        let present = |path: &[u8]| {
-            index
-                .binary_search_by(|e| e.path.as_slice().cmp(path))
-                .is_ok()
-        };
+        let present = |path: &[u8]| index.position(path).is_some();
         for r in copies {
             let (old, new) = (path_of(&r.old), path_of(&r.new));
             if r.status == Status::Copied && added.contains(new) && present(old) {
@@ -208,7 +208,8 @@ pub fn check(
 }
 
 /// The changes to look for copies in: `changes` plus, as sources, the
-/// files unchanged from `head` to `index` that can make a difference to
+/// files unchanged from HEAD (the entries of `index` at the positions
+/// `unchanged`, in order) that can make a difference to
 /// git's `--find-copies-harder` answer for the added files. In a large
 /// tree nearly every file is unchanged, and building detection's
 /// structures for all of them cost more than the search itself.
@@ -224,8 +225,8 @@ pub fn check(
 /// Any other source scores 0 without a basename bonus, so it never enters
 /// a slot once the first four are taken, and the answer is unchanged.
 fn copy_changes(
-    head: &[Entry],
-    index: &[Entry],
+    index: &(impl Side + ?Sized),
+    unchanged: &[usize],
     changes: &[changes::Change],
     min_score: u32,
     content: &mut impl Content,
@@ -235,58 +236,69 @@ fn copy_changes(
         .filter(|c| c.kind == changes::ChangeKind::Added)
         .filter_map(|c| c.new.as_ref())
         .collect();
-    let regular = |e: &Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
-    let regular_ids = |es: &[&Entry]| -> Vec<gix::ObjectId> {
-        es.iter().filter(|e| regular(e)).map(|e| e.id).collect()
-    };
-    let added_sizes: Vec<u64> = content
-        .items(&regular_ids(&added))?
+    let regular = |kind: EntryKind| matches!(kind, EntryKind::Regular | EntryKind::Executable);
+    let regular_added: Vec<gix::ObjectId> = added
         .iter()
-        .map(|i| i.size)
+        .filter(|e| regular(e.kind))
+        .map(|e| e.id)
+        .collect();
+    let added_sizes: Vec<u64> = content
+        .sizes(&regular_added)?
+        .into_iter()
         .filter(|&s| s > 0)
         .collect();
-    let added_ids: std::collections::HashSet<gix::ObjectId> = added.iter().map(|e| e.id).collect();
-    let added_names: std::collections::HashSet<&[u8]> =
-        added.iter().map(|e| basename(&e.path)).collect();
+    // Few files are added at a time: sorted lists searched by halves cost
+    // less than hashing the id and the name of each of 100,000 unchanged
+    // files.
+    let mut added_ids: Vec<gix::ObjectId> = added.iter().map(|e| e.id).collect();
+    added_ids.sort_unstable();
+    let mut added_names: Vec<&[u8]> = added.iter().map(|e| basename(&e.path)).collect();
+    added_names.sort_unstable();
 
-    let unchanged = changes::unchanged(head, index);
-    let mut sizes = content.items(&regular_ids(&unchanged))?.into_iter();
+    let ids: Vec<gix::ObjectId> = unchanged
+        .iter()
+        .filter(|&&i| regular(index.kind(i)))
+        .map(|&i| index.id(i))
+        .collect();
+    let mut sizes = content.sizes(&ids)?.into_iter();
+    trace("check: sizes of unchanged files");
     let mut leading = 4;
-    let mut kept: Vec<&Entry> = Vec::new();
-    for e in unchanged {
-        let size = if regular(e) {
-            sizes.next().map_or(0, |i| i.size)
+    let mut kept: Vec<usize> = Vec::new();
+    for &i in unchanged {
+        let id = index.id(i);
+        let size = if regular(index.kind(i)) {
+            sizes.next().unwrap_or(0)
         } else {
             0
         };
         // Empty files are not sources (the check does not ask to pair
         // them), so they fill no slot.
-        let source = !renames::is_empty_blob(&e.id);
+        let source = !renames::is_empty_blob(&id);
         let keep = (source && leading > 0)
-            || added_ids.contains(&e.id)
-            || added_names.contains(basename(&e.path))
             || (size > 0
                 && added_sizes
                     .iter()
-                    .any(|&a| score::sizes_compatible(size, a, min_score)));
+                    .any(|&a| score::sizes_compatible(size, a, min_score)))
+            || added_ids.binary_search(&id).is_ok()
+            || added_names.binary_search(&basename(index.path(i))).is_ok();
         if source && leading > 0 {
             leading -= 1;
         }
         if keep {
-            kept.push(e);
+            kept.push(i);
         }
     }
     Ok(changes::merge(
         changes.iter().cloned(),
-        kept.into_iter().map(unchanged_change),
+        kept.into_iter().map(|i| unchanged_change(index.entry(i))),
     ))
 }
 
-fn unchanged_change(e: &Entry) -> changes::Change {
+fn unchanged_change(e: Entry) -> changes::Change {
     changes::Change {
         kind: changes::ChangeKind::Unchanged,
         old: Some(e.clone()),
-        new: Some(e.clone()),
+        new: Some(e),
     }
 }
 

@@ -21,7 +21,7 @@ simm.strict           check: exit 1 when it warned (false)\n  \
 simm.ignore           check: skip paths matching this prefix or glob (multi-valued)\n  \
 simm.storeDir         the fingerprint store's directory, relative to the\n                        \
 git common dir; `~/` expanded (simm: .git/simm)\n\n\
-Environment: GIT_SIMM_TRACE=1 prints stage timings of renames and repack.\n\n\
+Environment: GIT_SIMM_TRACE=1 prints stage timings of renames, check and repack.\n\n\
 Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
 warned), 128 on errors (as git's `fatal:`), 129 on usage errors."
 )]

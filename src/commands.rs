@@ -15,7 +15,7 @@ use crate::cli::{
 use crate::compute;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::output::{self, write_quoted_path};
-use crate::progress::Progress;
+use crate::progress::{Progress, trace};
 use crate::repo::{EntryKind, Repo, RepoError};
 use crate::score;
 use crate::similar::{self, Query};
@@ -674,6 +674,7 @@ fn threshold(repo: &Repo, flag: Option<&String>, key: &str, default: &str) -> Re
 
 fn check(cwd: &Path, no_cache: bool, args: &CheckArgs, err: &mut impl Write) -> Result<Status> {
     use crate::check::{self, Settings};
+    trace("check: start");
     let repo = Repo::discover(cwd)?;
     let limit = match repo.config_int("diff.renameLimit") {
         Some(n) if n > 0 => n as usize,
@@ -709,13 +710,20 @@ fn check(cwd: &Path, no_cache: bool, args: &CheckArgs, err: &mut impl Write) -> 
     } else {
         args.strict || repo.config_bool("simm.strict").unwrap_or(false)
     };
-    let head = tree_side(&repo, "HEAD", true)?;
-    let index = repo.index_entries()?;
+    trace("check: settings");
+    let head = match repo.resolve_tree("HEAD") {
+        Ok(tree) => Some(tree),
+        Err(RepoError::UnknownRevision { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let staged = repo.staged(head)?;
+    trace("check: HEAD's tree and the index");
     let mut store = open_store(&repo, no_cache)?;
     let findings = {
         let mut content = compute::RepoContent::new(&repo, &mut store, Default::default());
-        check::check(&head, &index, &settings, &mut content)?
+        check::check(&staged, &settings, &mut content)?
     };
+    trace("check: done");
     flush_warnings(&mut store, err);
     check::write_findings(err, &findings, &settings)?;
     err.flush()?;

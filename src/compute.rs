@@ -243,6 +243,26 @@ impl crate::renames::Content for RepoContent<'_> {
         Ok(out.into_iter().map(|o| o.unwrap_or(none)).collect())
     }
 
+    fn sizes(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<u64>> {
+        // The store first: a blob's size is the same wherever it is found,
+        // and asking the memo about 100,000 ids the store has costs more
+        // than asking it about the few the store lacks.
+        let mut out = self.store.sizes(ids);
+        let missing: Vec<ObjectId> = ids
+            .iter()
+            .zip(&out)
+            .filter(|(_, s)| s.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        if !missing.is_empty() {
+            let mut items = self.items(&missing)?.into_iter();
+            for slot in out.iter_mut().filter(|s| s.is_none()) {
+                *slot = items.next().map(|i| i.size);
+            }
+        }
+        Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
+    }
+
     fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Arc<Spans>>> {
         // Detection asks in several rounds (candidates, exhaustive search,
         // tie replays); reading and chunking a blob once, not once a round,

@@ -213,6 +213,11 @@ pub struct Outcome {
 pub trait Content {
     /// Size and fingerprint of each blob.
     fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Item>>;
+    /// Size of each blob: [`Content::items`] when only sizes are wanted,
+    /// which an implementation may answer more cheaply.
+    fn sizes(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<u64>> {
+        Ok(self.items(ids)?.into_iter().map(|i| i.size).collect())
+    }
     /// git's chunk histogram of each blob.
     fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<std::sync::Arc<Spans>>>;
 }

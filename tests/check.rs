@@ -9,7 +9,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use util::{Repo, Rng, git_command, lossy, path_with_simm, stderr};
+use util::{Repo, Rng, cache_tree, drop_cache_tree, git_command, lossy, path_with_simm, stderr};
 
 /// A text of `n` distinct lines, different for each seed.
 fn text(seed: u64, n: usize) -> Vec<String> {
@@ -387,4 +387,74 @@ fn copy_source_ties_break_as_git_does() {
             )
         );
     }
+}
+
+/// The check reads HEAD's tree only where the index's cache-tree does not
+/// vouch for it, and takes the unchanged directories from the index. What
+/// it finds must not depend on the state git left the cache-tree in:
+/// partly invalidated (as `git add` leaves it), valid for the new tree (as
+/// `git commit` leaves it for the hook) or absent (an index written by
+/// plumbing), with git's own diff agreeing on what there is to find.
+#[test]
+fn findings_do_not_depend_on_the_cache_tree() {
+    let r = Repo::new();
+    let base = text(70, 100);
+    let moved = text(71, 100);
+    r.write("src/util.c", &join(&base));
+    r.write("docs/guide.txt", &join(&moved));
+    for d in 0..6u64 {
+        r.write(format!("lib{d}/sub/f.c"), &join(&text(80 + d, 60)));
+        r.write(format!("lib{d}/g.c"), &join(&text(90 + d, 60)));
+    }
+    r.commit_all("base");
+    // A near-copy added deep in one directory, a heavily edited move into
+    // another; the other directories untouched.
+    r.write("lib0/sub/deeper/copy.c", &edited(&base, 3, 72));
+    r.git_mv("docs/guide.txt", "lib1/manual.txt");
+    r.write("lib1/manual.txt", &edited(&moved, 60, 73));
+    // Named paths: `git add -A` would also re-add every racily clean file
+    // (all of them, this soon after the commit) and invalidate everything.
+    r.git(&["add", "lib0/sub/deeper/copy.c", "lib1/manual.txt"]);
+    let copies = git_status(&r, &["-C", "-C"]);
+    assert!(
+        copies
+            .lines()
+            .any(|l| l.starts_with('C') && l.ends_with("src/util.c\tlib0/sub/deeper/copy.c")),
+        "{copies}"
+    );
+    assert!(!git_status(&r, &["-M"]).contains('R'));
+    assert!(git_status(&r, &["-M25%"]).contains("R"));
+
+    let findings = |what: &str| {
+        let o = r.simm(&["check", "--staged"]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        stderr(&o)
+    };
+    // `git add` invalidated the root and the directories it staged into;
+    // the others are still valid.
+    let tree = cache_tree(&r.path).expect("git add keeps a cache-tree");
+    assert!(tree.num_entries.is_none());
+    let valid = |name: &str| {
+        tree.children
+            .iter()
+            .any(|c| c.name.as_slice() == name.as_bytes() && c.num_entries.is_some())
+    };
+    assert!(valid("lib2") && valid("src") && !valid("lib0") && !valid("lib1"));
+    let partly = findings("partly invalidated");
+    assert!(
+        partly.contains("'docs/guide.txt' -> 'lib1/manual.txt' is a rename"),
+        "{partly}"
+    );
+    assert!(
+        partly.contains("'lib0/sub/deeper/copy.c' is a 9"),
+        "{partly}"
+    );
+    assert!(partly.contains("copy of 'src/util.c'"), "{partly}");
+
+    r.git(&["write-tree"]);
+    assert!(cache_tree(&r.path).is_some_and(|t| t.num_entries.is_some()));
+    assert_eq!(findings("valid"), partly);
+
+    drop_cache_tree(&r.path);
+    assert_eq!(findings("no cache-tree"), partly);
 }

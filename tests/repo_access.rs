@@ -12,9 +12,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::repo::{Entry, EntryKind, Repo, RepoError};
 use gix::ObjectId;
-use util::{git_command, path_of, succeeded, write};
+use util::{cache_tree, drop_cache_tree, git_command, path_of, succeeded, write};
 
 /// Run git in `dir`, isolated by [`util::git_env`], and return its output,
 /// whether it succeeded or not. Its repositories are made with `git init`
@@ -182,6 +182,125 @@ fn tree_entries_match_ls_tree() {
     );
 }
 
+/// `Repo::staged` reads HEAD's tree only where the index's cache-tree does
+/// not vouch for it and takes the rest from the index. Put back together,
+/// its answer must be `git ls-tree -r HEAD` whatever git left in the
+/// cache-tree: fully valid, valid but for another tree, partly
+/// invalidated, invalidated to the root, absent, or sparse.
+#[test]
+fn staged_is_the_tree_whatever_the_cache_tree() {
+    let (_tmp, dir) = fixture();
+    for d in ["p", "q", "q/r", "s/t/u"] {
+        write(&dir, format!("{d}/f.txt").as_bytes(), d.as_bytes());
+        write(&dir, format!("{d}/g.txt").as_bytes(), b"g\n");
+    }
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "more directories"]);
+    let repo = Repo::discover(&dir).expect("discover");
+    let head = repo.resolve_tree("HEAD").expect("HEAD");
+    let expected = parse_listing(&git(&dir, &["ls-tree", "-r", "-z", "HEAD"]), true);
+    // The tree's entries taken from the index, and those read.
+    let check = |what: &str| -> (usize, usize) {
+        let staged = repo.staged(Some(head)).expect("staged");
+        let listing = |entries: Vec<Entry>| -> Vec<_> {
+            entries
+                .into_iter()
+                .map(|e| (mode_of(e.kind).to_owned(), e.id, e.path))
+                .collect()
+        };
+        let index = staged.index.to_vec();
+        assert_eq!(
+            listing(index.clone()),
+            listing(repo.index_entries().expect("index")),
+            "{what}: the index as index_entries lists it"
+        );
+        assert!(
+            staged.tree.windows(2).all(|w| w[0].path < w[1].path),
+            "{what}: tree entries in path order"
+        );
+        assert!(
+            staged.same.windows(2).all(|w| w[0].end <= w[1].start),
+            "{what}: ranges in order: {:?}",
+            staged.same
+        );
+        let mut whole: Vec<_> = staged.tree.clone();
+        for r in &staged.same {
+            whole.extend(index[r.clone()].iter().cloned());
+        }
+        whole.sort_by(|a, b| a.path.cmp(&b.path));
+        let whole: Vec<_> = whole
+            .into_iter()
+            .map(|e| (mode_of(e.kind).to_owned(), e.id, e.path))
+            .collect();
+        assert_eq!(whole, expected, "{what}");
+        let taken = staged.same.iter().map(|r| r.len()).sum();
+        (taken, staged.tree.len())
+    };
+
+    // After a commit, git's cache-tree is valid and is HEAD's tree: nothing
+    // needs reading.
+    assert!(cache_tree(&dir).is_some_and(|t| t.num_entries.is_some()));
+    assert_eq!(check("as committed"), (expected.len(), 0));
+    assert!(
+        repo.staged(None).expect("unborn").tree.is_empty(),
+        "no tree, no tree entries"
+    );
+
+    // `git add` invalidates the directories of what it stages, up to the
+    // root; the untouched ones are still vouched for.
+    write(&dir, b"q/r/f.txt", b"changed\n");
+    write(&dir, b"p/new.txt", b"new\n");
+    git(&dir, &["add", "q/r/f.txt", "p/new.txt"]);
+    assert!(cache_tree(&dir).is_some_and(|t| t.num_entries.is_none()));
+    let (taken, read) = check("partly invalidated");
+    assert!(
+        taken > 0 && read > 0 && read < expected.len(),
+        "{taken} {read}"
+    );
+
+    // What `git commit` leaves for the pre-commit hook: every node valid
+    // again (written with write-tree), the root no longer HEAD's.
+    git(&dir, &["write-tree"]);
+    assert!(cache_tree(&dir).is_some_and(|t| t.num_entries.is_some()));
+    let (taken, read) = check("valid for another tree");
+    assert!(
+        taken > 0 && read > 0 && read < expected.len(),
+        "{taken} {read}"
+    );
+
+    // An intent-to-add entry has no blob: git invalidates every directory
+    // above it, and it is no entry of the index here.
+    write(&dir, b"s/t/u/later.txt", b"later\n");
+    git(&dir, &["add", "-N", "s/t/u/later.txt"]);
+    check("intent to add");
+
+    // An index written by plumbing has no cache-tree at all: the whole tree
+    // is read.
+    drop_cache_tree(&dir);
+    assert_eq!(check("no cache-tree"), (0, expected.len()));
+
+    // A sparse index: directories outside the cone are single entries
+    // (git leaves a directory with changes or untracked files expanded).
+    git(&dir, &["reset", "-q", "--hard"]);
+    git(&dir, &["clean", "-q", "-f", "-d"]);
+    let sparse = git_output(
+        &dir,
+        &["sparse-checkout", "set", "--cone", "--sparse-index", "q"],
+        None,
+    );
+    assert!(sparse.status.success(), "{sparse:?}");
+    let sparse_listing = git(&dir, &["ls-files", "--sparse", "-z"]);
+    assert!(
+        sparse_listing.split(|&b| b == 0).any(|p| p == b"s/"),
+        "{}",
+        String::from_utf8_lossy(&sparse_listing)
+    );
+    write(&dir, b"q/r/f.txt", b"changed again\n");
+    git(&dir, &["add", "q/r/f.txt"]);
+    let (taken, _) = check("sparse");
+    assert!(taken > 0, "{taken}");
+}
+
 #[test]
 fn resolve_object_reports_kind() {
     let (_tmp, dir) = fixture();
@@ -219,6 +338,36 @@ fn index_entries_match_ls_files() {
         .collect();
     assert_eq!(ours, theirs);
     assert!(ours.iter().any(|(_, _, p)| p == b"staged.txt"));
+}
+
+/// The index is read as git reads it: its trailing checksum is not
+/// verified (only `git fsck` does). A truncated index is an error naming
+/// it (git's `ls-files` lists what it can make of it).
+#[test]
+fn index_checksum_is_not_verified_but_damage_is_an_error() {
+    let (_tmp, dir) = fixture();
+    let path = dir.join(".git/index");
+    let good = std::fs::read(&path).expect("index");
+    let listing = |dir: &Path| {
+        let repo = Repo::discover(dir).expect("discover");
+        repo.index_entries().map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (mode_of(e.kind).to_owned(), e.id, e.path))
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut bad_sum = good.clone();
+    let last = bad_sum.len() - 1;
+    bad_sum[last] ^= 0xff;
+    std::fs::write(&path, &bad_sum).expect("write index");
+    let theirs = parse_listing(&git(&dir, &["ls-files", "-s", "-z"]), false);
+    assert_eq!(listing(&dir).expect("read like git"), theirs);
+
+    std::fs::write(&path, &good[..good.len() / 2]).expect("write index");
+    let err = listing(&dir).expect_err("truncated index");
+    assert!(matches!(err, RepoError::Index { .. }), "{err:?}");
+    assert!(err.to_string().contains(".git/index"), "{err}");
 }
 
 #[test]
@@ -278,6 +427,11 @@ fn unmerged_index_is_an_error() {
     assert!(
         matches!(&err, RepoError::Unmerged { path } if path == "README"),
         "{err:?}"
+    );
+    let staged = repo.staged(None).expect_err("conflict");
+    assert!(
+        matches!(&staged, RepoError::Unmerged { path } if path == "README"),
+        "{staged:?}"
     );
     assert!(err.to_string().contains("'README'"), "{err}");
     assert!(

@@ -126,6 +126,55 @@ pub fn write(root: &Path, rel: &[u8], data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------
+// The index's cache-tree, which `check --staged` relies on to skip reading
+// HEAD's unchanged directories.
+
+/// The cache-tree of the index in `dir` (a work tree) as git wrote it,
+/// read with gix; `None` when the index has none.
+pub fn cache_tree(dir: &Path) -> Option<gix::index::extension::Tree> {
+    gix::index::File::at(
+        dir.join(".git/index"),
+        gix::hash::Kind::Sha1,
+        false,
+        Default::default(),
+    )
+    .expect("index")
+    .tree()
+    .cloned()
+}
+
+/// Replace the index in `dir` by one with the same entries and no
+/// cache-tree, as plumbing writes it: `git update-index --index-info`
+/// into a new index file.
+pub fn drop_cache_tree(dir: &Path) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let listing = succeeded(
+        &["ls-files", "-s", "-z"],
+        git_command(dir)
+            .args(["ls-files", "-s", "-z"])
+            .output()
+            .expect("run git"),
+    );
+    let fresh = dir.join(".git/index.fresh");
+    let mut child = git_command(dir)
+        .env("GIT_INDEX_FILE", &fresh)
+        .args(["update-index", "-z", "--index-info"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("run git");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&listing)
+        .expect("write to git");
+    assert!(child.wait().expect("git finishes").success());
+    std::fs::rename(&fresh, dir.join(".git/index")).expect("replace the index");
+    assert!(cache_tree(dir).is_none(), "plumbing wrote a cache-tree");
+}
+
+// ---------------------------------------------------------------------------
 // Repositories driven by the real git.
 
 /// A throw-away repository in a temporary directory, every git and

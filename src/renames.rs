@@ -719,6 +719,7 @@ fn inexact_matrix(
     let k_of: HashMap<usize, usize> = remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
     let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
     let mut replay_budget = opts.replay_budget;
+    let mut refused: std::collections::HashSet<usize> = std::collections::HashSet::new();
     loop {
         let matrix = sorted_matrix(remaining, &full, &replayed);
         let hinged = hinged_on_ties(
@@ -733,11 +734,17 @@ fn inexact_matrix(
         let mut chosen = Vec::new();
         let mut window: Vec<usize> = Vec::new();
         for &d in &hinged {
+            if refused.contains(&d) {
+                continue;
+            }
             let row = search.all_compatible(&dst_items[k_of[&d]], opts.min_score);
             if row.len() <= replay_budget {
                 replay_budget -= row.len();
                 window.extend(row);
                 chosen.push(d);
+            } else {
+                // Asked once: the budget only shrinks.
+                refused.insert(d);
             }
         }
         if chosen.is_empty() {
@@ -762,6 +769,7 @@ fn inexact_matrix(
                         d,
                         item: &dst_items[k_of[&d]],
                         loaded,
+                        known: full.get(&d).map_or(&[][..], |v| &v[..]),
                     };
                     replay_row(srcs, dsts, active, &src_items, &row, opts.min_score, |a| {
                         spans.get(&srcs[active[a]].entry.id).map(|s| &**s)
@@ -816,6 +824,7 @@ fn hinged_on_ties(
 ) -> Vec<usize> {
     let mut used: Vec<bool> = srcs.iter().map(|s| s.used > 0).collect();
     let mut paired: Vec<bool> = dsts.iter().map(|d| d.pair.is_some()).collect();
+    let mut flagged: Vec<bool> = vec![false; dsts.len()];
     let mut hinged: Vec<usize> = Vec::new();
     let same = |a: &Scored, b: &Scored| better(a, b).is_eq();
     // Equal entries straddle the cut at 4 when the 4th and 5th are equal.
@@ -826,32 +835,45 @@ fn hinged_on_ties(
         if sc.score < min_score {
             break;
         }
-        if paired[d] || used[sc.src] {
+        if paired[d] {
             continue;
         }
-        if !replayed.contains_key(&d)
-            && let Some(kept) = full.get(&d)
-        {
+        let open = full
+            .get(&d)
+            .filter(|_| !replayed.contains_key(&d) && !flagged[d]);
+        if used[sc.src] {
+            // Passed over; but if equals straddle the cut here and one of
+            // them is still free, git's 4 may hold that one instead. This
+            // must be asked now: a later, weaker pair may take it.
+            if let Some(kept) = open
+                && straddles(kept, &sc)
+                && kept.iter().any(|e| same(e, &sc) && !used[e.src])
+            {
+                flagged[d] = true;
+                hinged.push(d);
+            }
+            continue;
+        }
+        if let Some(kept) = open {
             let free_equals = kept.iter().filter(|e| same(e, &sc) && !used[e.src]).count();
             if free_equals > 1 || straddles(kept, &sc) {
+                flagged[d] = true;
                 hinged.push(d);
             }
         }
         used[sc.src] = true;
         paired[d] = true;
     }
-    let mut unpaired: Vec<(&usize, &Vec<Scored>)> = full
-        .iter()
-        .filter(|(d, _)| !paired[**d] && !replayed.contains_key(*d))
-        .collect();
-    unpaired.sort_unstable_by_key(|(d, _)| **d);
-    for (&d, kept) in unpaired {
-        let boundary_free = kept.len() > 4
-            && same(&kept[3], &kept[4])
-            && kept.iter().any(|e| same(e, &kept[3]) && !used[e.src]);
-        let first_tied = copies && kept.len() > 1 && same(&kept[0], &kept[1]);
-        if boundary_free || first_tied {
-            hinged.push(d);
+    if copies {
+        let mut unpaired: Vec<(&usize, &Vec<Scored>)> = full
+            .iter()
+            .filter(|(d, _)| !paired[**d] && !flagged[**d] && !replayed.contains_key(*d))
+            .collect();
+        unpaired.sort_unstable_by_key(|(d, _)| **d);
+        for (&d, kept) in unpaired {
+            if kept.len() > 1 && same(&kept[0], &kept[1]) {
+                hinged.push(d);
+            }
         }
     }
     hinged
@@ -863,6 +885,8 @@ struct Row<'a> {
     item: &'a Item,
     /// Its chunk histogram, loaded for scoring against many sources.
     loaded: &'a score::Loaded<'a>,
+    /// Sources already scored at the minimum and up (its `full` list).
+    known: &'a [Scored],
 }
 
 /// Replay git's `record_if_better()` for one destination against every
@@ -871,16 +895,12 @@ struct Row<'a> {
 ///
 /// git scores every source; so must a replay, since a source's exact score
 /// decides which slot it takes or frees. But a source whose score cannot
-/// beat the worst slot changes nothing, and most sources of a large tree
-/// are unrelated to the destination: once the slots hold its relatives,
-/// a source is skipped when an upper bound of its score is no better than
-/// the worst slot. The bound is the smaller file over the larger (the
-/// score's own ceiling) and, for fingerprinted files, the most their
-/// distance plausibly allows ([`candidates::plausible_score`]: two
-/// standard deviations of slack over the worst case of edits on every
-/// line). Sources outside git's size window score 0 without reading, as
-/// in git. `spans_of` gives the chunk histogram of the source at a
-/// position of `active`.
+/// beat the worst slot changes nothing: once the slots hold the
+/// destination's relatives, a source is skipped when its score's ceiling
+/// ([`score_ceiling`]) is no better than the worst slot. Scores known from
+/// the candidate search are used as they are. Sources outside git's size
+/// window score 0 without reading, as in git. `spans_of` gives the chunk
+/// histogram of the source at a position of `active`.
 fn replay_row<'s>(
     srcs: &[Src],
     dsts: &[Dst],
@@ -900,6 +920,9 @@ fn replay_row<'s>(
     };
     let dst = row.item;
     let dst_path = &dsts[row.d].entry.path;
+    let mut known: Vec<(usize, u32)> = row.known.iter().map(|k| (k.src, k.score)).collect();
+    known.sort_unstable();
+    let mut next_known = 0;
     for (a, &s) in active.iter().enumerate() {
         let src = &src_items[a];
         let same_name = basename_same(&srcs[s].entry.path, dst_path);
@@ -911,12 +934,22 @@ fn replay_row<'s>(
         }
         let compatible =
             src.size > 0 && dst.size > 0 && score::sizes_compatible(src.size, dst.size, min_score);
+        // `active` is in source order, so a cursor finds known scores.
+        while known.get(next_known).is_some_and(|&(k, _)| k < s) {
+            next_known += 1;
+        }
+        let known = known
+            .get(next_known)
+            .filter(|&&(k, _)| k == s)
+            .map(|&(_, score)| score);
         let score = if !compatible {
             0
+        } else if let Some(score) = known {
+            score
         } else {
             if let Some(w) = &slots[worst] {
                 let ceiling = Scored {
-                    score: score_ceiling(src, dst, min_score),
+                    score: score_ceiling(src, dst),
                     same_name,
                     src: s,
                 };
@@ -942,23 +975,17 @@ fn replay_row<'s>(
         .collect()
 }
 
-/// An upper bound of the score of two size-compatible files, for
-/// [`replay_row`]: the smaller size over the larger, and for fingerprinted
-/// files what their distance plausibly allows. The latter is a model of
-/// related files (shared lines make shared windows); it does not see the
-/// few lines any two files share by chance (blank lines, braces), which
-/// give unrelated files far apart a score above 0. So it can only bring
-/// the bound down to `min_score`, where it was made to hold.
-fn score_ceiling(a: &Item, b: &Item, min_score: u32) -> u32 {
+/// An upper bound of the score of two files, for [`replay_row`]: at most
+/// the smaller file is copied, and the score divides by the larger. Exact,
+/// unlike anything a fingerprint could say (git counts lines as a bag, so
+/// a file with its lines shuffled is a 100% copy at any distance); and in
+/// rows full of near-duplicates, where replays happen, the slots soon hold
+/// scores that rule out most sizes (a bound from the fingerprint distance
+/// skipped no more at 100,000 files).
+fn score_ceiling(a: &Item, b: &Item) -> u32 {
     let (small, large) = (a.size.min(b.size), a.size.max(b.size));
-    let by_size = u64::from(MAX_SCORE) * small / large.max(1);
-    let by_size = u32::try_from(by_size).unwrap_or(MAX_SCORE);
-    match (a.fingerprint, b.fingerprint) {
-        (Some(x), Some(y)) => {
-            by_size.min(candidates::plausible_score(x.distance(&y)).max(min_score))
-        }
-        _ => by_size,
-    }
+    let ceiling = u64::from(MAX_SCORE) * small / large.max(1);
+    u32::try_from(ceiling).unwrap_or(MAX_SCORE)
 }
 
 /// git's `find_renames()`: walk the sorted matrix, best pairs first.

@@ -1868,3 +1868,146 @@ fn pairs_agree_on_a_larger_real_corpus() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Lines of `data` of at least 20 bytes, the first `n`.
+fn long_lines(data: &[u8], n: usize) -> Vec<Vec<u8>> {
+    split_lines(data)
+        .into_iter()
+        .filter(|l| l.len() >= 20)
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn tie_replay_keeps_a_reordered_copy_scored_exactly() {
+    // Found in review: git scores lines as a bag, so a file with its lines
+    // swapped around is a 100% copy while its fingerprint is far away
+    // (about 106 bits). Here `d` is such a copy of the modified file `s`
+    // (a source only with -C), and five deleted files score an equal 93%
+    // against it, so equals straddle git's cut at 4 and the row is
+    // replayed. A replay that bounded `s` by its fingerprint distance
+    // skipped it, though its exact score was already known, and paired
+    // `d` with one of the 93% files instead of git's `C100 s d`.
+    let _mismatches = Mismatches::guard();
+    let base = long_lines(&own_source("src/candidates.rs"), 150);
+    assert!(base.len() == 150);
+    let mut rng = Rng(1);
+    let mut swapped = base.clone();
+    for _ in 0..90 {
+        let (i, j) = (rng.below(150), rng.below(150));
+        swapped.swap(i, j);
+    }
+    // Every 15th line replaced by a unique line of the same length: the
+    // same score for each variant.
+    let variant = |v: usize| -> Vec<u8> {
+        let mut out = base.clone();
+        for k in (0..150).step_by(15) {
+            let len = out[k].len() - 1;
+            let mut l: Vec<u8> = format!("// x{v} line {k} ").into_bytes();
+            l.resize(len, b'z');
+            l.push(b'\n');
+            out[k] = l;
+        }
+        out.concat()
+    };
+    let r = Repo::new();
+    for v in 1..=5 {
+        r.write(format!("a{v}"), &variant(v));
+    }
+    r.write("s", &swapped.concat());
+    let c1 = r.commit_all("one");
+    for v in 1..=5 {
+        r.remove(format!("a{v}"));
+    }
+    for v in 1..=4 {
+        r.write(format!("b{v}"), &variant(v));
+    }
+    r.write("d", &base.concat());
+    r.write("s", b"changed\n");
+    let c2 = r.commit_all("two");
+    let out = agree(
+        &r,
+        &["-C", &c1, &c2],
+        &["-C", "-l0", "--no-rename-empty", &c1, &c2],
+    );
+    assert!(has_line(&out, "C100\ts\td"), "{}", lossy(&out));
+}
+
+#[test]
+fn tie_straddling_the_cut_is_judged_when_the_walk_reaches_it() {
+    // Found in review: `d` has two 80% sources and four equal 60% ones, so
+    // git keeps two of the four, by its slot history (the later 80% ones
+    // evict the first two 60% ones). The 80% sources and three of the 60%
+    // ones are taken by better pairs; the fourth is free when git's walk
+    // reaches `d`'s 60% entries, and only a later, weaker pair (`e2`, 55%)
+    // would take it. Whether it is free must be judged then, not after the
+    // walk.
+    let _mismatches = Mismatches::guard();
+    let mut rng = Rng(7);
+    let mut line = |tag: &str| -> Vec<u8> {
+        let mut l = format!("{tag} ").into_bytes();
+        while l.len() < 38 {
+            l.push(b"abcdefghijklmnopqrstuvwxyz "[rng.below(27)]);
+        }
+        l.truncate(38);
+        l.push(b'\n');
+        l
+    };
+    let mut lines = |tag: &str, n: usize| -> Vec<Vec<u8>> {
+        (0..n).map(|i| line(&format!("{tag}{i}"))).collect()
+    };
+    let k = lines("k", 60);
+    let dd = lines("dd", 40);
+    let u: Vec<Vec<Vec<u8>>> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|x| lines(&format!("u{x}"), 40))
+        .collect();
+    let uy = lines("uy", 20);
+    let uz = lines("uz", 20);
+    let fresh = lines("fresh", 45);
+    let mut edits = lines("e", 50).into_iter();
+    let cat = |parts: &[&[Vec<u8>]]| -> Vec<Vec<u8>> { parts.concat() };
+    let old = [
+        ("p1", cat(&[&k, &u[0]])),
+        ("p2", cat(&[&k, &u[1]])),
+        ("p3", cat(&[&k, &u[2]])),
+        ("p4", cat(&[&k, &u[3]])),
+        ("p5", cat(&[&k, &dd[..20], &uy])),
+        ("p6", cat(&[&k, &dd[..20], &uz])),
+    ];
+    let r = Repo::new();
+    for (p, ls) in &old {
+        r.write(p, &ls.concat());
+    }
+    let c1 = r.commit_all("one");
+    for (p, _) in &old {
+        r.remove(p);
+    }
+    r.write("d", &cat(&[&k, &dd]).concat());
+    for (src, dst) in [
+        ("p1", "r_a"),
+        ("p2", "r_b"),
+        ("p4", "r_d"),
+        ("p5", "r_y"),
+        ("p6", "r_z"),
+    ] {
+        let mut ls = old
+            .iter()
+            .find(|(p, _)| *p == src)
+            .map(|(_, l)| l.clone())
+            .unwrap();
+        for i in [0, 10, 20, 30, 40, 65, 75, 85, 90, 95] {
+            ls[i] = edits.next().unwrap();
+        }
+        r.write(dst, &ls.concat());
+    }
+    r.write("e2", &cat(&[&u[2], &k[..15], &fresh]).concat());
+    let c2 = r.commit_all("two");
+    let out = agree(
+        &r,
+        &["-M", &c1, &c2],
+        &["-M", "-l0", "--no-rename-empty", &c1, &c2],
+    );
+    assert!(has_line(&out, "R060\tp3\td"), "{}", lossy(&out));
+    assert!(has_line(&out, "A\te2"), "{}", lossy(&out));
+}

@@ -508,43 +508,23 @@ fn renames(
         }
     }
 
-    let mut unmerged: Vec<Vec<u8>> = Vec::new();
-    let (old, new) = match (args.cached, args.revs.as_slice()) {
-        (true, [] | [_]) => {
+    // `--cached` reads the tree through the index's cache-tree where it
+    // can, as `git diff --cached` does; copy detection against every file
+    // and unmerged entries take the general path.
+    let staged = match (args.cached, args.revs.as_slice()) {
+        (true, [] | [_]) if opts.detect != Detect::CopiesHarder => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
-            let old = tree_side(&repo, spec, args.revs.is_empty())?;
-            let (entries, conflicts) = repo.index_entries_with_conflicts()?;
-            unmerged = conflicts;
-            let new = Side {
-                entries,
-                contents: Default::default(),
-            };
-            (old, new)
+            cached_changes(&repo, spec, args.revs.is_empty())?
         }
-        (false, [a, b]) => (
-            tree_side(&repo, a, false)?,
-            Side {
-                entries: tree_side(&repo, b, false)?,
-                contents: Default::default(),
-            },
-        ),
-        (false, [] | [_]) => {
-            let spec = args.revs.first().map_or("HEAD", String::as_str);
-            let old = tree_side(&repo, spec, args.revs.is_empty())?;
-            let new = worktree_side(&repo, &old)?;
-            (old, new)
-        }
-        _ => bail!("--cached takes at most one tree-ish"),
+        _ => None,
     };
-    let changes = crate::changes::diff_with_unmerged(
-        &old,
-        &new.entries,
-        &unmerged,
-        opts.detect == Detect::CopiesHarder,
-    );
+    let (changes, contents) = match staged {
+        Some(changes) => (changes, Default::default()),
+        None => general_changes(&repo, args, opts.detect)?,
+    };
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
-        let mut content = compute::RepoContent::new(&repo, &mut store, new.contents);
+        let mut content = compute::RepoContent::new(&repo, &mut store, contents);
         crate::renames::detect(&changes, &opts, &mut content)?
     };
     flush_warnings(&mut store, err);
@@ -574,6 +554,81 @@ fn renames(
     }
     out.flush()?;
     Ok(Status::Success)
+}
+
+/// The changes from `spec`'s tree to the index, with the tree read only
+/// where the index's cache-tree does not vouch for it ([`Repo::staged`]).
+/// `None` when the index has unmerged entries, which the general path
+/// reports as git does.
+fn cached_changes(
+    repo: &Repo,
+    spec: &str,
+    defaulted: bool,
+) -> Result<Option<Vec<crate::changes::Change>>> {
+    let tree = match repo.resolve_tree(spec) {
+        Ok(tree) => Some(tree),
+        Err(RepoError::UnknownRevision { .. }) if defaulted => None,
+        Err(e) => return Err(e.into()),
+    };
+    match repo.staged(tree) {
+        Ok(staged) => Ok(Some(
+            crate::changes::diff_staged(&staged.tree, &staged.index, &staged.same).0,
+        )),
+        Err(RepoError::Unmerged { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Changes to detect renames in, and contents the object database lacks
+/// (work tree files), by id.
+type Compared = (
+    Vec<crate::changes::Change>,
+    std::collections::HashMap<ObjectId, Vec<u8>>,
+);
+
+/// The changes `renames` compares, read whole: two trees, a tree and the
+/// index, or a tree and the work tree (whose contents are kept, since the
+/// object database does not have them).
+fn general_changes(
+    repo: &Repo,
+    args: &RenamesArgs,
+    detect: crate::renames::Detect,
+) -> Result<Compared> {
+    let mut unmerged: Vec<Vec<u8>> = Vec::new();
+    let (old, new) = match (args.cached, args.revs.as_slice()) {
+        (true, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(repo, spec, args.revs.is_empty())?;
+            let (entries, conflicts) = repo.index_entries_with_conflicts()?;
+            unmerged = conflicts;
+            let new = Side {
+                entries,
+                contents: Default::default(),
+            };
+            (old, new)
+        }
+        (false, [a, b]) => (
+            tree_side(repo, a, false)?,
+            Side {
+                entries: tree_side(repo, b, false)?,
+                contents: Default::default(),
+            },
+        ),
+        (false, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(repo, spec, args.revs.is_empty())?;
+            let new = worktree_side(repo, &old)?;
+            (old, new)
+        }
+        _ => bail!("--cached takes at most one tree-ish"),
+    };
+    let changes = crate::changes::diff_with_unmerged(
+        &old,
+        &new.entries,
+        &unmerged,
+        detect == crate::renames::Detect::CopiesHarder,
+    );
+    Ok((changes, new.contents))
 }
 
 /// Sizes of the blobs in `records`, for JSON output (from object headers).

@@ -1389,6 +1389,31 @@ fn cached_and_work_tree_agree() {
         &["--cached", "--rename-empty"],
         &["-M", "-l0", "--rename-empty", "--cached"],
     );
+    // `--cached` reads the tree through the index's cache-tree: the same
+    // answers whatever state git left it in. `git add -A` invalidated the
+    // touched directories above; write-tree makes every node valid (for
+    // the index's tree, not HEAD's); then none at all.
+    let cached_states = |state: &str| {
+        let runs: [(&[&str], Vec<&str>); 3] = [
+            (&["--cached"], with(&DEF, &["--cached"])),
+            (
+                &["--cached", "-C"],
+                vec!["-C", "-l0", "--no-rename-empty", "--cached"],
+            ),
+            (&["--cached", &c1], with(&DEF, &["--cached", &c1])),
+        ];
+        for (simm, git) in runs {
+            let out = agree(&r, simm, &git);
+            assert!(!out.is_empty(), "{state}: {simm:?}");
+        }
+    };
+    cached_states("partly valid");
+    r.git(&["write-tree"]);
+    assert!(util::cache_tree(&r.path).is_some_and(|t| t.num_entries.is_some()));
+    cached_states("valid for the index's tree");
+    util::drop_cache_tree(&r.path);
+    assert!(util::cache_tree(&r.path).is_none());
+    cached_states("no cache-tree");
 
     let wt = agree(&r, &[], &with(&DEF, &["HEAD"]));
     let zero = score_of(&wt, "lib/zero.rs").expect("renamed in the work tree");

@@ -528,35 +528,48 @@ fn score_pairs(
     content: &mut impl Content,
 ) -> anyhow::Result<Vec<u32>> {
     let mut scores = vec![0; pairs.len()];
-    let mut wanted: Vec<ObjectId> = Vec::new();
+    // A blob takes part in many pairs: each is looked up and read once (at
+    // 10,000 moved files, 213,000 ids were 6,600 blobs; sorting them to
+    // drop repeats cost more than hashing).
+    let mut wanted: gix::hashtable::HashSet<ObjectId> = Default::default();
     let mut todo = Vec::new();
     for (i, &(s, d)) in pairs.iter().enumerate() {
         let (a, b) = (&srcs[s].entry, &dsts[d].entry);
         if is_regular(a.kind) && is_regular(b.kind) {
-            wanted.push(a.id);
-            wanted.push(b.id);
+            wanted.insert(a.id);
+            wanted.insert(b.id);
             todo.push(i);
         }
     }
     if todo.is_empty() {
         return Ok(scores);
     }
+    let mut wanted: Vec<ObjectId> = wanted.into_iter().collect();
+    // The store answers sorted ids with one walk of its tables.
+    wanted.sort_unstable();
     let items = content.items(&wanted)?;
+    let size_of: gix::hashtable::HashMap<ObjectId, u64> = wanted
+        .iter()
+        .zip(&items)
+        .map(|(id, item)| (*id, item.size))
+        .collect();
+    let size = |id: &ObjectId| size_of.get(id).copied().unwrap_or(0);
     // Size filter first: it needs no content.
-    let mut need: Vec<ObjectId> = Vec::new();
+    let mut need: gix::hashtable::HashSet<ObjectId> = Default::default();
     let mut keep = Vec::new();
-    for (k, &i) in todo.iter().enumerate() {
-        let (a, b) = (items[2 * k], items[2 * k + 1]);
-        if score::sizes_compatible(a.size, b.size, min_score) && b.size > 0 {
+    for &i in &todo {
+        let (s, d) = pairs[i];
+        let (a, b) = (size(&srcs[s].entry.id), size(&dsts[d].entry.id));
+        if score::sizes_compatible(a, b, min_score) && b > 0 {
             keep.push(i);
-            need.push(srcs[pairs[i].0].entry.id);
-            need.push(dsts[pairs[i].1].entry.id);
+            need.insert(srcs[s].entry.id);
+            need.insert(dsts[d].entry.id);
         }
     }
-    need.sort_unstable();
-    need.dedup();
+    let need: Vec<ObjectId> = need.into_iter().collect();
     let spans = content.spans(&need)?;
-    let index: HashMap<ObjectId, usize> = need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let index: gix::hashtable::HashMap<ObjectId, usize> =
+        need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     // One destination against all its sources at a time, its histogram
     // spread out once (`score::Dense`).
     keep.sort_by_key(|&i| (pairs[i].1, i));

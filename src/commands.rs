@@ -438,13 +438,21 @@ struct Side {
     contents: std::collections::HashMap<ObjectId, Vec<u8>>,
 }
 
-/// The entries of a tree-ish; a defaulted `HEAD` that does not resolve (an
-/// unborn branch) is the empty tree, as in git.
-fn tree_side(repo: &Repo, spec: &str, defaulted: bool) -> Result<Vec<crate::repo::Entry>> {
+/// The tree of a tree-ish; `None` for a defaulted `HEAD` that does not
+/// resolve (an unborn branch), which git takes as the empty tree.
+fn tree_or_unborn(repo: &Repo, spec: &str, defaulted: bool) -> Result<Option<ObjectId>> {
     match repo.resolve_tree(spec) {
-        Ok(tree) => Ok(repo.tree_entries(tree)?),
-        Err(RepoError::UnknownRevision { .. }) if defaulted => Ok(Vec::new()),
+        Ok(tree) => Ok(Some(tree)),
+        Err(RepoError::UnknownRevision { .. }) if defaulted => Ok(None),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The entries of a tree-ish ([`tree_or_unborn`]; unborn is empty).
+fn tree_side(repo: &Repo, spec: &str, defaulted: bool) -> Result<Vec<crate::repo::Entry>> {
+    match tree_or_unborn(repo, spec, defaulted)? {
+        Some(tree) => Ok(repo.tree_entries(tree)?),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -565,12 +573,7 @@ fn cached_changes(
     spec: &str,
     defaulted: bool,
 ) -> Result<Option<Vec<crate::changes::Change>>> {
-    let tree = match repo.resolve_tree(spec) {
-        Ok(tree) => Some(tree),
-        Err(RepoError::UnknownRevision { .. }) if defaulted => None,
-        Err(e) => return Err(e.into()),
-    };
-    match repo.staged(tree) {
+    match repo.staged(tree_or_unborn(repo, spec, defaulted)?) {
         Ok(staged) => Ok(Some(
             crate::changes::diff_staged(&staged.tree, &staged.index, &staged.same).0,
         )),
@@ -766,12 +769,7 @@ fn check(cwd: &Path, no_cache: bool, args: &CheckArgs, err: &mut impl Write) -> 
         args.strict || repo.config_bool("simm.strict").unwrap_or(false)
     };
     trace("check: settings");
-    let head = match repo.resolve_tree("HEAD") {
-        Ok(tree) => Some(tree),
-        Err(RepoError::UnknownRevision { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let staged = repo.staged(head)?;
+    let staged = repo.staged(tree_or_unborn(&repo, "HEAD", true)?)?;
     trace("check: HEAD's tree and the index");
     let mut store = open_store(&repo, no_cache)?;
     let findings = {

@@ -140,15 +140,24 @@ fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
     }
 }
 
-/// git's two 32-bit accumulators, `a1 = (a1 << 7) ^ (a2 >> 25); a2 =
-/// (a2 << 7) ^ (old a1 >> 25); a1 += c`, are one 64-bit word (a1 high)
-/// rotated left by 7, plus the byte added to the high half.
+/// One byte into a chunk's hash. git's two 32-bit accumulators, `a1 = (a1
+/// << 7) ^ (a2 >> 25); a2 = (a2 << 7) ^ (old a1 >> 25); a1 += c`, are one
+/// 64-bit word (a1 high) rotated left by 7, plus the byte added to the high
+/// half.
+fn hash_step(x: u64, c: u8) -> u64 {
+    x.rotate_left(7).wrapping_add(u64::from(c) << 32)
+}
+
+/// Finish a chunk of `n` bytes hashed to `x`: see [`pack`].
+fn finish(x: u64, n: u32) -> u64 {
+    pack((x >> 32) as u32, x as u32, n)
+}
+
 fn hash_chunk(piece: &[u8]) -> u64 {
-    let mut x: u64 = 0;
-    for &c in piece {
-        x = x.rotate_left(7).wrapping_add(u64::from(c) << 32);
-    }
-    pack((x >> 32) as u32, x as u32, piece.len() as u32)
+    finish(
+        piece.iter().fold(0, |x, &c| hash_step(x, c)),
+        piece.len() as u32,
+    )
 }
 
 /// Chunks of a text file with CRs: a CR before a LF is skipped (git treats
@@ -156,8 +165,7 @@ fn hash_chunk(piece: &[u8]) -> u64 {
 /// changes what counts as copied), and the cut at 64 counts the bytes
 /// kept.
 fn chunk_crlf(data: &[u8], chunks: &mut Vec<u64>) {
-    let mut a1: u32 = 0;
-    let mut a2: u32 = 0;
+    let mut x: u64 = 0;
     let mut n: u32 = 0;
     let mut i = 0;
     while i < data.len() {
@@ -166,21 +174,17 @@ fn chunk_crlf(data: &[u8], chunks: &mut Vec<u64>) {
         if c == b'\r' && data.get(i) == Some(&b'\n') {
             continue;
         }
-        let old1 = a1;
-        a1 = (a1 << 7) ^ (a2 >> 25);
-        a2 = (a2 << 7) ^ (old1 >> 25);
-        a1 = a1.wrapping_add(u32::from(c));
+        x = hash_step(x, c);
         n += 1;
         if n < MAX_CHUNK && c != b'\n' {
             continue;
         }
-        chunks.push(pack(a1, a2, n));
+        chunks.push(finish(x, n));
         n = 0;
-        a1 = 0;
-        a2 = 0;
+        x = 0;
     }
     if n > 0 {
-        chunks.push(pack(a1, a2, n));
+        chunks.push(finish(x, n));
     }
 }
 

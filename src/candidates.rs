@@ -73,8 +73,7 @@ struct Pool {
     order: Vec<usize>,
     sizes: Vec<u64>,
     w: [Vec<u64>; 4],
-    has_fp: Vec<bool>,
-    /// Positions without a fingerprint, ascending.
+    /// Positions without a fingerprint, ascending (few: small files).
     no_fp: Vec<usize>,
 }
 
@@ -90,18 +89,22 @@ impl Pool {
                 .collect()
         };
         let w = [word(0), word(1), word(2), word(3)];
-        let has_fp: Vec<bool> = order
-            .iter()
-            .map(|&i| sources[i].fingerprint.is_some())
+        let no_fp = (0..order.len())
+            .filter(|&p| sources[order[p]].fingerprint.is_none())
             .collect();
-        let no_fp = (0..order.len()).filter(|&p| !has_fp[p]).collect();
         Pool {
             order,
             sizes,
             w,
-            has_fp,
             no_fp,
         }
+    }
+
+    /// The positions in `range` without a fingerprint.
+    fn unfingerprinted(&self, range: std::ops::Range<usize>) -> &[usize] {
+        let first = self.no_fp.partition_point(|&p| p < range.start);
+        let last = self.no_fp.partition_point(|&p| p < range.end);
+        &self.no_fp[first..last.max(first)]
     }
 
     /// The positions whose sizes pass git's size filter against `size`.
@@ -244,18 +247,22 @@ impl Search {
                     .filter(|&(_, d)| d != NO_FINGERPRINT)
                     .map(|(p, d)| (u32::from(d), p)),
             ),
-            None => ranked.extend(
-                range
-                    .clone()
-                    .filter(|&p| pool.has_fp[p])
-                    .map(|p| (u32::MAX, p)),
-            ),
+            None => {
+                let small = pool.unfingerprinted(range.clone());
+                ranked.extend(
+                    range
+                        .clone()
+                        .filter(|p| small.binary_search(p).is_err())
+                        .map(|p| (u32::MAX, p)),
+                )
+            }
         }
         ranked.sort_unstable();
         ranked.extend(
-            range
-                .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
-                .map(|p| (u32::MAX, p)),
+            pool.unfingerprinted(range)
+                .iter()
+                .filter(|&&p| pool.sizes[p] > 0)
+                .map(|&p| (u32::MAX, p)),
         );
         ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
@@ -332,9 +339,10 @@ fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
     out.sources.extend(near.iter().map(|&(_, p)| pool.order[p]));
     // Sources too small for a fingerprint that still pass the size filter.
     out.sources.extend(
-        range
-            .filter(|&p| !pool.has_fp[p] && pool.sizes[p] > 0)
-            .map(|p| pool.order[p]),
+        pool.unfingerprinted(range)
+            .iter()
+            .filter(|&&p| pool.sizes[p] > 0)
+            .map(|&p| pool.order[p]),
     );
     out
 }
@@ -371,8 +379,7 @@ fn distances(pool: &Pool, range: std::ops::Range<usize>, fp: &Fingerprint) -> Ve
     distances_generic(w, fp, &mut out, done);
     // The few sources without a fingerprint (zero words) are marked after
     // the fact, keeping the scan free of branches.
-    let first = pool.no_fp.partition_point(|&p| p < range.start);
-    for &p in pool.no_fp[first..].iter().take_while(|&&p| p < range.end) {
+    for &p in pool.unfingerprinted(range.clone()) {
         out[p - range.start] = NO_FINGERPRINT;
     }
     out

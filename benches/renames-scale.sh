@@ -129,13 +129,9 @@ export LC_ALL=C
 src_git=$(git -C "$source_repo" rev-parse --absolute-git-dir 2>/dev/null) ||
   die "not a git repository: $source_repo"
 
-if [[ -z $workdir ]]; then
-  workdir=$(mktemp -d /tmp/renames-scale.XXXXXX)
-  ((keep)) || trap 'rm -rf "$workdir"' EXIT
-else
-  mkdir -p "$workdir" || die "cannot create --workdir $workdir"
-  workdir=$(cd "$workdir" && pwd)
-fi
+# shellcheck source=benches/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+use_workdir renames-scale
 case $workdir/ in
   "$src_git"/*) die "--workdir must not be inside the source repository" ;;
 esac
@@ -151,8 +147,6 @@ fi
 cp "$simm_bin" "$workdir/git-simm"
 simm=$workdir/git-simm
 
-# shellcheck source=benches/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) { print "-"; exit } r = a / b; printf (r >= 100 ? "%.0f" : r >= 1 ? "%.1f" : "%.2f"), r }'; }
 
 # timed LABEL OUT ERR CMD...: runs CMD once, stdout to OUT, stderr to ERR;

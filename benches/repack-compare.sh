@@ -114,13 +114,9 @@ for r in "${repos[@]}"; do
   src_roots+=("$top")
 done
 
-if [[ -z $workdir ]]; then
-  workdir=$(mktemp -d /tmp/repack-compare.XXXXXX)
-  ((keep)) || trap 'rm -rf "$workdir"' EXIT
-else
-  mkdir -p "$workdir" || die "cannot create --workdir $workdir"
-  workdir=$(cd "$workdir" && pwd)
-fi
+# shellcheck source=benches/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+use_workdir repack-compare
 for d in "${src_roots[@]}"; do
   case $workdir/ in "$d"/*) die "--workdir must not be inside $d" ;; esac
 done
@@ -139,8 +135,6 @@ else
   simm=$workdir/git-simm
 fi
 
-# shellcheck source=benches/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b <= 0) print "-"; else printf "%.3f", a / b }'; }
 mb() { awk -v a="$1" 'BEGIN { printf "%.2f", a / 1e6 }'; }
 pack_bytes() { cat "$1"/objects/pack/*.pack 2>/dev/null | wc -c; }

@@ -2028,11 +2028,7 @@ fn tie_straddling_the_cut_is_judged_when_the_walk_reaches_it() {
     }
     r.write("e2", &cat(&[&u[2], &k[..15], &fresh]).concat());
     let c2 = r.commit_all("two");
-    let out = agree(
-        &r,
-        &["-M", &c1, &c2],
-        &["-M", "-l0", "--no-rename-empty", &c1, &c2],
-    );
+    let out = agree(&r, &["-M", &c1, &c2], &with(&DEF, &[&c1, &c2]));
     assert!(has_line(&out, "R060\tp3\td"), "{}", lossy(&out));
     assert!(has_line(&out, "A\te2"), "{}", lossy(&out));
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use git_simm::fingerprint::Fingerprinter;
+use git_simm::similarity::fingerprint::Fingerprinter;
 
 fn files_below(dir: &Path, out: &mut Vec<Vec<u8>>) {
     let Ok(read) = std::fs::read_dir(dir) else {

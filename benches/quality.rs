@@ -28,9 +28,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use git_simm::fingerprint::{Fingerprinter, estimate_similarity};
-use git_simm::score::Spans;
 use git_simm::similar::MAX_DISTANCE;
+use git_simm::similarity::fingerprint::{Fingerprinter, estimate_similarity};
+use git_simm::similarity::score::Spans;
 use util::{
     Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, exact, is_text, mean, registry_crates, registry_src, sd,
     unrelated, walk, wanted,

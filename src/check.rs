@@ -16,12 +16,12 @@
 
 use std::io::{self, Write};
 
-use crate::changes::{self, Side};
 use crate::output;
 use crate::progress::trace;
 use crate::renames::{self, Content, Detect, Record, Status};
+use crate::repo::changes::{self, Listing};
 use crate::repo::{Entry, EntryKind, Staged};
-use crate::score;
+use crate::similarity::score;
 
 /// What to check and how git is configured.
 #[derive(Clone, Debug)]
@@ -225,7 +225,7 @@ pub fn check(
 /// Any other source scores 0 without a basename bonus, so it never enters
 /// a slot once the first four are taken, and the answer is unchanged.
 fn copy_changes(
-    index: &(impl Side + ?Sized),
+    index: &(impl Listing + ?Sized),
     unchanged: &[usize],
     changes: &[changes::Change],
     min_score: u32,

@@ -1,37 +1,43 @@
 //! git-simm: content similarity for git.
 //!
-//! The crate is one pipeline: blobs are read from a repository ([`repo`]),
-//! turned into 256-bit gsimm fingerprints ([`fingerprint`]) that are cached by
-//! blob id ([`store`], filled through [`compute`]); fingerprints prune the
-//! candidate pairs cheaply and survivors are scored exactly the way git
-//! scores renames ([`score`]). Commands built on that pipeline live in their
-//! own modules ([`similar`]), are wired to the command line in [`commands`]
-//! and [`cli`] (whose definitions also yield completions and man pages,
-//! [`generate`]), and write through [`output`].
+//! The library is one pipeline, a folder per stage:
+//!
+//! - [`repo`]: repository access, the one place that knows gix: discovery
+//!   and config, revisions, trees, the index and its cache-tree, the work
+//!   tree, bulk object reading, and the diff of two listings
+//!   ([`repo::changes`]).
+//! - [`similarity`]: 256-bit gsimm fingerprints
+//!   ([`similarity::fingerprint`]) cached by blob id
+//!   ([`similarity::store`], filled through [`similarity::compute`]); the
+//!   few pairs worth comparing ([`similarity::candidates`]); git's exact
+//!   rename score ([`similarity::score`]).
+//! - [`renames`]: git's rename and copy detection, step for step, scoring
+//!   only the candidates fingerprints choose.
+//! - [`similar`]: one file against a tree.
+//! - [`check`]: the pre-commit check of what is staged.
+//! - [`pack`]: the object order for `git pack-objects` and the safe
+//!   replacement of a repository's packs.
+//! - [`output`]: git's path quoting and `--name-status` lines.
+//!
+//! The `git-simm` binary (`src/main.rs`, `src/cli`, `src/commands`) turns
+//! flags, git config and the environment into options for these, and is
+//! the only part that prints.
 //!
 //! ```no_run
-//! use git_simm::fingerprint::fingerprint;
+//! use git_simm::similarity::fingerprint::fingerprint;
 //! let a = fingerprint(&std::fs::read("a.c").unwrap()).unwrap();
 //! let b = fingerprint(&std::fs::read("b.c").unwrap()).unwrap();
 //! println!("{} of 256 bits differ", a.distance(&b));
 //! ```
 #![deny(missing_docs)]
 
-pub mod candidates;
-pub mod changes;
 pub mod check;
-pub mod cli;
-pub mod commands;
-pub mod compute;
-pub mod fingerprint;
-pub mod generate;
 pub mod output;
-pub mod pack_objects;
-pub mod pack_order;
+pub mod pack;
 pub mod progress;
 pub mod renames;
-pub mod repack;
 pub mod repo;
-pub mod score;
 pub mod similar;
-pub mod store;
+pub mod similarity;
+#[cfg(test)]
+mod testing;

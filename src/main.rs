@@ -4,12 +4,15 @@
 
 use std::process::ExitCode;
 
+mod cli;
+mod commands;
+
 use clap::Parser;
-use git_simm::cli::Cli;
-use git_simm::commands::{self, Status};
+use cli::Cli;
+use commands::Status;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse_from(git_simm::cli::normalize_args(std::env::args_os())) {
+    let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

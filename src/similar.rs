@@ -6,7 +6,8 @@
 //! read and scored exactly, the way git scores renames, so the percentages
 //! printed mean what `git diff -M` would say of the pair.
 //!
-//! Candidates are chosen in three steps:
+//! Candidates are chosen by rename detection's own search
+//! ([`candidates::search`]), with the query as the one destination:
 //! 1. git's size pre-filter at the threshold: a pair whose sizes differ too
 //!    much can never reach it, so it is dropped without reading anything.
 //! 2. Files too small to fingerprint (on either side) are scored exactly:
@@ -18,16 +19,17 @@
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use crate::compute::{self, ComputeError};
-use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::progress::Progress;
 use crate::repo::{EntryKind, Repo, RepoError};
-use crate::score::{self, Spans};
-use crate::store::Store;
+use crate::similarity::candidates;
+use crate::similarity::compute::{self, ComputeError};
+use crate::similarity::fingerprint::{Fingerprint, Fingerprinter, Sketch};
+use crate::similarity::score::{self, Spans};
+use crate::similarity::store::Store;
 
 /// Distances at or above chance level say nothing (see
-/// [`crate::candidates::MAX_DISTANCE`] for why the cut is this loose).
-pub const MAX_DISTANCE: u32 = crate::candidates::MAX_DISTANCE;
+/// [`crate::similarity::candidates::MAX_DISTANCE`] for why the cut is this loose).
+pub const MAX_DISTANCE: u32 = crate::similarity::candidates::MAX_DISTANCE;
 
 /// At most this many fingerprint survivors are read and scored exactly.
 pub const MAX_EXACT: usize = 2000;
@@ -121,38 +123,43 @@ pub fn find_similar(
             },
         )?;
 
-    // Candidate blobs (deduplicated: many paths may share one blob), with
-    // their distance when both sides have a fingerprint.
-    let mut exact_now: Vec<ObjectId> = Vec::new();
-    let mut ranked: Vec<(u32, ObjectId)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (id, p) in ids.iter().zip(&prints) {
-        if query_size == 0 || p.size == 0 {
-            // git never pairs empty files by content.
-            continue;
-        }
-        if !score::sizes_compatible(query_size, p.size, opts.min_score) {
-            continue;
-        }
-        if !seen.insert(*id) {
-            continue;
-        }
-        outcome.size_compatible += 1;
-        match (query_fp, p.fingerprint) {
-            (Some(q), Some(c)) => {
-                let d = q.distance(&c);
-                if d <= MAX_DISTANCE || *id == query_id {
-                    ranked.push((d, *id));
-                }
-            }
-            _ => exact_now.push(*id),
-        }
-    }
-    ranked.sort_unstable();
-    ranked.truncate(MAX_EXACT);
-    let distance_of: std::collections::HashMap<ObjectId, u32> =
-        ranked.iter().map(|&(d, id)| (id, d)).collect();
-    exact_now.extend(ranked.iter().map(|&(_, id)| id));
+    // Candidate blobs (deduplicated: many paths may share one blob), chosen
+    // by the same search rename detection uses, with the query as the one
+    // destination: git's size filter, the nearest fingerprints within
+    // MAX_DISTANCE, and every size-compatible file too small to have one.
+    let mut blobs: Vec<(ObjectId, Sketch)> =
+        ids.iter().copied().zip(prints.iter().copied()).collect();
+    blobs.sort_unstable_by_key(|&(id, _)| id);
+    blobs.dedup_by_key(|&mut (id, _)| id);
+    let sources: Vec<Sketch> = blobs.iter().map(|&(_, s)| s).collect();
+    let query_sketch = Sketch {
+        size: query_size,
+        fingerprint: query_fp,
+    };
+    outcome.size_compatible = sources
+        .iter()
+        .filter(|s| s.size > 0 && score::sizes_compatible(query_size, s.size, opts.min_score))
+        .count();
+    let search_opts = candidates::Options {
+        min_score: opts.min_score,
+        per_destination: MAX_EXACT,
+        tie_margin: 0,
+        max_ties: MAX_EXACT,
+    };
+    let found = candidates::search(&sources, &[query_sketch], &search_opts);
+    let exact_now: Vec<ObjectId> = found
+        .first()
+        .map(|c| c.sources.iter().map(|&i| blobs[i].0).collect())
+        .unwrap_or_default();
+    let distance_of: std::collections::HashMap<ObjectId, u32> = found
+        .first()
+        .into_iter()
+        .flat_map(|c| c.sources.iter())
+        .filter_map(|&i| {
+            let (id, sketch) = blobs[i];
+            Some((id, query_fp?.distance(&sketch.fingerprint?)))
+        })
+        .collect();
     outcome.scored = exact_now.len();
 
     let query_spans = Spans::new(&query.data);

@@ -596,13 +596,21 @@ fn store_dir_config_moves_and_shares_the_store() {
     assert_eq!(tables(&r).len(), 1, "the default store is used");
 }
 
-/// Every subcommand the binary parses, from the same clap definitions.
+/// Every subcommand the binary lists in its help (the same clap
+/// definitions that parse them), except `help` itself.
 fn subcommands() -> Vec<String> {
-    use clap::CommandFactory;
-    git_simm::cli::Cli::command()
-        .get_subcommands()
-        .filter(|c| !c.is_hide_set())
-        .map(|c| c.get_name().to_owned())
+    let help = simm_ok(&["--help"]);
+    let listed = help
+        .split_once("Commands:\n")
+        .map(|(_, rest)| rest)
+        .expect("a Commands: section in --help");
+    listed
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
         .collect()
 }
 

@@ -29,8 +29,10 @@ use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use git_simm::fingerprint::{Fingerprint, Fingerprinter, estimate_similarity, fingerprint};
-use git_simm::score::{MAX_SCORE, Spans, percent, score};
+use git_simm::similarity::fingerprint::{
+    Fingerprint, Fingerprinter, estimate_similarity, fingerprint,
+};
+use git_simm::similarity::score::{MAX_SCORE, Spans, percent, score};
 use util::{
     Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, exact, is_text, mean, registry_crates,
     registry_src, sd, simm_command, unrelated, walk, wanted,

@@ -1647,8 +1647,8 @@ fn json_carries_the_same_changes() {
 /// destinations no candidate paired.
 #[test]
 fn best_sibling_left_out_of_the_nearest_candidates_is_found() {
-    use git_simm::fingerprint::fingerprint;
-    use git_simm::score::Spans;
+    use git_simm::similarity::fingerprint::fingerprint;
+    use git_simm::similarity::score::Spans;
     let _mismatches = Mismatches::guard();
     // Fixtures are drawn until two have the shape that was missed, judged
     // with the library's fingerprints and git-exact scores: git's choice

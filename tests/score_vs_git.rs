@@ -1,4 +1,4 @@
-//! git is the oracle for `git_simm::score`.
+//! git is the oracle for `git_simm::similarity::score`.
 //!
 //! The point of the score module is that its numbers are git's numbers, so
 //! these tests build real repositories with the real `git` binary, let git
@@ -12,7 +12,9 @@ mod util;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use git_simm::score::{DEFAULT_MIN_SCORE, MAX_SCORE, Spans, parse_rename_score, percent, score};
+use git_simm::similarity::score::{
+    DEFAULT_MIN_SCORE, MAX_SCORE, Spans, parse_rename_score, percent, score,
+};
 use util::{Repo, Rng};
 
 /// Renames git finds between two commits: `(percent, old path, new path)`.
@@ -457,7 +459,7 @@ fn thresholds_and_m_arguments_match_git() {
                 dst = src.clone();
                 dst.extend_from_slice(&filler(extra as usize, &mut rng));
                 let got = score(&Spans::new(&src), &Spans::new(&dst), 0);
-                if git_simm::score::copied(&Spans::new(&src), &Spans::new(&dst)) == s {
+                if git_simm::similarity::score::copied(&Spans::new(&src), &Spans::new(&dst)) == s {
                     let expected = s * u64::from(MAX_SCORE) / (s + extra);
                     assert_eq!(u64::from(got), expected);
                     break;

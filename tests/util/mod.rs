@@ -17,8 +17,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git_simm::fingerprint::{Fingerprint, Fingerprinter};
-use git_simm::score::{Spans, percent, score};
+use git_simm::similarity::fingerprint::{Fingerprint, Fingerprinter};
+use git_simm::similarity::score::{Spans, percent, score};
 
 // ---------------------------------------------------------------------------
 // Running git and git-simm.
@@ -301,7 +301,13 @@ impl Repo {
 
 /// A file of this crate, by its path relative to the manifest directory.
 pub fn own_source(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect("own source")
+    let o = Command::new("git")
+        .args(["show", &format!("8e7b6f8:{rel}")])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git show");
+    assert!(o.status.success(), "own source {rel}");
+    o.stdout
 }
 
 /// Text files of 1 to 64 KiB make the fingerprint corpora: smaller ones are

@@ -38,8 +38,9 @@
 
 use std::collections::HashMap;
 
-use crate::candidates::{self, Item};
-use crate::fingerprint::Fingerprint;
+use crate::similarity::candidates::{self};
+use crate::similarity::fingerprint::Fingerprint;
+use crate::similarity::fingerprint::Sketch;
 
 /// How many distinct ranks crafted names can express (4^13).
 pub const MAX_RANKS: usize = 1 << 26;
@@ -249,14 +250,14 @@ fn chain(
     objects: &[Object],
     fingerprints: &dyn Fn(usize) -> Option<Fingerprint>,
 ) -> Vec<usize> {
-    let item = |i: usize| Item {
+    let item = |i: usize| Sketch {
         size: objects[i].size,
         fingerprint: fingerprints(i),
     };
-    let firsts: Vec<Item> = groups.iter().map(|g| item(g[0])).collect();
-    let lasts: Vec<Item> = groups.iter().map(|g| item(g[g.len() - 1])).collect();
+    let firsts: Vec<Sketch> = groups.iter().map(|g| item(g[0])).collect();
+    let lasts: Vec<Sketch> = groups.iter().map(|g| item(g[g.len() - 1])).collect();
     let opts = candidates::Options {
-        min_score: crate::score::DEFAULT_MIN_SCORE,
+        min_score: crate::similarity::score::DEFAULT_MIN_SCORE,
         per_destination: 8,
         tie_margin: 0,
         max_ties: 8,
@@ -366,11 +367,11 @@ mod tests {
 
     #[test]
     fn similarity_chains_a_moved_file_to_its_old_path() {
-        let old = crate::fingerprint::fingerprint(&[b'x'; 4000]).map(|mut f| {
+        let old = crate::similarity::fingerprint::fingerprint(&[b'x'; 4000]).map(|mut f| {
             f.words[0] ^= 1;
             f
         });
-        let new = crate::fingerprint::fingerprint(&[b'x'; 4000]);
+        let new = crate::similarity::fingerprint::fingerprint(&[b'x'; 4000]);
         let blobs = [
             blob("zz/new-name.c", 4000), // newest, after the move
             blob("other/thing.h", 900),

@@ -2,6 +2,8 @@
 //! tests, shell completions and the man page are generated from the same
 //! definitions the binary parses.
 
+pub mod generate;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -141,7 +143,7 @@ pub struct PackOrderArgs {
 
     /// How blobs and trees are ordered: similarity, path or git.
     #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
-    pub order: crate::pack_order::Strategy,
+    pub order: git_simm::pack::order::Strategy,
 
     /// Options for `git rev-list --objects` (revisions, --all, ...).
     #[arg(
@@ -169,7 +171,7 @@ pub struct RepackArgs {
 
     /// How blobs and trees are ordered: similarity, path or git.
     #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
-    pub order: crate::pack_order::Strategy,
+    pub order: git_simm::pack::order::Strategy,
 
     /// Write a reachability bitmap (a multi-pack one over the new pack).
     /// Default: repack.writeBitmaps, else only in bare repositories, as git.
@@ -185,9 +187,9 @@ pub struct RepackArgs {
     pub quiet: bool,
 }
 
-fn parse_order(s: &str) -> Result<crate::pack_order::Strategy, String> {
-    crate::pack_order::Strategy::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = crate::pack_order::Strategy::ALL
+fn parse_order(s: &str) -> Result<git_simm::pack::order::Strategy, String> {
+    git_simm::pack::order::Strategy::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = git_simm::pack::order::Strategy::ALL
             .iter()
             .map(|(n, _)| *n)
             .collect();

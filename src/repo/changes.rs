@@ -57,7 +57,7 @@ impl Change {
 /// One side of a diff by position, in path order: a slice of entries, or
 /// the index read in place ([`crate::repo::IndexEntries`]), which keeps a
 /// large index from being copied into an [`Entry`] per file.
-pub trait Side {
+pub trait Listing {
     /// Number of entries.
     fn len(&self) -> usize;
     /// Path of entry `i`.
@@ -93,7 +93,7 @@ pub trait Side {
     }
 }
 
-impl Side for [Entry] {
+impl Listing for [Entry] {
     fn len(&self) -> usize {
         <[Entry]>::len(self)
     }
@@ -155,7 +155,7 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
 /// `same` are compared: in a large tree with a small change, nearly none.
 pub fn diff_staged(
     old: &[Entry],
-    new: &(impl Side + ?Sized),
+    new: &(impl Listing + ?Sized),
     same: &[Range<usize>],
 ) -> (Vec<Change>, Vec<usize>) {
     let mut changes = Vec::new();
@@ -198,7 +198,7 @@ pub fn diff_staged(
 /// `out`; the positions in `new` of unchanged entries go to `unchanged`.
 fn diff_into(
     old: &[Entry],
-    new: &(impl Side + ?Sized),
+    new: &(impl Listing + ?Sized),
     range: Range<usize>,
     include_unchanged: bool,
     out: &mut Vec<Change>,

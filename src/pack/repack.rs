@@ -27,11 +27,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::pack_objects::{self, ListOptions, PackError};
-use crate::pack_order::Strategy;
+use crate::pack::order::Strategy;
+use crate::pack::{self, ListOptions, PackError};
 use crate::progress::trace;
-use crate::repo::{self, Repo, RepoError};
-use crate::store::Store;
+use crate::repo::{Repo, RepoError};
+use crate::similarity::store::Store;
 
 /// Why a repack did not happen or did not finish; the repository is
 /// unchanged in every case except [`RepackError::Cleanup`], where the new
@@ -182,7 +182,7 @@ pub fn repack(
         .sum::<u64>()
         + loose_bytes(&repo.objects_dir());
 
-    let list = pack_objects::pack_list(
+    let list = pack::pack_list(
         repo,
         store,
         &ListOptions {
@@ -217,9 +217,9 @@ pub fn repack(
         removed += 1;
         fault_point("removing");
     }
-    let mut prune = pack_objects::git(repo);
+    let mut prune = pack::git::git(repo);
     prune.args(["prune-packed", "--quiet"]);
-    pack_objects::run(prune, None)?;
+    pack::git::run(prune, None)?;
     trace("repack: old packs and loose objects removed");
     // pack-objects cannot write a pack bitmap for a list it was given, so
     // the bitmap (what makes clones and fetches of a served repository
@@ -229,12 +229,12 @@ pub fn repack(
         .or_else(|| repo.config_bool("repack.writeBitmaps"))
         .unwrap_or(repo.work_dir().is_none());
     if bitmap {
-        let mut midx = pack_objects::git(repo);
+        let mut midx = pack::git::git(repo);
         midx.args(["multi-pack-index", "write", "--bitmap"]);
         if !opts.progress {
             midx.arg("--no-progress");
         }
-        pack_objects::run(midx, None).map_err(|e| RepackError::Bitmap(e.to_string()))?;
+        pack::git::run(midx, None).map_err(|e| RepackError::Bitmap(e.to_string()))?;
         trace("repack: bitmap written");
     }
     Ok(RepackReport {
@@ -253,15 +253,15 @@ pub fn repack(
 fn pack_and_install(
     repo: &Repo,
     opts: &RepackOptions,
-    list: &pack_objects::PackList,
+    list: &pack::PackList,
     tmp: &Path,
     pack_dir: &Path,
     old: &[PathBuf],
 ) -> Result<(String, u64), RepackError> {
-    let version = pack_objects::git_version()?;
-    let mut cmd = pack_objects::git(repo);
+    let version = pack::git::git_version()?;
+    let mut cmd = pack::git::git(repo);
     cmd.arg("pack-objects")
-        .args(pack_objects::pack_objects_args(version));
+        .args(pack::git::pack_objects_args(version));
     cmd.arg("--non-empty");
     if let Some(w) = opts.window {
         cmd.arg(format!("--window={w}"));
@@ -282,7 +282,7 @@ fn pack_and_install(
     cmd.arg(tmp.join("pack"));
     // Its progress goes straight to our stderr; its one line of output is
     // the new pack's hash.
-    let out = pack_objects::run_with(cmd, Some(&list.input), true)?;
+    let out = pack::git::run_with(cmd, Some(&list.input), true)?;
     let hash = String::from_utf8_lossy(&out).trim().to_owned();
     if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(RepackError::PackObjects(format!(
@@ -294,7 +294,7 @@ fn pack_and_install(
 
     let name = format!("pack-{hash}");
     let idx = tmp.join(format!("{name}.idx"));
-    repo::verify_pack(&idx, repo.object_hash(), &list.objects)?;
+    crate::pack::verify::verify_pack(&idx, repo.object_hash(), &list.objects)?;
     trace("repack: verified");
     fault_point("verified");
 

@@ -1,6 +1,6 @@
 //! Exact git similarity scoring.
 //!
-//! Fingerprints ([`crate::fingerprint`]) are only an estimate, good for throwing
+//! Fingerprints ([`crate::similarity::fingerprint`]) are only an estimate, good for throwing
 //! away pairs that cannot be similar. The pairs that survive are scored here
 //! exactly the way git scores a rename or copy candidate
 //! (`diffcore-delta.c` and `estimate_similarity()` in `diffcore-rename.c`), so
@@ -629,13 +629,8 @@ mod tests {
         }
     }
 
-    /// This crate's own sources: real text for the tests below.
     fn crate_sources() -> Vec<Vec<u8>> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| std::fs::read(e.unwrap().path()).unwrap())
-            .collect()
+        crate::testing::real_text()
     }
 
     #[test]

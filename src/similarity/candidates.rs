@@ -18,8 +18,8 @@
 
 use rayon::prelude::*;
 
-use crate::fingerprint::Fingerprint;
-use crate::score;
+use crate::similarity::fingerprint::{Fingerprint, Sketch};
+use crate::similarity::score;
 
 /// Distances at or above chance level (128: half the bits differ) say
 /// nothing; anything below may still be a pair. The cut is loose on purpose:
@@ -28,16 +28,6 @@ use crate::score;
 /// the lines, so true pairs near git's 50% can sit well above the distance
 /// their score suggests. Ranking, not the cut, does the pruning.
 pub const MAX_DISTANCE: u32 = 127;
-
-/// What the search needs to know of a file: nothing that requires reading
-/// it.
-#[derive(Clone, Copy, Debug)]
-pub struct Item {
-    /// Size in bytes.
-    pub size: u64,
-    /// Fingerprint, if the file is large enough to have one.
-    pub fingerprint: Option<Fingerprint>,
-}
 
 /// Options of [`search`].
 #[derive(Clone, Copy, Debug)]
@@ -78,7 +68,7 @@ struct Pool {
 }
 
 impl Pool {
-    fn new(sources: &[Item]) -> Pool {
+    fn new(sources: &[Sketch]) -> Pool {
         let mut order: Vec<usize> = (0..sources.len()).collect();
         order.sort_by_key(|&i| (sources[i].size, i));
         let sizes = order.iter().map(|&i| sources[i].size).collect();
@@ -178,7 +168,7 @@ impl Candidates {
 }
 
 /// For each destination, its [`Candidates`] among `sources`.
-pub fn search(sources: &[Item], destinations: &[Item], opts: &Options) -> Vec<Candidates> {
+pub fn search(sources: &[Sketch], destinations: &[Sketch], opts: &Options) -> Vec<Candidates> {
     Search::new(sources).nearest(destinations, opts)
 }
 
@@ -189,14 +179,14 @@ pub struct Search {
 
 impl Search {
     /// Index `sources` (sorted by size, fingerprints as arrays).
-    pub fn new(sources: &[Item]) -> Search {
+    pub fn new(sources: &[Sketch]) -> Search {
         Search {
             pool: Pool::new(sources),
         }
     }
 
     /// The candidates of [`search`] for each destination.
-    pub fn nearest(&self, destinations: &[Item], opts: &Options) -> Vec<Candidates> {
+    pub fn nearest(&self, destinations: &[Sketch], opts: &Options) -> Vec<Candidates> {
         destinations
             .par_iter()
             .map(|dst| candidates_for(&self.pool, dst, opts))
@@ -208,7 +198,7 @@ impl Search {
     /// [`plausible_score`] allows, nearest first. For a destination whose
     /// best candidate scored `score`, these are the only sources that might
     /// beat or tie it.
-    pub fn plausibly_scoring(&self, dst: &Item, score: u32) -> Vec<usize> {
+    pub fn plausibly_scoring(&self, dst: &Sketch, score: u32) -> Vec<usize> {
         let Some(fp) = dst.fingerprint else {
             return Vec::new();
         };
@@ -232,7 +222,7 @@ impl Search {
     /// Every non-empty source that passes git's size filter against `dst`,
     /// nearest first (sources without a fingerprint last): the exhaustive
     /// fallback for a destination the nearest candidates did not pair.
-    pub fn all_compatible(&self, dst: &Item, min_score: u32) -> Vec<usize> {
+    pub fn all_compatible(&self, dst: &Sketch, min_score: u32) -> Vec<usize> {
         if dst.size == 0 {
             return Vec::new();
         }
@@ -268,7 +258,7 @@ impl Search {
     }
 }
 
-fn candidates_for(pool: &Pool, dst: &Item, opts: &Options) -> Candidates {
+fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
     let mut out = Candidates {
         sources: Vec::new(),
         cut: u32::MAX,
@@ -390,7 +380,10 @@ fn distances(pool: &Pool, range: std::ops::Range<usize>, fp: &Fingerprint) -> Ve
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
 fn distances_avx512(w: [&[u64]; 4], fp: &Fingerprint, out: &mut [u8]) -> usize {
-    use std::arch::x86_64::*;
+    use std::arch::x86_64::{
+        _mm_storel_epi64, _mm512_add_epi64, _mm512_cvtepi64_epi8, _mm512_loadu_si512,
+        _mm512_min_epu64, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_xor_si512,
+    };
     let n = out.len() / 8 * 8;
     let f = fp.words.map(|x| _mm512_set1_epi64(x as i64));
     let cap = _mm512_set1_epi64(i64::from(NO_FINGERPRINT) - 1);
@@ -439,9 +432,9 @@ mod tests {
     #[test]
     fn size_window_is_exactly_git_filter() {
         let sizes = [1u64, 5, 9, 10, 11, 19, 20, 21, 40, 100];
-        let items: Vec<Item> = sizes
+        let items: Vec<Sketch> = sizes
             .iter()
-            .map(|&size| Item {
+            .map(|&size| Sketch {
                 size,
                 fingerprint: None,
             })
@@ -488,7 +481,7 @@ mod tests {
 
     #[test]
     fn plausibly_scoring_sources_are_near_enough_and_size_compatible() {
-        let item = |size, bits| Item {
+        let item = |size, bits| Sketch {
             size,
             fingerprint: at(bits),
         };
@@ -513,24 +506,24 @@ mod tests {
     #[test]
     fn nearest_first_and_far_ones_dropped() {
         let sources = [
-            Item {
+            Sketch {
                 size: 1000,
                 fingerprint: at(30),
             },
-            Item {
+            Sketch {
                 size: 1000,
                 fingerprint: at(5),
             },
-            Item {
+            Sketch {
                 size: 1000,
                 fingerprint: at(130),
             },
-            Item {
+            Sketch {
                 size: 5000,
                 fingerprint: at(0),
             },
         ];
-        let dst = [Item {
+        let dst = [Sketch {
             size: 1000,
             fingerprint: at(0),
         }];
@@ -564,8 +557,8 @@ mod tests {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             x
         };
-        let sources: Vec<Item> = (0..203u64)
-            .map(|i| Item {
+        let sources: Vec<Sketch> = (0..203u64)
+            .map(|i| Sketch {
                 size: 1000 + i,
                 fingerprint: (i % 17 != 3).then(|| Fingerprint {
                     words: [next(), next(), next(), next()],
@@ -590,7 +583,7 @@ mod tests {
             assert_eq!(got, want, "{range:?}");
         }
         // The cap: identical words are 0 apart, complements 256 (shown 254).
-        let far = Item {
+        let far = Sketch {
             size: 1,
             fingerprint: Some(Fingerprint {
                 words: fp.words.map(|w| !w),

@@ -7,7 +7,11 @@
 //! a backslash or any byte >= 0x80 is printed C-style in double quotes, and
 //! `-z` output prints raw bytes with no quoting at all.
 
+mod name_status;
+
 use std::io::{self, Write};
+
+pub use name_status::{DiffFilter, write_name_status};
 
 /// Write `path` as git would print it in line-oriented output.
 pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
@@ -76,82 +80,5 @@ mod tests {
         assert_eq!(quoted(b"back\\slash"), "\"back\\\\slash\"");
         assert_eq!(quoted("caf\u{e9}".as_bytes()), "\"caf\\303\\251\"");
         assert_eq!(quoted(b"bad\xff"), "\"bad\\377\"");
-    }
-}
-
-/// Write rename-detection records exactly as `git diff --name-status`
-/// does (with `-z` when `nul`).
-pub fn write_name_status(
-    w: &mut impl Write,
-    records: &[crate::renames::Record],
-    nul: bool,
-) -> io::Result<()> {
-    use crate::renames::Status;
-    let mut buf = Vec::with_capacity(records.len() * 64);
-    let end = if nul { b'\0' } else { b'\n' };
-    let sep = if nul { b'\0' } else { b'\t' };
-    let path = |buf: &mut Vec<u8>, p: &[u8]| -> io::Result<()> {
-        if nul {
-            buf.extend_from_slice(p);
-            Ok(())
-        } else {
-            write_quoted_path(buf, p)
-        }
-    };
-    for r in records {
-        let letter = r.status.letter();
-        match (r.status, &r.old, &r.new) {
-            (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
-                write!(buf, "{letter}{:03}", crate::score::percent(r.score))?;
-                buf.push(sep);
-                path(&mut buf, &old.path)?;
-                buf.push(sep);
-                path(&mut buf, &new.path)?;
-            }
-            (_, old, new) => {
-                buf.push(letter as u8);
-                buf.push(sep);
-                if let Some(e) = new.as_ref().or(old.as_ref()) {
-                    path(&mut buf, &e.path)?;
-                }
-            }
-        }
-        buf.push(end);
-    }
-    w.write_all(&buf)
-}
-
-/// git's `--diff-filter`: upper-case letters select, lower-case letters
-/// exclude.
-#[derive(Clone, Debug, Default)]
-pub struct DiffFilter {
-    include: Vec<char>,
-    exclude: Vec<char>,
-}
-
-impl DiffFilter {
-    /// Parse a filter such as `RC` or `d`; letters git knows but that never
-    /// occur here (U, X, B) are accepted and match nothing.
-    pub fn parse(spec: &str) -> Result<DiffFilter, String> {
-        let mut f = DiffFilter::default();
-        for c in spec.chars() {
-            if !"ACDMRTUXBacdmrtuxb".contains(c) {
-                return Err(format!(
-                    "unknown change class '{c}' in --diff-filter={spec}"
-                ));
-            }
-            if c.is_ascii_uppercase() {
-                f.include.push(c);
-            } else {
-                f.exclude.push(c.to_ascii_uppercase());
-            }
-        }
-        Ok(f)
-    }
-
-    /// Whether a record with this status letter is shown.
-    pub fn allows(&self, letter: char) -> bool {
-        (self.include.is_empty() || self.include.contains(&letter))
-            && !self.exclude.contains(&letter)
     }
 }

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use crate::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
+use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Fingerprint, Sketch};
 
 /// Layout version of a table file (independent of the fingerprint's).
 const TABLE_FORMAT: u32 = 1;
@@ -46,16 +46,6 @@ const RECORD_LEN: usize = 48;
 const SORTED_LOOKUPS: usize = 1024;
 /// Merge tables once there are more than this many.
 const MAX_TABLES: usize = 8;
-
-/// What the store knows about one blob.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry {
-    /// The blob's size in bytes.
-    pub size: u64,
-    /// Its fingerprint, or `None` when the blob is outside the sizes that
-    /// get one (see [`crate::fingerprint::MIN_SIZE`]).
-    pub fingerprint: Option<Fingerprint>,
-}
 
 /// The error returned by [`Store::open`] and [`Store::insert`].
 #[derive(Debug, thiserror::Error)]
@@ -221,7 +211,7 @@ impl Table {
     }
 
     /// Decode record `i`, checking its CRC against its key.
-    fn entry(&self, i: usize) -> Result<Entry, String> {
+    fn entry(&self, i: usize) -> Result<Sketch, String> {
         let rec = self.record(i);
         let key = self.key(i);
         let stored = read_u32(rec, 44);
@@ -234,17 +224,17 @@ impl Table {
 
 const FLAG_HAS_FINGERPRINT: u32 = 1;
 
-fn decode(rec: &[u8]) -> Option<Entry> {
+fn decode(rec: &[u8]) -> Option<Sketch> {
     let mut fp = [0u8; 32];
     fp.copy_from_slice(&rec[..32]);
     let size = read_u64(rec, 32);
     let flags = read_u32(rec, 40);
     match flags {
-        0 => Some(Entry {
+        0 => Some(Sketch {
             size,
             fingerprint: None,
         }),
-        FLAG_HAS_FINGERPRINT => Some(Entry {
+        FLAG_HAS_FINGERPRINT => Some(Sketch {
             size,
             fingerprint: Some(Fingerprint::from_bytes(&fp)),
         }),
@@ -252,7 +242,7 @@ fn decode(rec: &[u8]) -> Option<Entry> {
     }
 }
 
-fn encode(entry: &Entry) -> [u8; 44] {
+fn encode(entry: &Sketch) -> [u8; 44] {
     let mut rec = [0u8; 44];
     if let Some(fp) = entry.fingerprint {
         rec[..32].copy_from_slice(&fp.to_bytes());
@@ -386,7 +376,7 @@ impl Store {
 
     /// Look up a blob. A damaged record drops its whole table and reads as
     /// a miss, so the caller recomputes it.
-    pub fn get(&mut self, id: &ObjectId) -> Option<Entry> {
+    pub fn get(&mut self, id: &ObjectId) -> Option<Sketch> {
         let key = id.as_slice();
         if key.len() != self.hash_len {
             return None;
@@ -421,7 +411,7 @@ impl Store {
     /// order, so each table is walked front to back: random lookups into a
     /// memory-mapped table fault in a page and miss the cache for nearly
     /// every id, and that was most of the cost.
-    pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Entry>> {
+    pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Sketch>> {
         if ids.len() < SORTED_LOOKUPS {
             return ids.iter().map(|id| self.get(id)).collect();
         }
@@ -507,7 +497,7 @@ impl Store {
     /// piled up. Failure to write is reported as a warning when the
     /// directory is read-only, since the command's answer does not depend on
     /// the cache.
-    pub fn insert(&mut self, mut entries: Vec<(ObjectId, Entry)>) -> Result<(), StoreError> {
+    pub fn insert(&mut self, mut entries: Vec<(ObjectId, Sketch)>) -> Result<(), StoreError> {
         let Some(dir) = self.dir.clone() else {
             return Ok(());
         };
@@ -560,7 +550,7 @@ impl Store {
         let Some(dir) = self.dir.clone() else {
             return Ok(());
         };
-        let mut all: Vec<(ObjectId, Entry)> = Vec::new();
+        let mut all: Vec<(ObjectId, Sketch)> = Vec::new();
         let mut damaged = Vec::new();
         for t in &self.tables {
             for i in 0..t.count {
@@ -644,7 +634,7 @@ fn clean_stale_temporaries(dir: &Path) {
 /// Write sorted, deduplicated entries as a table; returns its final path.
 /// The name is derived from the content, so two processes writing the same
 /// entries produce the same file and the rename is harmless.
-fn write_table(dir: &Path, hash_len: usize, entries: &[(ObjectId, Entry)]) -> io::Result<PathBuf> {
+fn write_table(dir: &Path, hash_len: usize, entries: &[(ObjectId, Sketch)]) -> io::Result<PathBuf> {
     let mut tmp = tempfile_in(dir)?;
     let mut crc = crc32fast::Hasher::new();
     {
@@ -728,8 +718,8 @@ mod tests {
         ObjectId::from_bytes_or_panic(&b)
     }
 
-    fn entry(n: u64) -> Entry {
-        Entry {
+    fn entry(n: u64) -> Sketch {
+        Sketch {
             size: n,
             fingerprint: (!n.is_multiple_of(3)).then_some(Fingerprint { words: [n; 4] }),
         }
@@ -754,7 +744,7 @@ mod tests {
             .collect();
         assert!(queries.len() >= SORTED_LOOKUPS);
         let many = store.get_many(&queries);
-        let single: Vec<Option<Entry>> = queries.iter().map(|q| store.get(q)).collect();
+        let single: Vec<Option<Sketch>> = queries.iter().map(|q| store.get(q)).collect();
         assert_eq!(many, single);
         let sizes: Vec<Option<u64>> = single.iter().map(|e| e.map(|e| e.size)).collect();
         assert_eq!(store.sizes(&queries), sizes);

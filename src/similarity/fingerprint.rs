@@ -116,6 +116,18 @@ impl Fingerprint {
     }
 }
 
+/// What the similarity pipeline knows of a blob without reading it again:
+/// its size and fingerprint. The store keeps one per blob id; candidate
+/// search works on them alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sketch {
+    /// The blob's size in bytes.
+    pub size: u64,
+    /// Its fingerprint, or `None` when the blob is outside the sizes that
+    /// get one (see [`MIN_SIZE`] and [`MAX_SIZE`]).
+    pub fingerprint: Option<Fingerprint>,
+}
+
 impl fmt::Display for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for b in self.to_bytes() {
@@ -362,7 +374,11 @@ fn count_avx2_entry(_data: &[u8]) -> Sums {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{Sums, for_each_window};
-    use std::arch::x86_64::*;
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi8, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_or_si256,
+        _mm256_set1_epi8, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi8,
+        _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_storeu_si256,
+    };
 
     /// Windows between widenings: an i8 lane moves by at most 1 per
     /// window, and a chunk is at most this many windows plus the first one
@@ -459,12 +475,7 @@ mod tests {
     }
 
     fn own_sources() -> Vec<u8> {
-        let mut text = Vec::new();
-        for f in ["src/fingerprint.rs", "src/store.rs", "Cargo.toml"] {
-            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
-            text.extend(std::fs::read(p).expect("read own source"));
-        }
-        text
+        crate::testing::real_text().concat()
     }
 
     #[test]

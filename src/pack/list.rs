@@ -6,61 +6,21 @@
 //! exactly the one `git repack` does (reflogs, the index of every worktree,
 //! the same tree and commit order), and pack writing is git's job. What
 //! git-simm changes is only the names blobs are listed under
-//! ([`crate::pack_order`]).
+//! ([`crate::pack::order`]).
 
 use std::ffi::OsString;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::object::Kind;
 
-use crate::compute;
-use crate::pack_order::{self, Object, Strategy};
+use super::PackError;
+use super::git::{describe, git, run};
+use crate::pack::order::{Object, Strategy};
 use crate::progress::{Progress, trace};
-use crate::repo::{Repo, RepoError};
-use crate::store::Store;
-
-/// Failures of the packing pipeline; each names the git command or object
-/// involved.
-#[derive(Debug, thiserror::Error)]
-pub enum PackError {
-    /// git could not be started at all.
-    #[error("cannot run '{command}': is git installed and on PATH?")]
-    Spawn {
-        /// The command line.
-        command: String,
-        /// What the system reported.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A git command failed; its own message is kept.
-    #[error("'{command}' failed: {message}")]
-    Git {
-        /// The command line.
-        command: String,
-        /// git's stderr, trimmed.
-        message: String,
-    },
-    /// git printed something that is not what its documentation promises.
-    #[error("unexpected output from '{command}': {line}")]
-    Parse {
-        /// The command line.
-        command: String,
-        /// The offending line.
-        line: String,
-    },
-    /// More blobs or trees than crafted names can order.
-    #[error("{0} blobs or trees are more than the {max} a similarity order can express", max = pack_order::MAX_RANKS)]
-    TooManyObjects(usize),
-    /// Reading the repository failed.
-    #[error(transparent)]
-    Repo(#[from] RepoError),
-    /// Computing fingerprints failed.
-    #[error(transparent)]
-    Compute(#[from] compute::ComputeError),
-}
+use crate::repo::Repo;
+use crate::similarity::compute;
+use crate::similarity::store::Store;
 
 /// One object as `git rev-list --objects` listed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,110 +30,6 @@ pub struct Listed {
     /// The path it was reached by (empty for a root tree), `None` for
     /// commits and tags.
     pub name: Option<Vec<u8>>,
-}
-
-/// A git command against `repo`, with its git dir made explicit so the
-/// caller's environment cannot point it elsewhere.
-pub fn git(repo: &Repo) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("--git-dir").arg(repo.git_dir());
-    if let Some(work) = repo.work_dir() {
-        cmd.arg("--work-tree").arg(work);
-    }
-    cmd
-}
-
-fn describe(cmd: &Command) -> String {
-    let mut s = cmd.get_program().to_string_lossy().into_owned();
-    for a in cmd.get_args() {
-        s.push(' ');
-        s.push_str(&a.to_string_lossy());
-    }
-    s
-}
-
-/// Run `cmd` feeding it `input`, and return its stdout; a non-zero exit
-/// becomes [`PackError::Git`] with git's message.
-pub fn run(cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError> {
-    run_with(cmd, input, false)
-}
-
-/// [`run`]; with `relay`, git's stderr (its progress) is also copied to
-/// ours as it comes, so the user watches a long pack-objects run.
-pub fn run_with(mut cmd: Command, input: Option<&[u8]>, relay: bool) -> Result<Vec<u8>, PackError> {
-    let command = describe(&cmd);
-    cmd.stdin(if input.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let spawn_error = |source| PackError::Spawn {
-        command: command.clone(),
-        source,
-    };
-    let mut child = cmd.spawn().map_err(spawn_error)?;
-    // stdin is fed and stdout drained by threads of their own, so a child
-    // that writes much before it has read everything cannot deadlock
-    // against us while stderr is read here.
-    let feeder = match (input, child.stdin.take()) {
-        (Some(data), Some(mut stdin)) => {
-            let data = data.to_vec();
-            Some(std::thread::spawn(move || stdin.write_all(&data)))
-        }
-        _ => None,
-    };
-    let drain = child.stdout.take().map(|mut stdout| {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
-        })
-    });
-    let mut stderr_text = Vec::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = std::io::Read::read(&mut stderr, &mut buf) {
-            if relay {
-                let _ = std::io::stderr().write_all(&buf[..n]);
-            }
-            stderr_text.extend_from_slice(&buf[..n]);
-        }
-    }
-    let status = child.wait().map_err(spawn_error)?;
-    let panicked = || std::io::Error::other("a thread talking to git panicked");
-    let stdout = match drain.map(|t| t.join()) {
-        Some(Ok(Ok(out))) => out,
-        Some(Ok(Err(e))) => return Err(spawn_error(e)),
-        Some(Err(_)) => return Err(spawn_error(panicked())),
-        None => Vec::new(),
-    };
-    let fed = feeder.map(|t| t.join());
-    if !status.success() {
-        return Err(PackError::Git {
-            command,
-            message: git_message(&stderr_text, status),
-        });
-    }
-    match fed {
-        Some(Ok(Err(e))) => Err(spawn_error(e)),
-        Some(Err(_)) => Err(spawn_error(panicked())),
-        _ => Ok(stdout),
-    }
-}
-
-/// git's stderr as one line for an error message.
-pub fn git_message(stderr: &[u8], status: std::process::ExitStatus) -> String {
-    let text = String::from_utf8_lossy(stderr);
-    let text = text.trim();
-    if text.is_empty() {
-        format!("exited with {status}")
-    } else {
-        text.lines()
-            .map(|l| l.strip_prefix("fatal: ").unwrap_or(l))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
 }
 
 /// The objects `git rev-list --objects <revs>` lists, in its order. With no
@@ -229,35 +85,6 @@ pub fn no_delta_paths(repo: &Repo, paths: &[&[u8]]) -> Result<Vec<Vec<u8>>, Pack
         .filter(|t| t[2] == b"unset")
         .map(|t| t[0].to_vec())
         .collect())
-}
-
-/// The version of the `git` on PATH, as (major, minor).
-pub fn git_version() -> Result<(u32, u32), PackError> {
-    let mut cmd = Command::new("git");
-    cmd.arg("version");
-    let command = describe(&cmd);
-    let out = run(cmd, None)?;
-    let text = String::from_utf8_lossy(&out);
-    let bad = || PackError::Parse {
-        command: command.clone(),
-        line: text.trim().to_owned(),
-    };
-    let version = text.trim().strip_prefix("git version ").ok_or_else(bad)?;
-    let mut parts = version.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-    let minor = parts.next().and_then(|p| p.parse().ok()).ok_or_else(bad)?;
-    Ok((major, minor))
-}
-
-/// The options `git pack-objects` needs to follow a [`PackList`]: deltas
-/// recomputed (so the order matters at all) and name hash version 1, the
-/// one the crafted names are built for (git 2.49 added others).
-pub fn pack_objects_args(version: (u32, u32)) -> Vec<&'static str> {
-    let mut args = vec!["--no-reuse-delta", "--delta-base-offset"];
-    if version >= (2, 49) {
-        args.push("--name-hash-version=1");
-    }
-    args
 }
 
 /// What to pack and in which order, ready for `git pack-objects` stdin.
@@ -363,7 +190,7 @@ pub fn pack_list(
             _ => {}
         }
     }
-    if blobs.len().max(trees.len()) > pack_order::MAX_RANKS {
+    if blobs.len().max(trees.len()) > crate::pack::order::MAX_RANKS {
         return Err(PackError::TooManyObjects(blobs.len().max(trees.len())));
     }
     let mut computed = 0;
@@ -385,12 +212,12 @@ pub fn pack_list(
     }
     trace("pack list: fingerprints");
     let mut names: Vec<Option<Vec<u8>>> = listed.iter().map(|l| l.name.clone()).collect();
-    let blob_order = pack_order::order(&blobs, &|i| fingerprints[i], opts.strategy);
-    let tree_order = pack_order::tree_order(&trees, opts.strategy);
+    let blob_order = crate::pack::order::order(&blobs, &|i| fingerprints[i], opts.strategy);
+    let tree_order = crate::pack::order::tree_order(&trees, opts.strategy);
     trace("pack list: order");
     for (order, pos) in [(&blob_order, &blob_pos), (&tree_order, &tree_pos)] {
         for (rank, &k) in order.iter().enumerate() {
-            names[pos[k]] = Some(pack_order::crafted_name(rank).to_vec());
+            names[pos[k]] = Some(crate::pack::order::crafted_name(rank).to_vec());
         }
     }
     // Blobs whose path is marked -delta keep their names, so pack-objects
@@ -438,7 +265,7 @@ fn fingerprint_all(
     store: &mut Store,
     ids: &[ObjectId],
     progress: bool,
-) -> Result<(Vec<crate::store::Entry>, usize), PackError> {
+) -> Result<(Vec<crate::similarity::fingerprint::Sketch>, usize), PackError> {
     let progress = if progress {
         Progress::new("Fingerprinting blobs", ids.len() as u64, false)
     } else {

@@ -1,0 +1,264 @@
+//! `git simm fingerprint`: blobs of trees, single blobs, files on disk, or
+//! every blob with `--all`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use git_simm::output::write_quoted_path;
+use git_simm::progress::Progress;
+use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::similarity::compute;
+use git_simm::similarity::fingerprint::{Fingerprint, Fingerprinter};
+use git_simm::similarity::store::Store;
+use gix::ObjectId;
+
+use super::Status;
+use super::settings::{flush_warnings, open_store};
+use crate::cli::FingerprintArgs;
+
+/// What one `fingerprint` argument named.
+pub(super) enum Target {
+    Tree(ObjectId),
+    Blob(ObjectId, String),
+    Disk(PathBuf),
+}
+
+pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Target> {
+    // As in git, a bare repository has no files to confuse with revisions
+    // (its own `HEAD` file is not one).
+    let bare = repo.is_some_and(|r| r.work_dir().is_none());
+    let on_disk = !bare && cwd.join(arg).symlink_metadata().is_ok();
+    let object = match repo {
+        Some(repo) => match repo.resolve_object(arg) {
+            Ok(found) => Some(found),
+            Err(RepoError::UnknownRevision { .. }) => None,
+            Err(e) => return Err(e.into()),
+        },
+        None => None,
+    };
+    match (object, on_disk) {
+        (Some(_), true) => bail!(
+            "ambiguous argument '{arg}': both revision and filename\n\
+             Use '--' to separate paths from revisions, like this:\n\
+             'git-simm fingerprint [<revision>...] -- [<file>...]'"
+        ),
+        (Some((id, gix::object::Kind::Blob)), false) => Ok(Target::Blob(id, arg.to_owned())),
+        (Some(_), false) => {
+            let repo = repo.context("no repository")?;
+            Ok(Target::Tree(repo.resolve_tree(arg)?))
+        }
+        (None, true) => Ok(Target::Disk(PathBuf::from(arg))),
+        (None, false) if repo.is_none() => bail!(
+            "'{arg}' is not a file, and there is no repository here to look up a revision \
+             (not a git repository (or any of the parent directories): {})",
+            cwd.display()
+        ),
+        (None, false) => {
+            bail!("ambiguous argument '{arg}': unknown revision or path not in the working tree.")
+        }
+    }
+}
+
+/// One output line of `fingerprint`.
+pub(super) struct Line {
+    fingerprint: Option<Fingerprint>,
+    size: u64,
+    name: Vec<u8>,
+}
+
+pub(super) fn fingerprint(
+    cwd: &Path,
+    no_cache: bool,
+    args: &FingerprintArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    // Plain files can be fingerprinted anywhere, like `git hash-object`;
+    // revisions and --all need a repository.
+    let repo = match Repo::discover(cwd) {
+        Ok(r) => Some(r),
+        Err(e @ RepoError::NotARepository { .. }) => {
+            if args.all || args.targets.iter().any(|t| !cwd.join(t).exists()) {
+                return Err(e.into());
+            }
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut store = match &repo {
+        Some(r) => open_store(r, no_cache)?,
+        None => Store::disabled(20),
+    };
+    if args.all {
+        let repo = repo.as_ref().context("no repository")?;
+        return fingerprint_all(repo, &mut store, args, out, err);
+    }
+    if args.targets.is_empty() && args.paths.is_empty() {
+        bail!("nothing to fingerprint: name a tree-ish or a path, or use --all");
+    }
+    let mut targets = Vec::new();
+    for t in &args.targets {
+        targets.push(resolve_target(repo.as_ref(), cwd, t)?);
+    }
+    targets.extend(args.paths.iter().map(|p| Target::Disk(p.clone())));
+
+    for target in targets {
+        let lines = match target {
+            Target::Tree(tree) => {
+                let repo = repo.as_ref().context("no repository")?;
+                let entries: Vec<_> = repo
+                    .tree_entries(tree)?
+                    .into_iter()
+                    .filter(|e| e.kind != EntryKind::Submodule)
+                    .collect();
+                let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
+                let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
+                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, &progress)?;
+                progress.finish();
+                entries
+                    .into_iter()
+                    .zip(prints)
+                    .map(|(e, p)| Line {
+                        fingerprint: p.fingerprint,
+                        size: p.size,
+                        name: e.path,
+                    })
+                    .collect()
+            }
+            Target::Blob(id, name) => {
+                let repo = repo.as_ref().context("no repository")?;
+                let (prints, _) =
+                    compute::fingerprint_blobs(repo, &mut store, &[id], &Progress::hidden())?;
+                prints
+                    .into_iter()
+                    .map(|p| Line {
+                        fingerprint: p.fingerprint,
+                        size: p.size,
+                        name: name.clone().into_bytes(),
+                    })
+                    .collect()
+            }
+            Target::Disk(path) => disk_lines(&cwd.join(&path), &path)?,
+        };
+        flush_warnings(&mut store, err);
+        if !args.quiet {
+            write_lines(&lines, args.nul, out)?;
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+pub(super) fn fingerprint_all(
+    repo: &Repo,
+    store: &mut Store,
+    args: &FingerprintArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let blobs = repo.all_blobs()?;
+    let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
+    let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
+    let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
+    progress.finish();
+    flush_warnings(store, err);
+    if !args.quiet {
+        let lines: Vec<Line> = ids
+            .iter()
+            .zip(prints)
+            .map(|(id, p)| Line {
+                fingerprint: p.fingerprint,
+                size: p.size,
+                name: id.to_string().into_bytes(),
+            })
+            .collect();
+        write_lines(&lines, args.nul, out)?;
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+pub(super) fn write_lines(lines: &[Line], nul: bool, out: &mut impl Write) -> Result<()> {
+    let mut buf = Vec::with_capacity(lines.len() * 100);
+    for l in lines {
+        let fp = l.fingerprint.unwrap_or_default();
+        write!(buf, "{fp} {} ", l.size)?;
+        if nul {
+            buf.extend_from_slice(&l.name);
+            buf.push(0);
+        } else {
+            write_quoted_path(&mut buf, &l.name)?;
+            buf.push(b'\n');
+        }
+    }
+    out.write_all(&buf)?;
+    Ok(())
+}
+
+/// Fingerprint a file, or every file below a directory (skipping `.git`),
+/// in path order. Symlinks are fingerprinted as git stores them: the target
+/// path's bytes.
+pub(super) fn disk_lines(path: &Path, shown: &Path) -> Result<Vec<Line>> {
+    let mut files = Vec::new();
+    collect_files(path, shown, &mut files)?;
+    files.sort_by(|a, b| a.1.cmp(&b.1));
+    let mut fpr = Fingerprinter::new();
+    let mut lines = Vec::with_capacity(files.len());
+    for (full, name) in files {
+        let data = read_as_git_would(&full)?;
+        lines.push(Line {
+            fingerprint: fpr.fingerprint(&data),
+            size: data.len() as u64,
+            name,
+        });
+    }
+    Ok(lines)
+}
+
+pub(super) fn collect_files(
+    path: &Path,
+    shown: &Path,
+    out: &mut Vec<(PathBuf, Vec<u8>)>,
+) -> Result<()> {
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot read '{}'", shown.display()))?;
+    if meta.is_dir() {
+        let mut children: Vec<_> = std::fs::read_dir(path)
+            .with_context(|| format!("cannot read directory '{}'", shown.display()))?
+            .collect::<std::io::Result<_>>()
+            .with_context(|| format!("cannot read directory '{}'", shown.display()))?;
+        children.sort_by_key(|c| c.file_name());
+        for c in children {
+            if c.file_name() == ".git" {
+                continue;
+            }
+            collect_files(&c.path(), &shown.join(c.file_name()), out)?;
+        }
+    } else if meta.is_file() || meta.file_type().is_symlink() {
+        out.push((path.to_owned(), path_bytes(shown)));
+    }
+    Ok(())
+}
+
+pub(super) fn read_as_git_would(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path)
+            .with_context(|| format!("cannot read link '{}'", path.display()))?;
+        return Ok(path_bytes(&target));
+    }
+    std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))
+}
+
+#[cfg(unix)]
+pub(super) fn path_bytes(p: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    p.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+pub(super) fn path_bytes(p: &Path) -> Vec<u8> {
+    p.to_string_lossy().into_owned().into_bytes()
+}

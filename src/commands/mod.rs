@@ -1,0 +1,82 @@
+//! The command layer: one function per subcommand turns parsed arguments,
+//! git config and the environment into library calls and writes the
+//! results. Errors are `anyhow` with context here, and the exit status is
+//! decided here; the library below never prints or reads the environment.
+
+mod check;
+mod fingerprint;
+mod generate;
+mod hook;
+mod pack;
+mod renames;
+mod settings;
+mod similar;
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use git_simm::repo::RepoError;
+
+use crate::cli::{Cli, Command};
+
+/// How a command ended, when it did not fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Exit 0.
+    Success,
+    /// Exit 1: the search found nothing (like `git grep`).
+    NothingFound,
+    /// Exit 1: `check --strict` warned, so the hook refuses the commit.
+    Refused,
+}
+
+/// Run a parsed command line, writing results to `out` and warnings to
+/// `err`.
+pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Status> {
+    // Like `git -C`: everything, including relative paths, as if started
+    // there.
+    if let Some(dir) = &cli.directory {
+        std::env::set_current_dir(dir)
+            .with_context(|| format!("cannot change to '{}'", dir.display()))?;
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let result = match &cli.command {
+        Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, cli.no_cache, args, out, err),
+        Command::Similar(args) => similar::similar(&cwd, cli.no_cache, args, out, err),
+        Command::Renames(args) => renames::renames(&cwd, cli.no_cache, args, out, err),
+        Command::Check(args) => check::check(&cwd, cli.no_cache, args, err),
+        Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
+        Command::PackOrder(args) => pack::pack_order(&cwd, cli.no_cache, args, out, err),
+        Command::Repack(args) => pack::repack(&cwd, cli.no_cache, args, err),
+        Command::Completions(args) => generate::completions(args, out),
+        Command::Manpage(args) => generate::manpage(&cwd, args, out),
+    };
+    match result {
+        Err(e) if is_broken_pipe(&e) => Ok(Status::Success),
+        other => other,
+    }
+}
+
+/// The message `main` prints after `fatal: `: the context chain joined as
+/// anyhow's `{:#}` does, except that a "not a git repository" error is
+/// complete on its own (gix's cause only repeats it).
+pub fn describe_error(e: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    for cause in e.chain() {
+        parts.push(cause.to_string());
+        if matches!(
+            cause.downcast_ref::<RepoError>(),
+            Some(RepoError::NotARepository { .. } | RepoError::BadGitDir { .. })
+        ) {
+            break;
+        }
+    }
+    parts.join(": ")
+}
+
+pub(super) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,89 @@
+//! `git simm pack-order` and `git simm repack`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Result;
+use git_simm::repo::Repo;
+
+use super::Status;
+use super::settings::{flush_warnings, open_store};
+use crate::cli::{PackOrderArgs, RepackArgs};
+
+pub(super) fn pack_order(
+    cwd: &Path,
+    no_cache: bool,
+    args: &PackOrderArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let mut store = open_store(&repo, no_cache)?;
+    let list = git_simm::pack::pack_list(
+        &repo,
+        &mut store,
+        &git_simm::pack::ListOptions {
+            revs: &args.revs,
+            keep_unreachable: args.keep_unreachable,
+            strategy: args.order,
+            progress: true,
+        },
+    )?;
+    flush_warnings(&mut store, err);
+    out.write_all(&list.input)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+pub(super) fn repack(
+    cwd: &Path,
+    no_cache: bool,
+    args: &RepackArgs,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let mut store = open_store(&repo, no_cache)?;
+    let opts = git_simm::pack::repack::RepackOptions {
+        window: args.window,
+        depth: args.depth,
+        threads: args.threads,
+        strategy: args.order,
+        progress: !args.quiet,
+        write_bitmap: if args.no_write_bitmap_index {
+            Some(false)
+        } else if args.write_bitmap_index {
+            Some(true)
+        } else {
+            None
+        },
+    };
+    let report = git_simm::pack::repack::repack(&repo, &mut store, &opts)?;
+    flush_warnings(&mut store, err);
+    if !args.quiet {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let change = if report.bytes_before > 0 {
+            format!(
+                " ({:+.1}%)",
+                (report.bytes_after as f64 / report.bytes_before as f64 - 1.0) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            err,
+            "Repacked {} objects ({} blobs) into {}: {:.2} MiB -> {:.2} MiB{change}; {} old pack(s) removed{}",
+            report.objects,
+            report.blobs,
+            report.pack,
+            mib(report.bytes_before),
+            mib(report.bytes_after),
+            report.packs_removed,
+            if report.bitmap {
+                "; bitmap written"
+            } else {
+                ""
+            },
+        )?;
+    }
+    Ok(Status::Success)
+}

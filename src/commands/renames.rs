@@ -1,0 +1,305 @@
+//! `git simm renames`: the two sides compared (trees, the index, the work
+//! tree), rename detection, and git's output formats.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use git_simm::output::{self};
+use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::similarity::score;
+use gix::ObjectId;
+
+use super::Status;
+use super::settings::{flush_warnings, open_store};
+use crate::cli::RenamesArgs;
+
+/// One side of a comparison, as entries sorted by path, plus the contents
+/// of work-tree files that are not in the object database.
+pub(super) struct Side {
+    entries: Vec<git_simm::repo::Entry>,
+    contents: std::collections::HashMap<ObjectId, Vec<u8>>,
+}
+
+/// The tree of a tree-ish; `None` for a defaulted `HEAD` that does not
+/// resolve (an unborn branch), which git takes as the empty tree.
+pub(super) fn tree_or_unborn(repo: &Repo, spec: &str, defaulted: bool) -> Result<Option<ObjectId>> {
+    match repo.resolve_tree(spec) {
+        Ok(tree) => Ok(Some(tree)),
+        Err(RepoError::UnknownRevision { .. }) if defaulted => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The entries of a tree-ish ([`tree_or_unborn`]; unborn is empty).
+pub(super) fn tree_side(
+    repo: &Repo,
+    spec: &str,
+    defaulted: bool,
+) -> Result<Vec<git_simm::repo::Entry>> {
+    match tree_or_unborn(repo, spec, defaulted)? {
+        Some(tree) => Ok(repo.tree_entries(tree)?),
+        None => Ok(Vec::new()),
+    }
+}
+
+pub(super) fn renames(
+    cwd: &Path,
+    no_cache: bool,
+    args: &RenamesArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    use git_simm::renames::{Detect, Options};
+    let repo = Repo::discover(cwd)?;
+    let filter = match &args.diff_filter {
+        Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    // Budgets of the exhaustive search and of git's tie replay, for
+    // experiments (README, "Performance").
+    let budget = |var: &str, default: usize| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let mut opts = Options {
+        exhaustive_budget: budget(
+            "GIT_SIMM_EXHAUSTIVE_BUDGET",
+            git_simm::renames::DEFAULT_EXHAUSTIVE_BUDGET,
+        ),
+        replay_budget: budget(
+            "GIT_SIMM_REPLAY_BUDGET",
+            git_simm::renames::DEFAULT_REPLAY_BUDGET,
+        ),
+        limit: args.rename_limit,
+        rename_empty: args.rename_empty && !args.no_rename_empty,
+        ..Options::default()
+    };
+    // git applies -M and -C in order; the last score given wins.
+    let mut score_arg = args.find_renames.clone();
+    if !args.find_copies.is_empty() {
+        opts.detect = if args.find_copies.len() > 1 {
+            Detect::CopiesHarder
+        } else {
+            Detect::Copies
+        };
+        if let Some(last) = args.find_copies.iter().rev().find(|s| !s.is_empty()) {
+            score_arg = Some(last.clone());
+        }
+    }
+    if args.find_copies_harder {
+        opts.detect = Detect::CopiesHarder;
+    }
+    if args.no_renames {
+        opts.detect = Detect::Off;
+    }
+    if let Some(s) = score_arg.filter(|s| !s.is_empty()) {
+        let score =
+            score::parse_rename_score(&s).with_context(|| format!("invalid rename score '{s}'"))?;
+        if score > 0 {
+            opts.min_score = score;
+        }
+    }
+
+    // `--cached` reads the tree through the index's cache-tree where it
+    // can, as `git diff --cached` does; copy detection against every file
+    // and unmerged entries take the general path.
+    let staged = match (args.cached, args.revs.as_slice()) {
+        (true, [] | [_]) if opts.detect != Detect::CopiesHarder => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            cached_changes(&repo, spec, args.revs.is_empty())?
+        }
+        _ => None,
+    };
+    let (changes, contents) = match staged {
+        Some(changes) => (changes, Default::default()),
+        None => general_changes(&repo, args, opts.detect)?,
+    };
+    let mut store = open_store(&repo, no_cache)?;
+    let (records, outcome) = {
+        let mut content = git_simm::renames::RepoContent::new(&repo, &mut store, contents);
+        git_simm::renames::detect(&changes, &opts, &mut content)?
+    };
+    flush_warnings(&mut store, err);
+    if let Some(needed) = outcome.limit_needed {
+        let _ = writeln!(
+            err,
+            "warning: exhaustive rename detection was skipped due to too many files.\n\
+             warning: you may want to set your diff.renameLimit variable to at least {needed} and retry the command."
+        );
+    }
+    if outcome.degraded_to_copies {
+        let _ = writeln!(
+            err,
+            "warning: only found copies from modified paths due to too many files.\n\
+             warning: you may want to set your diff.renameLimit variable to at least {} and retry the command.",
+            outcome.sources.max(outcome.destinations)
+        );
+    }
+    let records: Vec<_> = records
+        .into_iter()
+        .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
+        .collect();
+    if args.json {
+        write_renames_json(out, &records, &outcome, &mut store_sizes(&repo, &records))?;
+    } else {
+        output::write_name_status(out, &records, args.nul)?;
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+/// The changes from `spec`'s tree to the index, with the tree read only
+/// where the index's cache-tree does not vouch for it ([`Repo::staged`]).
+/// `None` when the index has unmerged entries, which the general path
+/// reports as git does.
+pub(super) fn cached_changes(
+    repo: &Repo,
+    spec: &str,
+    defaulted: bool,
+) -> Result<Option<Vec<git_simm::repo::changes::Change>>> {
+    match repo.staged(tree_or_unborn(repo, spec, defaulted)?) {
+        Ok(staged) => Ok(Some(
+            git_simm::repo::changes::diff_staged(&staged.tree, &staged.index, &staged.same).0,
+        )),
+        Err(RepoError::Unmerged { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Changes to detect renames in, and contents the object database lacks
+/// (work tree files), by id.
+pub(super) type Compared = (
+    Vec<git_simm::repo::changes::Change>,
+    std::collections::HashMap<ObjectId, Vec<u8>>,
+);
+
+/// The changes `renames` compares, read whole: two trees, a tree and the
+/// index, or a tree and the work tree (whose contents are kept, since the
+/// object database does not have them).
+pub(super) fn general_changes(
+    repo: &Repo,
+    args: &RenamesArgs,
+    detect: git_simm::renames::Detect,
+) -> Result<Compared> {
+    let mut unmerged: Vec<Vec<u8>> = Vec::new();
+    let (old, new) = match (args.cached, args.revs.as_slice()) {
+        (true, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(repo, spec, args.revs.is_empty())?;
+            let (entries, conflicts) = repo.index_entries_with_conflicts()?;
+            unmerged = conflicts;
+            let new = Side {
+                entries,
+                contents: Default::default(),
+            };
+            (old, new)
+        }
+        (false, [a, b]) => (
+            tree_side(repo, a, false)?,
+            Side {
+                entries: tree_side(repo, b, false)?,
+                contents: Default::default(),
+            },
+        ),
+        (false, [] | [_]) => {
+            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let old = tree_side(repo, spec, args.revs.is_empty())?;
+            let new = worktree_side(repo, &old)?;
+            (old, new)
+        }
+        _ => bail!("--cached takes at most one tree-ish"),
+    };
+    let changes = git_simm::repo::changes::diff_with_unmerged(
+        &old,
+        &new.entries,
+        &unmerged,
+        detect == git_simm::renames::Detect::CopiesHarder,
+    );
+    Ok((changes, new.contents))
+}
+
+/// Sizes of the blobs in `records`, for JSON output (from object headers).
+pub(super) fn store_sizes(
+    repo: &Repo,
+    records: &[git_simm::renames::Record],
+) -> std::collections::HashMap<ObjectId, u64> {
+    let reader = repo.reader();
+    records
+        .iter()
+        .flat_map(|r| r.old.iter().chain(r.new.iter()))
+        .filter_map(|e| reader.header(&e.id).ok().map(|(_, size)| (e.id, size)))
+        .collect()
+}
+
+pub(super) fn write_renames_json(
+    out: &mut impl Write,
+    records: &[git_simm::renames::Record],
+    outcome: &git_simm::renames::Outcome,
+    sizes: &mut std::collections::HashMap<ObjectId, u64>,
+) -> Result<()> {
+    use git_simm::renames::Status as S;
+    let side = |e: &Option<git_simm::repo::Entry>| {
+        e.as_ref().map(|e| {
+            serde_json::json!({
+                "path": output::json_path(&e.path),
+                "blob": e.id.to_string(),
+                "size": sizes.get(&e.id),
+            })
+        })
+    };
+    let changes: Vec<_> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "status": r.status.letter().to_string(),
+                "score": matches!(r.status, S::Renamed | S::Copied).then(|| score::percent(r.score)),
+                "old": side(&r.old),
+                "new": side(&r.new),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "changes": changes,
+        "stats": {
+            "sources": outcome.sources,
+            "destinations": outcome.destinations,
+            "exact": outcome.exact,
+            "basename": outcome.basename,
+            "inexact": outcome.inexact,
+            "candidate_pairs": outcome.candidate_pairs,
+            "scored_pairs": outcome.scored_pairs,
+            "full_rescans": outcome.full_rescans,
+            "ties_unreplayed": outcome.ties_unreplayed,
+            "exhaustive_destinations": outcome.exhaustive_destinations,
+            "exhaustive_skipped": outcome.exhaustive_skipped,
+        },
+    });
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The work tree as a side: every tracked path's current content, keeping
+/// in memory only what differs from `old` (the rest is already a blob).
+pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Result<Side> {
+    let old_ids: std::collections::HashMap<&[u8], ObjectId> =
+        old.iter().map(|e| (e.path.as_slice(), e.id)).collect();
+    let mapped = repo.map_worktree(|entry, data| {
+        let unchanged = old_ids.get(entry.path.as_slice()) == Some(&entry.id);
+        (!unchanged && entry.kind != EntryKind::Submodule).then(|| data.to_vec())
+    })?;
+    let mut side = Side {
+        entries: Vec::with_capacity(mapped.len()),
+        contents: Default::default(),
+    };
+    for (entry, data) in mapped {
+        if let Some(data) = data {
+            side.contents.insert(entry.id, data);
+        }
+        side.entries.push(entry);
+    }
+    Ok(side)
+}

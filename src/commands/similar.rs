@@ -1,0 +1,97 @@
+//! `git simm similar`: the files of a tree most like one file.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use git_simm::output::{self, write_quoted_path};
+use git_simm::repo::{Repo, RepoError};
+use git_simm::similar::{self, Query};
+use git_simm::similarity::score;
+
+use super::Status;
+use super::fingerprint::read_as_git_would;
+use super::settings::{flush_warnings, open_store};
+use crate::cli::SimilarArgs;
+
+pub(super) fn similar(
+    cwd: &Path,
+    no_cache: bool,
+    args: &SimilarArgs,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let min_score = score::parse_rename_score(&args.threshold)
+        .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
+    let tree = repo.resolve_tree(&args.tree)?;
+    let query_path = cwd.join(&args.query);
+    let query = if query_path.is_file() || query_path.is_symlink() {
+        Query {
+            name: args.query.clone(),
+            data: read_as_git_would(&query_path)?,
+        }
+    } else {
+        let (id, kind) = match repo.resolve_object(&args.query) {
+            Ok(found) => found,
+            Err(RepoError::UnknownRevision { .. }) => bail!(
+                "'{}' is neither a file nor a blob (paths are relative to the current directory; \
+                 name a blob as <rev>:<path>)",
+                args.query
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        if kind != gix::object::Kind::Blob {
+            bail!("'{}' is a {kind}, not a file or blob", args.query);
+        }
+        Query {
+            name: args.query.clone(),
+            data: repo.reader().blob(&id)?,
+        }
+    };
+    if query.data.is_empty() {
+        let _ = writeln!(
+            err,
+            "warning: '{}' is empty; git never pairs empty files by content",
+            query.name
+        );
+        return Ok(Status::NothingFound);
+    }
+    let mut store = open_store(&repo, no_cache)?;
+    let opts = similar::Options {
+        min_score,
+        limit: args.limit,
+    };
+    let (matches, _outcome) = similar::find_similar(&repo, &mut store, tree, &query, &opts)?;
+    flush_warnings(&mut store, err);
+    if args.json {
+        let doc = serde_json::json!({
+            "query": query.name,
+            "tree": args.tree,
+            "threshold": score::percent(min_score),
+            "matches": matches.iter().map(|m| serde_json::json!({
+                "path": output::json_path(&m.path),
+                "blob": m.id.to_string(),
+                "size": m.size,
+                "score": score::percent(m.score),
+                "distance": m.distance,
+            })).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)?;
+    } else {
+        let mut buf = Vec::new();
+        for m in &matches {
+            write!(buf, "{}%\t", score::percent(m.score))?;
+            write_quoted_path(&mut buf, &m.path)?;
+            buf.push(b'\n');
+        }
+        out.write_all(&buf)?;
+    }
+    out.flush()?;
+    Ok(if matches.is_empty() {
+        Status::NothingFound
+    } else {
+        Status::Success
+    })
+}

@@ -1,0 +1,56 @@
+//! Packs: the order git-simm hands `git pack-objects` ([`order`]), the
+//! object list it is built from ([`list`]), running git's plumbing
+//! ([`git`]), checking the result ([`verify`]) and replacing a
+//! repository's packs safely ([`repack`](mod@repack)).
+
+pub mod git;
+pub mod list;
+pub mod order;
+pub mod repack;
+pub mod verify;
+
+pub use list::{ListOptions, PackList, pack_list};
+pub use order::Strategy;
+
+use crate::repo::RepoError;
+pub use repack::{RepackError, RepackOptions, RepackReport, repack};
+
+/// Failures of the packing pipeline; each names the git command or object
+/// involved.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    /// git could not be started at all.
+    #[error("cannot run '{command}': is git installed and on PATH?")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// What the system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A git command failed; its own message is kept.
+    #[error("'{command}' failed: {message}")]
+    Git {
+        /// The command line.
+        command: String,
+        /// git's stderr, trimmed.
+        message: String,
+    },
+    /// git printed something that is not what its documentation promises.
+    #[error("unexpected output from '{command}': {line}")]
+    Parse {
+        /// The command line.
+        command: String,
+        /// The offending line.
+        line: String,
+    },
+    /// More blobs or trees than crafted names can order.
+    #[error("{0} blobs or trees are more than the {max} a similarity order can express", max = order::MAX_RANKS)]
+    TooManyObjects(usize),
+    /// Reading the repository failed.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Computing fingerprints failed.
+    #[error(transparent)]
+    Compute(#[from] crate::similarity::compute::ComputeError),
+}

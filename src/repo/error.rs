@@ -1,0 +1,182 @@
+//! The one error type of repository access: every message names the
+//! object, path or revision involved, the way git's `fatal:` messages do.
+
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use gix::bstr::BString;
+
+/// Everything that can go wrong while reading a repository.
+///
+/// Messages name the object, path or revision involved and read like git's
+/// fatal messages; the underlying gix or I/O error is kept as the source.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// No repository was found in the directory or any of its parents.
+    #[error("not a git repository (or any of the parent directories): {}", path.display())]
+    NotARepository {
+        /// The directory the search started from.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The directory to start from cannot be accessed.
+    #[error("cannot change to '{}'", path.display())]
+    BadDirectory {
+        /// The directory given.
+        path: PathBuf,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `GIT_DIR` is set but does not point at a usable repository.
+    #[error("not a git repository: '{}'", path.display())]
+    BadGitDir {
+        /// The value of `GIT_DIR`.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A repository was found but could not be opened (bad config, permissions, ...).
+    #[error("cannot open the repository at {}", path.display())]
+    Open {
+        /// The directory the search started from.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A revision did not resolve to an object.
+    #[error("unknown revision or path not in the working tree: '{spec}'")]
+    UnknownRevision {
+        /// The revision as given.
+        spec: String,
+        /// What gix reported, e.g. an ambiguous prefix.
+        #[source]
+        source: gix::Error,
+    },
+    /// A revision resolved to something that cannot be peeled to a tree.
+    #[error("'{spec}' is a {kind}, not a tree-ish")]
+    NotATreeish {
+        /// The revision as given.
+        spec: String,
+        /// What it resolved to.
+        kind: gix::object::Kind,
+    },
+    /// An object that should exist is not in the object database.
+    #[error("object {id} is missing from the object database")]
+    MissingObject {
+        /// The object looked for.
+        id: ObjectId,
+    },
+    /// An object exists but is of another kind than needed.
+    #[error("object {id} is a {actual}, not a {expected}")]
+    WrongKind {
+        /// The object read.
+        id: ObjectId,
+        /// The kind the caller needed.
+        expected: gix::object::Kind,
+        /// The kind it has.
+        actual: gix::object::Kind,
+    },
+    /// An object could not be read: corrupt loose object, broken pack, I/O error.
+    #[error("object {id} is corrupt or unreadable")]
+    ReadObject {
+        /// The object read.
+        id: ObjectId,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A tree, commit or tag could be read but not parsed.
+    #[error("{kind} {id} is corrupt")]
+    CorruptObject {
+        /// The object parsed.
+        id: ObjectId,
+        /// Its kind.
+        kind: gix::object::Kind,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The object database could not be listed.
+    #[error("cannot list the objects in {}", path.display())]
+    ListObjects {
+        /// The objects directory.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// A freshly written pack does not hold what it should.
+    #[error("new pack {} failed verification: {reason}", path.display())]
+    PackVerification {
+        /// The pack's index file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A pack file is corrupt or could not be read.
+    #[error("pack {} is corrupt or unreadable", path.display())]
+    Pack {
+        /// The pack data file.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The index file could not be read.
+    #[error("index file {} is corrupt or unreadable", path.display())]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// The index has conflicts (stages 1-3).
+    #[error("path '{path}' is unmerged; you need to resolve your current index first")]
+    Unmerged {
+        /// The first conflicted path.
+        path: BString,
+    },
+    /// A work tree was needed but the repository is bare.
+    #[error("this operation must be run in a work tree")]
+    NoWorkTree,
+    /// A work tree file exists but could not be read.
+    #[error("cannot read '{path}' from the work tree")]
+    WorkTreeFile {
+        /// The path relative to the work tree.
+        path: BString,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A path from the index cannot be represented on this platform.
+    #[error("path '{path}' cannot be used on this platform")]
+    BadPath {
+        /// The path as stored by git.
+        path: BString,
+    },
+    /// A configuration value cannot be used, e.g. a path naming an unknown
+    /// user's home (`~nobody/x`).
+    #[error("bad config value for '{key}'")]
+    BadConfig {
+        /// The key read.
+        key: String,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+    /// Hashing failed (SHA-1 collision attack detected).
+    #[error("cannot hash '{path}'")]
+    Hash {
+        /// The path hashed.
+        path: BString,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
+}

@@ -1,0 +1,147 @@
+//! Repository access: the one place in git-simm that knows gix.
+//!
+//! Everything else in the crate works on [`Entry`] lists and blob bytes.
+//! Keeping gix behind this module means the rest of the code does not chase
+//! gix API changes, and the choices that make bulk reading fast are made
+//! once, here, instead of at every call site: [`Repo::map_blobs`] decodes a
+//! pack along its delta trees when much of it is wanted (every object
+//! inflated once) and otherwise reads in pack order with one reader and
+//! delta-base cache per thread; [`Repo::all_blobs`] tells blobs from other
+//! objects by walking pack headers instead of resolving delta chains.
+//!
+//! Error messages deliberately read like git's `fatal:` messages and always
+//! name the object, path or revision involved, because they end up in front
+//! of people who know git, not gix.
+//!
+//! Known deviations from git:
+//! * The work tree is hashed as raw bytes: clean filters, `text`/`eol`
+//!   conversion and `ident` from `.gitattributes` are not applied, so a file
+//!   that git would normalise on `git add` can hash differently from what
+//!   `git hash-object --path` reports. Submodule contents are never read.
+//! * Objects git synthesises (the empty tree and the empty blob) are
+//!   readable even when they are not stored, as they are in git.
+
+mod bulk;
+pub mod changes;
+mod config;
+mod entry;
+mod error;
+mod index;
+mod odb;
+mod revision;
+mod staged;
+mod tree;
+mod worktree;
+
+use std::path::{Path, PathBuf};
+
+pub use entry::{Entry, EntryKind};
+pub use error::RepoError;
+pub use index::IndexEntries;
+pub use odb::Reader;
+pub use staged::Staged;
+
+use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
+use odb::{Pack, ReaderPool, chunk_len, find, header};
+use staged::Shortcut;
+use tree::{walk_tree, walk_tree_with};
+
+/// An opened repository, shareable between threads.
+pub struct Repo {
+    repo: gix::ThreadSafeRepository,
+    common_dir: PathBuf,
+    git_dir: PathBuf,
+    work_dir: Option<PathBuf>,
+}
+
+impl Repo {
+    /// Discover the repository from `dir` upward like git does.
+    ///
+    /// `GIT_DIR` (and with it `GIT_WORK_TREE`, `GIT_INDEX_FILE`), as well as
+    /// `GIT_CEILING_DIRECTORIES` and `GIT_DISCOVERY_ACROSS_FILESYSTEM`, are
+    /// honoured the way git honours them, so git-simm behaves inside hooks.
+    pub fn discover(dir: &Path) -> Result<Repo, RepoError> {
+        if let Err(source) = std::fs::metadata(dir) {
+            return Err(RepoError::BadDirectory {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+        let git_dir_env = std::env::var_os("GIT_DIR");
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(dir).map_err(
+            |source| {
+                if let Some(git_dir) = &git_dir_env {
+                    return RepoError::BadGitDir {
+                        path: PathBuf::from(git_dir),
+                        source,
+                    };
+                }
+                use gix::discover::upwards::Error as Upwards;
+                if matches!(
+                    source.downcast_any_ref::<Upwards>(),
+                    Some(
+                        Upwards::NoGitRepository { .. }
+                            | Upwards::NoGitRepositoryWithinCeiling { .. }
+                            | Upwards::NoGitRepositoryWithinFs { .. }
+                    )
+                ) {
+                    RepoError::NotARepository {
+                        path: dir.to_owned(),
+                        source,
+                    }
+                } else {
+                    RepoError::Open {
+                        path: dir.to_owned(),
+                        source,
+                    }
+                }
+            },
+        )?;
+        // Relative paths would silently change meaning if the process changes
+        // its current directory later; anchor them now.
+        let absolute = |p: &Path| -> PathBuf {
+            if p.is_absolute() {
+                p.to_owned()
+            } else {
+                std::env::current_dir()
+                    .map(|cwd| cwd.join(p))
+                    .unwrap_or_else(|_| p.to_owned())
+            }
+        };
+        let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
+        let work_dir = repo.work_dir().map(absolute);
+        let git_dir = absolute(repo.git_dir());
+        Ok(Repo {
+            repo,
+            common_dir,
+            git_dir,
+            work_dir,
+        })
+    }
+
+    /// The common git dir, shared by all linked worktrees; git-simm keeps its
+    /// store there so every worktree benefits from the same fingerprints.
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    /// This repository's own git dir (a linked worktree's, not the common
+    /// one): where git processes started for it should point `--git-dir`.
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    /// The root of the work tree, or `None` for a bare repository.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self.work_dir.as_deref()
+    }
+
+    /// The hash function of the repository (SHA-1 unless it is a SHA-256 repository).
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.objects.object_hash()
+    }
+
+    fn local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+}

@@ -1,0 +1,69 @@
+//! Revisions to objects: tree-ishes peeled the way git peels them.
+
+use gix::ObjectId;
+
+use super::{Repo, RepoError, find, header};
+
+impl Repo {
+    fn rev_parse(&self, repo: &gix::Repository, spec: &str) -> Result<ObjectId, RepoError> {
+        repo.rev_parse_single(spec)
+            .map(|id| id.detach())
+            .map_err(|source| RepoError::UnknownRevision {
+                spec: spec.to_owned(),
+                source,
+            })
+    }
+
+    /// Resolve a tree-ish (commit, tag, tree, `HEAD~2`, `v1.0^{tree}`,
+    /// `HEAD:dir`) to a tree id, peeling tags and commits like git does.
+    pub fn resolve_tree(&self, spec: &str) -> Result<ObjectId, RepoError> {
+        let repo = self.local();
+        let mut id = self.rev_parse(&repo, spec)?;
+        let hash = self.object_hash();
+        let mut buf = Vec::new();
+        // Tags can point at tags; a chain longer than this is a cycle.
+        for _ in 0..64 {
+            if id == ObjectId::empty_tree(hash) {
+                return Ok(id);
+            }
+            let data = find(&repo.objects, &id, &mut buf)?;
+            let corrupt = |source| RepoError::CorruptObject {
+                id,
+                kind: data.kind,
+                source,
+            };
+            match data.kind {
+                gix::object::Kind::Tree => return Ok(id),
+                gix::object::Kind::Commit => {
+                    id = gix::objs::CommitRefIter::from_bytes(data.data, hash)
+                        .tree_id()
+                        .map_err(corrupt)?;
+                }
+                gix::object::Kind::Tag => {
+                    id = gix::objs::TagRefIter::from_bytes(data.data, hash)
+                        .target_id()
+                        .map_err(corrupt)?;
+                }
+                kind @ gix::object::Kind::Blob => {
+                    return Err(RepoError::NotATreeish {
+                        spec: spec.to_owned(),
+                        kind,
+                    });
+                }
+            }
+        }
+        Err(RepoError::NotATreeish {
+            spec: spec.to_owned(),
+            kind: gix::object::Kind::Tag,
+        })
+    }
+
+    /// Resolve any revision to an object id and its kind, e.g. `HEAD:path`
+    /// or a blob's hex id. The object must exist.
+    pub fn resolve_object(&self, spec: &str) -> Result<(ObjectId, gix::object::Kind), RepoError> {
+        let repo = self.local();
+        let id = self.rev_parse(&repo, spec)?;
+        let kind = header(&repo.objects, &id)?.0;
+        Ok((id, kind))
+    }
+}

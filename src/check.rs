@@ -18,7 +18,7 @@ use std::io::{self, Write};
 
 use crate::output;
 use crate::progress::trace;
-use crate::renames::{self, Content, Detect, Record, Status};
+use crate::renames::{self, Content, ContentError, Detect, DetectError, Record, Status};
 use crate::repo::changes::{self, Listing};
 use crate::repo::{Entry, EntryKind, Staged};
 use crate::similarity::score;
@@ -105,13 +105,25 @@ fn path_of(e: &Option<Entry>) -> &[u8] {
     e.as_ref().map_or(&[][..], |e| e.path.as_slice())
 }
 
+/// The error returned by [`check`]: rename detection, or reading the
+/// content of the candidate copy sources, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// Rename or copy detection failed.
+    #[error(transparent)]
+    Detect(#[from] DetectError),
+    /// The content of a copy source could not be read.
+    #[error(transparent)]
+    Content(#[from] ContentError),
+}
+
 /// Compare HEAD with the index (`staged`, from [`crate::repo::Repo::staged`])
 /// and return the findings, renames first, each group in path order.
 pub fn check(
     staged: &Staged,
     settings: &Settings,
     content: &mut impl Content,
-) -> anyhow::Result<Vec<Finding>> {
+) -> Result<Vec<Finding>, CheckError> {
     let index = &staged.index;
     let (changes, unchanged) = changes::diff_staged(&staged.tree, index, &staged.same);
     if changes.is_empty() {
@@ -230,7 +242,7 @@ fn copy_changes(
     changes: &[changes::Change],
     min_score: u32,
     content: &mut impl Content,
-) -> anyhow::Result<Vec<changes::Change>> {
+) -> Result<Vec<changes::Change>, ContentError> {
     let added: Vec<&Entry> = changes
         .iter()
         .filter(|c| c.kind == changes::ChangeKind::Added)

@@ -197,6 +197,23 @@ fn parse_order(s: &str) -> Result<git_simm::pack::order::Strategy, String> {
     })
 }
 
+/// A similarity as git's `-M<n>` takes it, checked here so that a bad
+/// value is a usage error (exit 129) like any other bad option; kept as
+/// text, since the empty value of a bare `-M` means git's default.
+fn score_text(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Ok(String::new());
+    }
+    git_simm::similarity::score::parse_rename_score(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// A `--diff-filter` value, checked as [`score_text`] checks scores.
+fn diff_filter_text(s: &str) -> Result<String, String> {
+    git_simm::output::DiffFilter::parse(s).map(|_| s.to_owned())
+}
+
 const INSTALL_HOOK_HELP: &str = "\
 Writes a pre-commit hook that runs `git-simm check --staged` (only
 warning unless simm.strict is set) and lets the commit through, with a
@@ -277,12 +294,12 @@ pub struct CheckArgs {
 
     /// Lowest similarity reported as a rename (git's -M syntax: 25, 25%,
     /// 0.25). Default: simm.renameThreshold, else 25%.
-    #[arg(long, value_name = "n")]
+    #[arg(long, value_name = "n", value_parser = score_text)]
     pub rename_threshold: Option<String>,
 
     /// Lowest similarity of a new file to a tracked one reported as a copy.
     /// Default: simm.copyThreshold, else 90%.
-    #[arg(long, value_name = "n")]
+    #[arg(long, value_name = "n", value_parser = score_text)]
     pub copy_threshold: Option<String>,
 
     /// Exit 1 when a warning was printed (the hook then refuses the
@@ -385,7 +402,7 @@ pub struct SimilarArgs {
     pub tree: String,
 
     /// Minimum similarity, as git's -M takes it (50, 50%, 0.5).
-    #[arg(long, short = 't', value_name = "n", default_value = "50%")]
+    #[arg(long, short = 't', value_name = "n", default_value = "50%", value_parser = score_text)]
     pub threshold: String,
 
     /// Show at most this many files; 0 means no limit.
@@ -410,12 +427,12 @@ pub struct RenamesArgs {
 
     /// Detect renames, optionally setting the minimum similarity (git's
     /// -M<n>: 50, 50%, 0.5; default 50%). On by default.
-    #[arg(short = 'M', long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(short = 'M', long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", value_parser = score_text)]
     pub find_renames: Option<String>,
 
     /// Detect copies as well (git's -C<n>). Give it twice for
     /// --find-copies-harder.
-    #[arg(short = 'C', long = "find-copies", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append)]
+    #[arg(short = 'C', long = "find-copies", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append, value_parser = score_text)]
     pub find_copies: Vec<String>,
 
     /// Consider every file of the old side as a copy source, not only
@@ -447,7 +464,7 @@ pub struct RenamesArgs {
 
     /// Show only changes of these kinds (A C D M R T; lowercase excludes),
     /// e.g. `--diff-filter=RC` for renames and copies only.
-    #[arg(long, value_name = "filter")]
+    #[arg(long, value_name = "filter", value_parser = diff_filter_text)]
     pub diff_filter: Option<String>,
 
     /// Accepted for compatibility: name-status is the default format.

@@ -20,6 +20,7 @@ use crate::pack::order::{Object, Strategy};
 use crate::progress::{Progress, trace};
 use crate::repo::Repo;
 use crate::similarity::compute;
+use crate::similarity::fingerprint::Sketch;
 use crate::similarity::store::Store;
 
 /// One object as `git rev-list --objects` listed it.
@@ -121,32 +122,7 @@ pub fn pack_list(
     store: &mut Store,
     opts: &ListOptions,
 ) -> Result<PackList, PackError> {
-    // git's walk runs in its own process; meanwhile the object kinds and,
-    // for a whole-repository walk, every blob's fingerprint are computed
-    // here, since nearly every blob will be listed.
-    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints();
-    let (walked, kinds, prefetched) = std::thread::scope(|s| {
-        let walk = s.spawn(|| rev_list_objects(repo, opts.revs));
-        let kinds = repo.all_blobs_and_trees();
-        trace("pack list: object kinds and sizes");
-        let prefetched = match &kinds {
-            Ok((blobs, _)) if prefetch => {
-                let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
-                Some(fingerprint_all(repo, store, &ids, opts.progress).map(|(e, n)| (ids, e, n)))
-            }
-            _ => None,
-        };
-        let walked = walk.join().unwrap_or_else(|_| {
-            Err(PackError::Parse {
-                command: "git rev-list".into(),
-                line: "the thread reading it panicked".into(),
-            })
-        });
-        (walked, kinds, prefetched)
-    });
-    let mut listed = walked?;
-    let (all_blobs, all_trees) = kinds?;
-    let prefetched = prefetched.transpose()?;
+    let (mut listed, all_blobs, all_trees, prefetched) = walk(repo, store, opts)?;
     trace("pack list: rev-list");
     if opts.keep_unreachable {
         let mut seen: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
@@ -220,14 +196,78 @@ pub fn pack_list(
             names[pos[k]] = Some(crate::pack::order::crafted_name(rank).to_vec());
         }
     }
-    // Blobs whose path is marked -delta keep their names, so pack-objects
-    // still sees the attribute and leaves them whole.
+    let input = pack_input(repo, &listed, names, &blobs, &blob_pos)?;
+    let mut objects: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
+    objects.sort_unstable();
+    objects.dedup();
+    Ok(PackList {
+        input,
+        objects,
+        blobs: blobs.len(),
+        computed,
+    })
+}
+
+/// What [`walk`] found: the objects git's walk listed, every blob and tree
+/// with its size (sorted by id), and the fingerprints of all blobs when
+/// they were computed during the walk (ids, sketches, how many computed).
+type Walked = (
+    Vec<Listed>,
+    Vec<(ObjectId, u64)>,
+    Vec<(ObjectId, u64)>,
+    Option<(Vec<ObjectId>, Vec<Sketch>, usize)>,
+);
+
+/// Run git's walk and, meanwhile, find every object's kind and size and,
+/// for a whole-repository walk, every blob's fingerprint, since nearly
+/// every blob will be listed.
+fn walk(repo: &Repo, store: &mut Store, opts: &ListOptions) -> Result<Walked, PackError> {
+    // git's walk runs in its own process; meanwhile the object kinds and,
+    // for a whole-repository walk, every blob's fingerprint are computed
+    // here, since nearly every blob will be listed.
+    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints();
+    let (walked, kinds, prefetched) = std::thread::scope(|s| {
+        let walk = s.spawn(|| rev_list_objects(repo, opts.revs));
+        let kinds = repo.all_blobs_and_trees();
+        trace("pack list: object kinds and sizes");
+        let prefetched = match &kinds {
+            Ok((blobs, _)) if prefetch => {
+                let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
+                Some(fingerprint_all(repo, store, &ids, opts.progress).map(|(e, n)| (ids, e, n)))
+            }
+            _ => None,
+        };
+        let walked = walk.join().unwrap_or_else(|_| {
+            Err(PackError::Parse {
+                command: "git rev-list".into(),
+                line: "the thread reading it panicked".into(),
+            })
+        });
+        (walked, kinds, prefetched)
+    });
+    let listed = walked?;
+    let (all_blobs, all_trees) = kinds?;
+    let prefetched = prefetched.transpose()?;
+    Ok((listed, all_blobs, all_trees, prefetched))
+}
+
+/// The text pack-objects reads: `<id> <name>` per object, with the crafted
+/// `names`, except that blobs whose path is marked `-delta` keep their
+/// real names, so pack-objects still sees the attribute and leaves them
+/// whole.
+fn pack_input(
+    repo: &Repo,
+    listed: &[Listed],
+    mut names: Vec<Option<Vec<u8>>>,
+    blobs: &[Object],
+    blob_pos: &[usize],
+) -> Result<Vec<u8>, PackError> {
     let mut paths: Vec<&[u8]> = blobs.iter().filter_map(|b| b.path).collect();
     paths.sort_unstable();
     paths.dedup();
     let no_delta = no_delta_paths(repo, &paths)?;
     if !no_delta.is_empty() {
-        for &p in &blob_pos {
+        for &p in blob_pos {
             if listed[p]
                 .name
                 .as_ref()
@@ -247,15 +287,7 @@ pub fn pack_list(
         }
         input.push(b'\n');
     }
-    let mut objects: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
-    objects.sort_unstable();
-    objects.dedup();
-    Ok(PackList {
-        input,
-        objects,
-        blobs: blobs.len(),
-        computed,
-    })
+    Ok(input)
 }
 
 /// Fingerprints of `ids` through the store, with progress; also how many

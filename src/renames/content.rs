@@ -7,6 +7,7 @@ use gix::ObjectId;
 use rayon::prelude::*;
 
 use super::Content;
+use super::ContentError;
 use crate::progress::Progress;
 use crate::repo::Repo;
 use crate::similarity::fingerprint::Sketch;
@@ -50,7 +51,7 @@ impl Content for RepoContent<'_> {
     fn items(
         &mut self,
         ids: &[ObjectId],
-    ) -> anyhow::Result<Vec<crate::similarity::fingerprint::Sketch>> {
+    ) -> Result<Vec<crate::similarity::fingerprint::Sketch>, ContentError> {
         let none = crate::similarity::fingerprint::Sketch {
             size: 0,
             fingerprint: None,
@@ -116,7 +117,7 @@ impl Content for RepoContent<'_> {
         Ok(out.into_iter().map(|o| o.unwrap_or(none)).collect())
     }
 
-    fn sizes(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<u64>> {
+    fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         // The store first: a blob's size is the same wherever it is found,
         // and asking the memo about 100,000 ids the store has costs more
         // than asking it about the few the store lacks.
@@ -136,7 +137,7 @@ impl Content for RepoContent<'_> {
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
 
-    fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Arc<Spans>>> {
+    fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<Arc<Spans>>, ContentError> {
         // Detection asks in several rounds (candidates, exhaustive search,
         // tie replays); reading and chunking a blob once, not once a round,
         // is most of the cost at scale.

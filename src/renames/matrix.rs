@@ -7,10 +7,9 @@ use std::collections::HashMap;
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use super::{
-    Content, Detect, Dst, Options, Outcome, Row, Scored, Src, basename_same, better,
-    hinged_on_ties, is_regular, replay_row,
-};
+use super::ContentError;
+use super::ties::settle_ties;
+use super::{Content, Dst, Options, Outcome, Scored, Src, basename_same, better, is_regular};
 use crate::progress::trace;
 use crate::repo::Entry;
 use crate::similarity::candidates::{self};
@@ -22,7 +21,7 @@ use crate::similarity::score::{self, MAX_SCORE};
 fn regular_items<'e>(
     entries: impl Iterator<Item = &'e Entry>,
     content: &mut impl Content,
-) -> anyhow::Result<Vec<Sketch>> {
+) -> Result<Vec<Sketch>, ContentError> {
     let entries: Vec<&Entry> = entries.collect();
     let ids: Vec<ObjectId> = entries
         .iter()
@@ -53,7 +52,7 @@ pub(super) fn score_pairs(
     pairs: &[(usize, usize)],
     min_score: u32,
     content: &mut impl Content,
-) -> anyhow::Result<Vec<u32>> {
+) -> Result<Vec<u32>, ContentError> {
     let mut scores = vec![0; pairs.len()];
     // A blob takes part in many pairs: each is looked up and read once (at
     // 10,000 moved files, 213,000 ids were 6,600 blobs; sorting them to
@@ -144,8 +143,7 @@ pub(super) fn inexact_matrix(
     opts: &Options,
     content: &mut impl Content,
     outcome: &mut Outcome,
-) -> anyhow::Result<Vec<(usize, Scored)>> {
-    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
+) -> Result<Vec<(usize, Scored)>, ContentError> {
     // Only regular files are scored inexactly, and only their blobs may be
     // read: a submodule's commit is usually not in this repository at all.
     // Others get a zero size, which keeps them out of every size window.
@@ -166,20 +164,65 @@ pub(super) fn inexact_matrix(
     outcome.candidate_pairs = pairs.len();
     let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
     trace("exact scores of candidates");
+    let sides = Sides {
+        srcs,
+        dsts,
+        active,
+        remaining,
+        src_items,
+        dst_items,
+        search,
+    };
+    let extra = beyond_candidates(&sides, &cands, &scores, opts, outcome);
+    if !extra.is_empty() {
+        scores.extend(score_pairs(srcs, dsts, &extra, opts.min_score, content)?);
+        pairs.extend(extra);
+    }
+    outcome.scored_pairs = pairs.len();
+    let full = rows_at_min_score(srcs, dsts, &pairs, &scores, opts.min_score);
+    trace("exhaustive search of unpaired destinations");
+    settle_ties(&sides, &full, opts, content, outcome)
+}
 
-    // Destinations that no candidate paired may still have a partner whose
-    // edits are scattered enough to hide it from the fingerprints (every
-    // other line changed keeps half the lines but few 48-byte windows). So
-    // may destinations whose best candidate scores no more than a source
-    // left out plausibly could (`Candidates::left_out_score`): a heavily
-    // edited file is about as far from its relatives as from unrelated
-    // files, which of them made the nearest 32 is luck, and a better one
-    // may be among the rest (a real miss: a 53% pair kept, git's 55% one
-    // never scored). Score the unpaired against every size-compatible
-    // source, then the unsettled against the sources that could plausibly
-    // beat their best (`Search::plausibly_scoring`), within a budget so a
-    // commit adding thousands of unrelated files stays fast.
-    let mut best = vec![None::<u32>; remaining.len()];
+/// The sources and destinations of the inexact step, with what the search
+/// knows of them (indices into `active` and `remaining`).
+pub(super) struct Sides<'a> {
+    pub(super) srcs: &'a [Src],
+    pub(super) dsts: &'a [Dst],
+    /// The sources still available, indices into `srcs`.
+    pub(super) active: &'a [usize],
+    /// The destinations still unpaired, indices into `dsts`.
+    pub(super) remaining: &'a [usize],
+    /// Size and fingerprint of each of `active`.
+    pub(super) src_items: Vec<Sketch>,
+    /// Size and fingerprint of each of `remaining`.
+    pub(super) dst_items: Vec<Sketch>,
+    /// The candidate search over `src_items`.
+    pub(super) search: candidates::Search,
+}
+
+/// The pairs to score beyond the fingerprint candidates.
+///
+/// Destinations that no candidate paired may still have a partner whose
+/// edits are scattered enough to hide it from the fingerprints (every
+/// other line changed keeps half the lines but few 48-byte windows). So
+/// may destinations whose best candidate scores no more than a source
+/// left out plausibly could (`Candidates::left_out_score`): a heavily
+/// edited file is about as far from its relatives as from unrelated
+/// files, which of them made the nearest 32 is luck, and a better one
+/// may be among the rest (a real miss: a 53% pair kept, git's 55% one
+/// never scored). Score the unpaired against every size-compatible
+/// source, then the unsettled against the sources that could plausibly
+/// beat their best (`Search::plausibly_scoring`), within a budget so a
+/// commit adding thousands of unrelated files stays fast.
+fn beyond_candidates(
+    sides: &Sides,
+    cands: &[candidates::Candidates],
+    scores: &[u32],
+    opts: &Options,
+    outcome: &mut Outcome,
+) -> Vec<(usize, usize)> {
+    let mut best = vec![None::<u32>; sides.remaining.len()];
     let mut next = scores.iter();
     for (k, c) in cands.iter().enumerate() {
         for &score in next.by_ref().take(c.sources.len()) {
@@ -190,7 +233,7 @@ pub(super) fn inexact_matrix(
     }
     let found: Vec<Found> = best
         .iter()
-        .zip(&cands)
+        .zip(cands)
         .map(|(best, c)| match best {
             None => Found::Nothing,
             Some(b) if *b <= c.left_out_score() => Found::Unsure,
@@ -200,8 +243,8 @@ pub(super) fn inexact_matrix(
     let mut budget = opts.exhaustive_budget;
     let mut extra: Vec<(usize, usize)> = Vec::new();
     for pass in [Found::Nothing, Found::Unsure] {
-        for (k, &d) in remaining.iter().enumerate() {
-            if found[k] != pass || dst_items[k].size == 0 {
+        for (k, &d) in sides.remaining.iter().enumerate() {
+            if found[k] != pass || sides.dst_items[k].size == 0 {
                 continue;
             }
             let tried: std::collections::HashSet<usize> =
@@ -209,8 +252,10 @@ pub(super) fn inexact_matrix(
             // A paired destination needs only the sources that could beat
             // or tie its best: far fewer than the whole size window.
             let all = match best[k] {
-                Some(b) => search.plausibly_scoring(&dst_items[k], b),
-                None => search.all_compatible(&dst_items[k], opts.min_score),
+                Some(b) => sides.search.plausibly_scoring(&sides.dst_items[k], b),
+                None => sides
+                    .search
+                    .all_compatible(&sides.dst_items[k], opts.min_score),
             };
             let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
             if untried.len() > budget {
@@ -219,22 +264,26 @@ pub(super) fn inexact_matrix(
             }
             budget -= untried.len();
             outcome.exhaustive_destinations += 1;
-            extra.extend(untried.into_iter().map(|a| (active[a], d)));
+            extra.extend(untried.into_iter().map(|a| (sides.active[a], d)));
         }
     }
-    if !extra.is_empty() {
-        scores.extend(score_pairs(srcs, dsts, &extra, opts.min_score, content)?);
-        pairs.extend(extra);
-    }
-    outcome.scored_pairs = pairs.len();
+    extra
+}
 
-    // Every pair at the minimum score and up, per destination, best first
-    // and equals by source order. git keeps only the best 4 of each
-    // destination; the rest are kept here to tell when that cut splits
-    // equally scored sources.
+/// Every pair at the minimum score and up, per destination, best first
+/// and equals by source order. git keeps only the best 4 of each
+/// destination; the rest are kept here to tell when that cut splits
+/// equally scored sources.
+fn rows_at_min_score(
+    srcs: &[Src],
+    dsts: &[Dst],
+    pairs: &[(usize, usize)],
+    scores: &[u32],
+    min_score: u32,
+) -> HashMap<usize, Vec<Scored>> {
     let mut full: HashMap<usize, Vec<Scored>> = HashMap::new();
-    for (&(s, d), &score) in pairs.iter().zip(&scores) {
-        if score >= opts.min_score {
+    for (&(s, d), &score) in pairs.iter().zip(scores) {
+        if score >= min_score {
             full.entry(d).or_default().push(Scored {
                 score,
                 same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
@@ -245,86 +294,13 @@ pub(super) fn inexact_matrix(
     for kept in full.values_mut() {
         kept.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
     }
-    trace("exhaustive search of unpaired destinations");
-
-    // Ties. Among equally scored sources, git's choice follows the order of
-    // its 4 candidate slots, which depends on every source it scored
-    // before, in source order: only a replay of the whole row reproduces
-    // it. A tie matters only where it decides something, which the
-    // assignment itself shows, so: assign on a trial basis, replay the
-    // destinations whose pairing hinged on a tie, assign again (a replayed
-    // destination may take another source and so change what others get),
-    // until none is left or the replay budget is spent. Replays of one
-    // round are scored in one batch, so each blob is read and chunked once.
-    let k_of: HashMap<usize, usize> = remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
-    let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
-    let mut replay_budget = opts.replay_budget;
-    let mut refused: std::collections::HashSet<usize> = std::collections::HashSet::new();
-    loop {
-        let matrix = sorted_matrix(remaining, &full, &replayed);
-        let hinged = hinged_on_ties(
-            &matrix,
-            &full,
-            &replayed,
-            srcs,
-            dsts,
-            opts.min_score,
-            want_copies,
-        );
-        let mut chosen = Vec::new();
-        let mut window: Vec<usize> = Vec::new();
-        for &d in &hinged {
-            if refused.contains(&d) {
-                continue;
-            }
-            let row = search.all_compatible(&dst_items[k_of[&d]], opts.min_score);
-            if row.len() <= replay_budget {
-                replay_budget -= row.len();
-                window.extend(row);
-                chosen.push(d);
-            } else {
-                // Asked once: the budget only shrinks.
-                refused.insert(d);
-            }
-        }
-        if chosen.is_empty() {
-            outcome.ties_unreplayed = hinged.len();
-            return Ok(matrix);
-        }
-        outcome.full_rescans += chosen.len();
-        window.sort_unstable();
-        window.dedup();
-        let mut ids: Vec<ObjectId> = window.iter().map(|&a| srcs[active[a]].entry.id).collect();
-        ids.extend(chosen.iter().map(|&d| dsts[d].entry.id));
-        let spans: HashMap<ObjectId, std::sync::Arc<score::Spans>> =
-            ids.iter().copied().zip(content.spans(&ids)?).collect();
-        let rows: Vec<Vec<Scored>> = chosen
-            .par_iter()
-            .map_init(score::Dense::default, |dense, &d| {
-                let Some(dst) = spans.get(&dsts[d].entry.id) else {
-                    return Vec::new();
-                };
-                dense.with(dst, |loaded| {
-                    let row = Row {
-                        d,
-                        item: &dst_items[k_of[&d]],
-                        loaded,
-                        known: full.get(&d).map_or(&[][..], |v| &v[..]),
-                    };
-                    replay_row(srcs, dsts, active, &src_items, &row, opts.min_score, |a| {
-                        spans.get(&srcs[active[a]].entry.id).map(|s| &**s)
-                    })
-                })
-            })
-            .collect();
-        replayed.extend(chosen.into_iter().zip(rows));
-    }
+    full
 }
 
 /// git's matrix: each destination's 4 slots (its best 4, or the replayed
 /// slots), sorted best first. The sort is stable, so equals keep
 /// destination order, then slot order, as git's merge sort leaves them.
-fn sorted_matrix(
+pub(super) fn sorted_matrix(
     remaining: &[usize],
     full: &HashMap<usize, Vec<Scored>>,
     replayed: &HashMap<usize, Vec<Scored>>,

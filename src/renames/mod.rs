@@ -58,16 +58,18 @@ mod ties;
 
 use gix::ObjectId;
 
+use crate::repo::RepoError;
 use crate::repo::changes::{Change, ChangeKind};
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::candidates::{self};
+use crate::similarity::compute::ComputeError;
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Spans};
+use crate::similarity::store::StoreError;
 
 pub use content::RepoContent;
 use matrix::{inexact_matrix, score_ceiling, score_pairs};
 use pairing::pair_up;
-use ties::{Row, hinged_on_ties, replay_row};
 
 /// Which pairings to look for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,14 +221,39 @@ pub struct Outcome {
 /// every file considered, and exact chunk histograms for the few it scores.
 pub trait Content {
     /// Size and fingerprint of each blob.
-    fn items(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<Sketch>>;
+    fn items(&mut self, ids: &[ObjectId]) -> Result<Vec<Sketch>, ContentError>;
     /// Size of each blob: [`Content::items`] when only sizes are wanted,
     /// which an implementation may answer more cheaply.
-    fn sizes(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<u64>> {
+    fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         Ok(self.items(ids)?.into_iter().map(|i| i.size).collect())
     }
     /// git's chunk histogram of each blob.
-    fn spans(&mut self, ids: &[ObjectId]) -> anyhow::Result<Vec<std::sync::Arc<Spans>>>;
+    fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<std::sync::Arc<Spans>>, ContentError>;
+}
+
+/// The error of a [`Content`] provider: a blob that could not be read
+/// (the message names it), or fingerprints that could not be computed or
+/// stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    /// A blob could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Fingerprints could not be computed or stored.
+    #[error(transparent)]
+    Fingerprints(#[from] ComputeError),
+    /// The store could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The error returned by [`detect`]: the only thing that can fail is
+/// reading the content of the blobs compared.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectError {
+    /// The content provider failed.
+    #[error(transparent)]
+    Content(#[from] ContentError),
 }
 
 /// Whether `id` is the empty blob (of either hash kind). Asked for every
@@ -285,7 +312,7 @@ pub fn detect(
     changes: &[Change],
     opts: &Options,
     content: &mut impl Content,
-) -> anyhow::Result<(Vec<Record>, Outcome)> {
+) -> Result<(Vec<Record>, Outcome), DetectError> {
     let mut outcome = Outcome::default();
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     let mut srcs: Vec<Src> = Vec::new();

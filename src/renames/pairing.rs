@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
+use super::ContentError;
 use super::{
     Content, Detect, Dst, Options, Outcome, Scored, Src, basename, basename_same, inexact_matrix,
     is_regular, record, score_pairs,
@@ -19,7 +20,7 @@ pub(super) fn pair_up(
     want_copies: bool,
     content: &mut impl Content,
     outcome: &mut Outcome,
-) -> anyhow::Result<()> {
+) -> Result<(), ContentError> {
     // Exact renames. Only ids some destination has are worth indexing:
     // sources can outnumber destinations a thousandfold (copy detection
     // against a whole tree).
@@ -120,7 +121,7 @@ pub(super) fn basename_pass(
     active: &[usize],
     min_score: u32,
     content: &mut impl Content,
-) -> anyhow::Result<usize> {
+) -> Result<usize, ContentError> {
     let mut src_names: HashMap<&[u8], Option<usize>> = HashMap::new();
     for &s in active {
         src_names

@@ -364,10 +364,6 @@ fn bad_input_gets_git_style_errors() {
         (&["similar", "src/store.rs", "HEAD:Cargo.toml"], "tree"),
         (&["similar", "no-such-file"], "neither a file nor a blob"),
         (&["similar", "HEAD"], "not a file or blob"),
-        (
-            &["similar", "--threshold", "abc", "src/store.rs"],
-            "threshold",
-        ),
     ];
     for (args, needle) in cases {
         let o = r.simm(args);
@@ -473,14 +469,6 @@ fn renames_bad_input_gets_git_style_errors() {
         (&["renames", "no-such-rev", "HEAD"], "no-such-rev"),
         (&["renames", "HEAD", "HEAD:Cargo.toml"], "tree"),
         (&["renames", "-M", "HEAD~1", "HEAD"], "unknown revision"),
-        (
-            &["renames", "--find-renames=abc", "HEAD", "HEAD"],
-            "rename score",
-        ),
-        (
-            &["renames", "--diff-filter=Q", "HEAD", "HEAD"],
-            "diff-filter",
-        ),
         (&["renames", "--cached", "HEAD", "HEAD"], "--cached"),
     ];
     for (args, needle) in cases {
@@ -887,5 +875,58 @@ fn every_subcommand_help_has_examples() {
                 .any(|l| l.trim_start().starts_with(&format!("git simm {sub}"))),
             "{sub}'s examples do not run it:\n{examples}"
         );
+    }
+}
+
+/// Bad option values are usage errors, as git treats them: exit 129 and
+/// clap's message naming the option, not a fatal error (128) after the
+/// repository was opened.
+#[test]
+fn bad_option_values_are_usage_errors() {
+    let r = sources_repo();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["similar", "--threshold", "abc", "src/store.rs"],
+            "--threshold",
+        ),
+        (&["similar", "-t", "50%%", "src/store.rs"], "--threshold"),
+        (
+            &["renames", "--find-renames=abc", "HEAD", "HEAD"],
+            "--find-renames",
+        ),
+        (&["renames", "-Mabc", "HEAD", "HEAD"], "--find-renames"),
+        (&["renames", "-C5x", "HEAD", "HEAD"], "--find-copies"),
+        (
+            &["renames", "--diff-filter=Q", "HEAD", "HEAD"],
+            "--diff-filter",
+        ),
+        (
+            &["check", "--staged", "--rename-threshold", "1.2.3"],
+            "--rename-threshold",
+        ),
+        (
+            &["check", "--staged", "--copy-threshold", "x"],
+            "--copy-threshold",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(129), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: invalid value"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // Good values still parse, in each of git's spellings.
+    for ok in [
+        &["renames", "-M50%", "HEAD", "HEAD"][..],
+        &["renames", "-M0.5", "HEAD", "HEAD"],
+        &["renames", "-C", "-C", "HEAD", "HEAD"],
+    ] {
+        let o = r.simm(ok);
+        assert!(o.status.success(), "{ok:?}: {}", stderr(&o));
     }
 }

@@ -1,6 +1,6 @@
-//! Command-line definitions. Kept in the library, apart from `main.rs`, so
-//! tests, shell completions and the man page are generated from the same
-//! definitions the binary parses.
+//! Command-line definitions (clap derive): the options of every command,
+//! their help texts and examples. Shell completions and man pages are
+//! generated from the same definitions the binary parses ([`generate`]).
 
 pub mod generate;
 

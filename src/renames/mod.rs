@@ -54,6 +54,8 @@
 mod content;
 mod matrix;
 mod pairing;
+#[cfg(test)]
+mod tests;
 mod ties;
 
 use gix::ObjectId;

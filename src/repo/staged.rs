@@ -178,3 +178,126 @@ fn gallop(len: usize, from: usize, pred: impl Fn(usize) -> bool) -> usize {
     }
     lo
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::git;
+
+    #[test]
+    fn gallop_finds_the_end_of_the_prefix() {
+        for len in 0..40 {
+            for end in 0..=len {
+                for from in 0..=len + 1 {
+                    let want = end.max(from.min(len));
+                    assert_eq!(
+                        gallop(len, from, |i| i < end),
+                        want,
+                        "len {len} end {end} from {from}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// HEAD's tree through the cache-tree shortcut is HEAD's tree: the
+    /// listed entries plus the index ranges it vouches for are exactly what
+    /// `git ls-tree -r HEAD` lists, and the shortcut is taken where the
+    /// cache-tree is valid (so the test would notice it never being used).
+    #[test]
+    fn staged_tree_equals_ls_tree_and_skips_what_the_cache_tree_vouches_for() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path();
+        git(dir, &["init", "-q"]);
+        for d in ["a", "a/deep", "b", "c"] {
+            std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+            for f in 0..5 {
+                std::fs::write(dir.join(format!("{d}/f{f}")), format!("{d} {f}\n")).expect("write");
+            }
+        }
+        std::fs::write(dir.join("top"), "top\n").expect("write");
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", "one"]);
+        let repo = Repo::discover(dir).expect("open");
+        let ls_tree = |repo: &Repo| -> Vec<(Vec<u8>, ObjectId)> {
+            let out = git(
+                dir,
+                &[
+                    "ls-tree",
+                    "-r",
+                    "-z",
+                    "--format=%(objectname) %(path)",
+                    "HEAD",
+                ],
+            );
+            let _ = repo;
+            out.split(|&b| b == 0)
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let (id, path) = l.split_at(40);
+                    (path[1..].to_vec(), ObjectId::from_hex(id).expect("hex"))
+                })
+                .collect()
+        };
+        let rebuilt = |staged: &Staged| -> Vec<(Vec<u8>, ObjectId)> {
+            let index = staged.index.to_vec();
+            let mut all: Vec<(Vec<u8>, ObjectId)> =
+                staged.tree.iter().map(|e| (e.path.clone(), e.id)).collect();
+            for r in &staged.same {
+                all.extend(index[r.clone()].iter().map(|e| (e.path.clone(), e.id)));
+            }
+            all.sort();
+            all
+        };
+        let head = || repo.resolve_tree("HEAD").expect("HEAD");
+
+        // Right after a commit the cache-tree is valid everywhere: nothing
+        // of the tree need be read.
+        let staged = repo.staged(Some(head())).expect("staged");
+        assert_eq!(rebuilt(&staged), ls_tree(&repo));
+        assert!(staged.tree.is_empty(), "{:?}", staged.tree.len());
+
+        // Staging a change invalidates its directories (and their parents):
+        // those are read from the tree, the rest still comes from the index.
+        std::fs::write(dir.join("a/deep/f1"), "changed\n").expect("write");
+        std::fs::write(dir.join("c/new"), "new\n").expect("write");
+        // Named paths: `git add -A` invalidates the whole cache-tree.
+        git(dir, &["add", "a/deep/f1", "c/new"]);
+        let staged = repo.staged(Some(head())).expect("staged");
+        assert_eq!(rebuilt(&staged), ls_tree(&repo));
+        let listed: Vec<&[u8]> = staged.tree.iter().map(|e| e.path.as_slice()).collect();
+        assert!(listed.contains(&&b"a/deep/f1"[..]), "{listed:?}");
+        assert!(
+            !listed.iter().any(|p| p.starts_with(b"b/")),
+            "b/ is vouched for: {listed:?}"
+        );
+        assert!(!staged.same.is_empty());
+
+        // Another tree than the one the cache-tree was written for: the
+        // ids disagree, so nothing is taken on trust.
+        git(dir, &["commit", "-q", "-m", "two"]);
+        let first = repo.resolve_tree("HEAD~1").expect("HEAD~1");
+        let staged = repo.staged(Some(first)).expect("staged");
+        let mut want: Vec<(Vec<u8>, ObjectId)> = {
+            let out = git(
+                dir,
+                &[
+                    "ls-tree",
+                    "-r",
+                    "-z",
+                    "--format=%(objectname) %(path)",
+                    "HEAD~1",
+                ],
+            );
+            out.split(|&b| b == 0)
+                .filter(|l| !l.is_empty())
+                .map(|l| {
+                    let (id, path) = l.split_at(40);
+                    (path[1..].to_vec(), ObjectId::from_hex(id).expect("hex"))
+                })
+                .collect()
+        };
+        want.sort();
+        assert_eq!(rebuilt(&staged), want);
+    }
+}

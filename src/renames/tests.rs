@@ -1,0 +1,336 @@
+//! Unit tests of the inexact step's internals: git's slot replay, the
+//! sorted matrix and which ties decide a pairing. End-to-end agreement
+//! with git's output is tested against the real binary in `tests/`.
+
+use std::collections::HashMap;
+
+use gix::ObjectId;
+
+use super::matrix::sorted_matrix;
+use super::ties::{Row, hinged_on_ties, replay_row};
+use super::{Dst, Scored, Src, basename_same, better};
+use crate::repo::{Entry, EntryKind};
+use crate::similarity::fingerprint::{Sketch, fingerprint};
+use crate::similarity::score::{self, Dense, Spans};
+
+fn entry(path: &str, n: u32) -> Entry {
+    let mut id = [0u8; 20];
+    id[..4].copy_from_slice(&n.to_be_bytes());
+    id[19] = 1;
+    Entry {
+        path: path.as_bytes().to_vec(),
+        kind: EntryKind::Regular,
+        id: ObjectId::from_bytes_or_panic(&id),
+    }
+}
+
+fn src(path: &str, n: u32) -> Src {
+    Src {
+        entry: entry(path, n),
+        change: n as usize,
+        used: 0,
+        unchanged: false,
+    }
+}
+
+fn dst(path: &str, n: u32) -> Dst {
+    Dst {
+        entry: entry(path, n),
+        change: n as usize,
+        pair: None,
+    }
+}
+
+fn scored(score: u32, src: usize) -> Scored {
+    Scored {
+        score,
+        same_name: false,
+        src,
+    }
+}
+
+/// git's `record_if_better()` over every source in order, with slots that
+/// start at score -1 (diffcore-rename.c at v2.47.3): the reference the
+/// pruned replay must reproduce exactly.
+fn git_slots(
+    srcs: &[Src],
+    dst: &Dst,
+    sketches: &[Sketch],
+    spans: &[Spans],
+    d: &Spans,
+    dsize: u64,
+    min_score: u32,
+) -> Vec<Scored> {
+    // (score, name_score, src); -1 marks an empty slot.
+    let mut m: [(i64, bool, usize); 4] = [(-1, false, usize::MAX); 4];
+    let compare = |a: &(i64, bool, usize), b: &(i64, bool, usize)| {
+        // score_compare: positive when `a` sorts after (is worse than) `b`.
+        if a.0 == b.0 {
+            (b.1 as i64) - (a.1 as i64)
+        } else {
+            b.0 - a.0
+        }
+    };
+    for (s, source) in srcs.iter().enumerate() {
+        let compatible = sketches[s].size > 0
+            && dsize > 0
+            && score::sizes_compatible(sketches[s].size, dsize, min_score);
+        let sc = if compatible {
+            score::score(&spans[s], d, min_score)
+        } else {
+            0
+        };
+        let o = (
+            i64::from(sc),
+            basename_same(&source.entry.path, &dst.entry.path),
+            s,
+        );
+        let mut worst = 0;
+        for i in 1..4 {
+            if compare(&m[i], &m[worst]) > 0 {
+                worst = i;
+            }
+        }
+        if compare(&m[worst], &o) > 0 {
+            m[worst] = o;
+        }
+    }
+    m.iter()
+        .filter(|(sc, _, _)| *sc >= i64::from(min_score))
+        .map(|&(sc, same_name, src)| Scored {
+            score: sc as u32,
+            same_name,
+            src,
+        })
+        .collect()
+}
+
+/// Lines of real text, and variants of it: copies with one line changed
+/// (equal scores: ties), heavier edits, shuffles, and unrelated texts, so
+/// the slots see ties, the size window and the ceiling skip.
+fn variants(base: &[u8], others: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let lines: Vec<&[u8]> = base.split_inclusive(|&b| b == b'\n').collect();
+    let mut out = Vec::new();
+    for k in 0..6 {
+        let mut v = lines.clone();
+        let i = (k * 7 + 3) % v.len();
+        let changed = format!("changed line {k}\n");
+        let mut text: Vec<u8> = Vec::new();
+        for (j, l) in v.drain(..).enumerate() {
+            if j == i {
+                text.extend_from_slice(changed.as_bytes());
+            } else {
+                text.extend_from_slice(l);
+            }
+        }
+        out.push(text);
+    }
+    for step in [2, 3, 5] {
+        let text: Vec<u8> = lines
+            .iter()
+            .enumerate()
+            .flat_map(|(j, l)| if j % step == 0 { &b"edited\n"[..] } else { l })
+            .copied()
+            .collect();
+        out.push(text);
+    }
+    let mut shuffled = lines.clone();
+    shuffled.reverse();
+    out.push(shuffled.concat());
+    out.push(base.to_vec());
+    out.push(base.to_vec());
+    out.extend(others.iter().take(12).cloned());
+    out
+}
+
+#[test]
+fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
+    let texts = crate::testing::real_text();
+    let usable: Vec<&Vec<u8>> = texts
+        .iter()
+        .filter(|t| t.len() > 2000 && t.split(|&b| b == b'\n').count() > 40)
+        .collect();
+    assert!(usable.len() >= 8, "not enough real text for the test");
+    let others: Vec<Vec<u8>> = usable.iter().map(|t| t.to_vec()).collect();
+    let mut checked = 0;
+    let mut with_ties = 0;
+    for (n, base) in usable.iter().take(8).enumerate() {
+        let bodies = variants(base, &others[n + 1..]);
+        let srcs: Vec<Src> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                // Every third source shares the destination's basename.
+                let name = if i % 3 == 0 {
+                    format!("a{i}/lib.rs")
+                } else {
+                    format!("a{i}/f{i}.rs")
+                };
+                src(&name, i as u32)
+            })
+            .collect();
+        let sketches: Vec<Sketch> = bodies
+            .iter()
+            .map(|b| Sketch {
+                size: b.len() as u64,
+                fingerprint: fingerprint(b),
+            })
+            .collect();
+        let spans: Vec<Spans> = bodies.iter().map(|b| Spans::new(b)).collect();
+        let d = dst("b/lib.rs", 1000);
+        let dspans = Spans::new(base);
+        let dsketch = Sketch {
+            size: base.len() as u64,
+            fingerprint: fingerprint(base),
+        };
+        let dsts = vec![d];
+        for min_score in [score::DEFAULT_MIN_SCORE, 45_000, 59_000] {
+            let want = git_slots(
+                &srcs,
+                &dsts[0],
+                &sketches,
+                &spans,
+                &dspans,
+                dsketch.size,
+                min_score,
+            );
+            let scores: Vec<u32> = want.iter().map(|s| s.score).collect();
+            if scores
+                .iter()
+                .enumerate()
+                .any(|(i, a)| scores[i + 1..].contains(a))
+            {
+                with_ties += 1;
+            }
+            // Known scores as the candidate search would leave them: some of
+            // the sources, scored exactly.
+            for known_every in [0usize, 2, 5] {
+                let known: Vec<Scored> = (0..srcs.len())
+                    .filter(|&s| known_every > 0 && s % known_every == 0)
+                    .map(|s| Scored {
+                        score: score::score(&spans[s], &dspans, min_score),
+                        same_name: basename_same(&srcs[s].entry.path, &dsts[0].entry.path),
+                        src: s,
+                    })
+                    .filter(|k| k.score >= min_score)
+                    .collect();
+                let active: Vec<usize> = (0..srcs.len()).collect();
+                let got = Dense::default().with(&dspans, |loaded| {
+                    let row = Row {
+                        d: 0,
+                        item: &dsketch,
+                        loaded,
+                        known: &known,
+                    };
+                    replay_row(&srcs, &dsts, &active, &sketches, &row, min_score, |a| {
+                        spans.get(a)
+                    })
+                });
+                let key = |v: &[Scored]| -> Vec<(u32, bool, usize)> {
+                    v.iter().map(|s| (s.score, s.same_name, s.src)).collect()
+                };
+                assert_eq!(
+                    key(&got),
+                    key(&want),
+                    "text {n}, min {min_score}, known every {known_every}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 8 * 3 * 3);
+    assert!(
+        with_ties > 0,
+        "no row had tied slots: the test would not test ties"
+    );
+}
+
+#[test]
+fn sorted_matrix_keeps_four_slots_and_git_order_among_equals() {
+    let mut full: HashMap<usize, Vec<Scored>> = HashMap::new();
+    // Destination 7: six kept pairs, best first; only the best 4 enter.
+    full.insert(
+        7,
+        vec![
+            scored(50_000, 1),
+            scored(50_000, 2),
+            scored(40_000, 3),
+            scored(40_000, 4),
+            scored(40_000, 5),
+            scored(35_000, 6),
+        ],
+    );
+    // Destination 3: one pair equal to 7's best.
+    full.insert(3, vec![scored(50_000, 9)]);
+    // Destination 5: replayed slots replace its kept list.
+    full.insert(5, vec![scored(60_000, 0)]);
+    let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
+    replayed.insert(5, vec![scored(45_000, 8), scored(45_000, 6)]);
+    let matrix = sorted_matrix(&[3, 5, 7], &full, &replayed);
+    let got: Vec<(usize, u32, usize)> = matrix.iter().map(|(d, s)| (*d, s.score, s.src)).collect();
+    assert_eq!(
+        got,
+        vec![
+            // Equal scores keep destination order, then slot order.
+            (3, 50_000, 9),
+            (7, 50_000, 1),
+            (7, 50_000, 2),
+            (5, 45_000, 8),
+            (5, 45_000, 6),
+            (7, 40_000, 3),
+            (7, 40_000, 4),
+        ]
+    );
+    // A same-basename pair goes first among equal scores, as in git.
+    let mut named = scored(50_000, 4);
+    named.same_name = true;
+    full.insert(7, vec![scored(50_000, 1), named]);
+    let matrix = sorted_matrix(&[3, 7], &full, &HashMap::new());
+    assert_eq!((matrix[0].0, matrix[0].1.src), (7, 4));
+    assert!(better(&matrix[0].1, &matrix[1].1).is_lt());
+}
+
+#[test]
+fn only_ties_that_decide_a_pairing_are_replayed() {
+    let srcs: Vec<Src> = (0..6).map(|i| src(&format!("s{i}"), i)).collect();
+    let dsts: Vec<Dst> = (0..3).map(|i| dst(&format!("d{i}"), 100 + i)).collect();
+    let min = score::DEFAULT_MIN_SCORE;
+    let run = |full: &HashMap<usize, Vec<Scored>>, srcs: &[Src]| {
+        let matrix = sorted_matrix(&[0, 1, 2], full, &HashMap::new());
+        hinged_on_ties(&matrix, full, &HashMap::new(), srcs, &dsts, min, false)
+    };
+
+    // Destination 0 has two equal best sources, both free: git's slot
+    // order decides which it takes.
+    let mut full = HashMap::new();
+    full.insert(0, vec![scored(50_000, 0), scored(50_000, 1)]);
+    full.insert(1, vec![scored(55_000, 2)]);
+    assert_eq!(run(&full, &srcs), vec![0]);
+
+    // The same tie, but one of the two is taken first by a better pair:
+    // nothing is left to decide.
+    full.insert(1, vec![scored(55_000, 1)]);
+    assert_eq!(run(&full, &srcs), Vec::<usize>::new());
+
+    // Unequal scores: no tie at all.
+    full.insert(0, vec![scored(50_000, 0), scored(49_000, 1)]);
+    assert_eq!(run(&full, &srcs), Vec::<usize>::new());
+
+    // Five equal sources straddle git's cut at 4, and the destination's
+    // kept four are all taken: the fifth (free) might have been kept by
+    // git instead, so the pairing hinges on the tie.
+    let mut full = HashMap::new();
+    full.insert(0, (0..5).map(|s| scored(40_000, s)).collect());
+    full.insert(1, (0..4).map(|s| scored(58_000, s)).collect());
+    full.insert(
+        2,
+        vec![
+            scored(59_000, 0),
+            scored(59_000 - 1, 1),
+            scored(57_000, 2),
+            scored(56_000, 3),
+        ],
+    );
+    let hinged = run(&full, &srcs);
+    assert!(hinged.contains(&0), "{hinged:?}");
+}

@@ -26,6 +26,7 @@ pub mod compute;
 pub mod fingerprint;
 pub mod generate;
 pub mod output;
+pub mod pack;
 pub mod pack_objects;
 pub mod pack_order;
 pub mod progress;

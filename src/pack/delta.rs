@@ -281,7 +281,7 @@ impl<'a> Index<'a> {
     /// Index `base`.
     pub fn new(base: &'a [u8]) -> Index<'a> {
         let limit = base.len().min(u32::MAX as usize);
-        let blocks = limit / STRIDE;
+        let blocks = limit.checked_sub(BLOCK).map_or(0, |n| n / STRIDE + 1);
         // As many buckets as blocks, rounded up to a power of two, and a
         // filter of 32 to 64 bits per block: most target positions match
         // nothing, and the filter rejects all but a few percent of them with
@@ -1167,32 +1167,56 @@ mod tests {
         let dir = std::path::PathBuf::from(dir);
         let listing = std::fs::read_to_string(dir.join("git-sizes.txt")).unwrap();
         let mut pairs = Vec::new();
+        let mut git_packed = Vec::new();
         for line in listing.lines() {
             let mut f = line.split_whitespace();
             let (name, git) = (f.next().unwrap(), f.next().unwrap());
+            git_packed.push(f.next().unwrap().parse::<i64>().unwrap());
             let base = std::fs::read(dir.join(format!("{name}.base"))).unwrap();
             let target = std::fs::read(dir.join(format!("{name}.target"))).unwrap();
             pairs.push((git.parse::<i64>().unwrap(), base, target));
         }
-        let (mut ours, mut theirs, mut n, mut better, mut worse) = (0, 0, 0, 0, 0);
+        // Raw delta bytes, and the delta's entry in a pack (header, offset
+        // and zlib stream at git's default level) against git's
+        // size-in-packfile for the same pair.
+        let (mut raw, mut packed, mut n, mut better, mut worse) = ([0; 2], [0; 2], 0, 0, 0);
         let mut deltas = Vec::new();
-        for (git, base, target) in &pairs {
+        for ((git, base, target), &git_packed) in pairs.iter().zip(&git_packed) {
             let d = delta(base, target);
             assert!(apply(base, &d).unwrap() == *target);
             if *git >= 0 {
+                use crate::pack::write::{Entry, write_pack};
+                let entries = [
+                    Entry::Full {
+                        kind: gix::objs::Kind::Blob,
+                        data: base,
+                    },
+                    Entry::Delta { base: 0, delta: &d },
+                ];
+                let level = gix::zlib::Compression::DEFAULT;
+                let pack = write_pack(Vec::new(), &entries, gix::hash::Kind::Sha1, level).unwrap();
+                let entry = pack.len as usize - 20 - pack.entries[1].offset as usize;
                 let g = *git as usize;
-                ours += d.len();
-                theirs += g;
+                raw[0] += d.len();
+                raw[1] += g;
+                packed[0] += entry;
+                packed[1] += git_packed as usize;
                 n += 1;
                 better += usize::from(d.len() < g);
                 worse += usize::from(d.len() > g);
             }
             deltas.push(d);
         }
+        let pct = |x: [usize; 2]| (x[0] as f64 / x[1] as f64 - 1.0) * 100.0;
         println!(
-            "{n} pairs git deltified: ours {ours} bytes, git {theirs} ({:+.2}%); \
-             smaller in {better}, larger in {worse}",
-            (ours as f64 / theirs as f64 - 1.0) * 100.0
+            "{n} pairs git deltified: ours {} bytes, git {} ({:+.2}%), smaller in \
+             {better}, larger in {worse}; in the pack ours {} bytes, git {} ({:+.2}%)",
+            raw[0],
+            raw[1],
+            pct(raw),
+            packed[0],
+            packed[1],
+            pct(packed)
         );
         let target_bytes: usize = pairs.iter().map(|p| p.2.len()).sum();
         let rounds = (100_000_000 / target_bytes.max(1)).max(1);

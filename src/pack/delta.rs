@@ -546,6 +546,12 @@ impl Encoder<'_> {
                 self.open.pop();
             } else {
                 c.len = c.len.min(at - c.at);
+                // What is left of a copy may cost more than its bytes as
+                // literals (in an insert of their own); the gap left by
+                // dropping it is written as literals.
+                if c.len < copy_cost(c.src, c.len) {
+                    self.open.pop();
+                }
                 break;
             }
         }
@@ -616,6 +622,14 @@ impl Encoder<'_> {
             len -= n;
         }
     }
+}
+
+/// The bytes of a copy instruction of `len` (at most [`MAX_COPY`]) bytes from
+/// `offset`.
+fn copy_cost(offset: usize, len: usize) -> usize {
+    let nonzero = |v: usize, n: usize| (0..n).filter(|i| (v >> (8 * i)) & 0xff != 0).count();
+    let size = if len == 0x10000 { 0 } else { len };
+    1 + nonzero(offset, 4) + nonzero(size, 3)
 }
 
 /// A little-endian base-128 size from the delta header.
@@ -783,9 +797,17 @@ mod tests {
         assert_eq!(index.delta(target, d.len() - 1), None);
         // Literals are cut into inserts only where they must be: every
         // insert followed by another is full.
-        for w in ops(&d).windows(2) {
+        let ops = ops(&d);
+        for w in ops.windows(2) {
             if let [Op::Insert(n), Op::Insert(_)] = w {
                 assert_eq!(*n, MAX_INSERT);
+            }
+        }
+        // No copy costs more than its bytes would as an insert of their own.
+        for op in &ops {
+            if let Op::Copy { offset, size } = *op {
+                let cost = copy_cost(offset as usize, size.min(MAX_COPY as u64) as usize);
+                assert!(size as usize + 1 >= cost, "{op:?}");
             }
         }
         d

@@ -1190,10 +1190,16 @@ mod tests {
         }
     }
 
-    /// Delta sizes and throughput on pairs of real files: set
-    /// `GIT_SIMM_DELTA_PAIRS` to a directory of `NNNN.base` and `NNNN.target`
-    /// files, with a `git-sizes.txt` of lines `NNNN <git's delta size> ...`
-    /// (-1 where git made no delta), and run with `--ignored --nocapture`.
+    /// Delta sizes against git's, and throughput, on pairs of real files:
+    /// set `GIT_SIMM_DELTA_PAIRS` to a directory of `NNNN.base` and
+    /// `NNNN.target` files and a `git-sizes.txt` of lines `NNNN <size>
+    /// <size-in-packfile> ...` (-1 -1 where git made no delta), and run with
+    /// `--ignored --nocapture`. The sizes are the delta's two columns in
+    /// `git verify-pack -v` of the pack that `git pack-objects --window=10
+    /// --depth=50 --no-reuse-delta --no-reuse-object --delta-base-offset`
+    /// makes of the two blobs (git picks the direction; NNNN.base is the
+    /// blob git used as the base). The test profile keeps debug assertions,
+    /// so a release build measures faster.
     #[test]
     #[ignore = "a measurement; needs GIT_SIMM_DELTA_PAIRS"]
     fn measure_pairs() {

@@ -431,11 +431,12 @@ impl<'a> Index<'a> {
                     p += 1;
                     continue;
                 }
-                if near && best.src != diag {
+                if near && best.src != diag && p + DIAGONAL_LOOKAHEAD <= copy_end + DIAGONAL_REACH {
                     // A copy from elsewhere that stops short of where the
                     // last copy's diagonal, resumed a few bytes later, would
                     // reach: this is a substitution, and the elsewhere copy
-                    // would fragment the diagonal into short copies.
+                    // would fragment the diagonal into short copies. (Only
+                    // where the scan will still try the diagonal there.)
                     let end = p + best.fwd;
                     let resumes = (1..=DIAGONAL_LOOKAHEAD).find(|&j| {
                         let (q, c) = (p + j, diag.wrapping_add(j));

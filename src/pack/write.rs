@@ -347,6 +347,7 @@ fn push_ofs_distance(buf: &mut Vec<u8>, mut distance: u64) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
     use std::path::Path;
     use std::process::{Command, Output};
 
@@ -877,6 +878,82 @@ mod tests {
             let id = gix::objs::compute_hash(SHA1, ObjectKind::Blob, t).unwrap();
             let out = git_ok(&repo, &["cat-file", "blob", &id.to_string()]);
             assert!(out == *t);
+        }
+    }
+
+    /// The other direction: git's own deltas (from `git pack-objects`,
+    /// OFS_DELTA and REF_DELTA) decode with [`apply`] to git's objects.
+    #[test]
+    fn git_deltas_decode() {
+        let tmp = tempfile::tempdir().unwrap();
+        git_ok(tmp.path(), &["init", "-q", "--bare", "r.git"]);
+        let repo = tmp.path().join("r.git");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut rng = Rng(13);
+        let mut blobs = Vec::new();
+        for name in ["Cargo.toml", "Cargo.lock", "README.md"] {
+            let mut text = std::fs::read(root.join(name)).unwrap();
+            for _ in 0..6 {
+                blobs.push(text.clone());
+                let at = rng.below(text.len());
+                text.splice(at..at, rng.bytes(30));
+                let cut = rng.below(text.len() - 50);
+                text.drain(cut..cut + 50);
+            }
+        }
+        let mut ids = Vec::new();
+        for b in &blobs {
+            let path = tmp.path().join("blob");
+            std::fs::write(&path, b).unwrap();
+            let out = git_ok(&repo, &["hash-object", "-w", path.to_str().unwrap()]);
+            ids.push(String::from_utf8(out).unwrap().trim().to_owned());
+        }
+        for ofs in [true, false] {
+            let mut cmd = git_command(&repo);
+            cmd.args([
+                "pack-objects",
+                "--stdout",
+                "--window=10",
+                "--depth=50",
+                "-q",
+            ]);
+            if ofs {
+                cmd.arg("--delta-base-offset");
+            }
+            let mut child = cmd
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(ids.join("\n").as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success());
+            let entries = read_pack(&out.stdout);
+            // Resolve in pack order (git writes bases first).
+            let mut by_offset: HashMap<u64, Vec<u8>> = HashMap::new();
+            let mut by_id: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+            let mut deltas = 0;
+            for e in &entries {
+                let content = match (e.ofs_base, &e.ref_base) {
+                    (Some(base), _) => apply(&by_offset[&base], &e.data).unwrap(),
+                    (None, Some(id)) => apply(&by_id[id.as_slice()], &e.data).unwrap(),
+                    (None, None) => e.data.clone(),
+                };
+                deltas += usize::from(e.code >= OBJ_OFS_DELTA);
+                let id = gix::objs::compute_hash(SHA1, ObjectKind::Blob, &content).unwrap();
+                by_id.insert(id.as_bytes().to_vec(), content.clone());
+                by_offset.insert(e.offset, content);
+            }
+            assert!(deltas >= blobs.len() / 2, "only {deltas} deltas");
+            for (b, id) in blobs.iter().zip(&ids) {
+                let id = ObjectId::from_hex(id.as_bytes()).unwrap();
+                assert!(by_id[id.as_bytes()] == *b);
+            }
         }
     }
 }

@@ -1,13 +1,18 @@
 //! Packs: the order git-simm hands `git pack-objects` ([`order`]), the
 //! object list it is built from ([`list`]), running git's plumbing
 //! ([`git`]), checking the result ([`verify`]) and replacing a
-//! repository's packs safely ([`repack`](mod@repack)).
+//! repository's packs safely ([`repack`](mod@repack)); and, for packs
+//! git-simm writes itself with the delta bases it chooses, git's delta
+//! encoding ([`delta`]) and a pack writer ([`mod@write`]) whose output
+//! `git index-pack --strict` accepts.
 
+pub mod delta;
 pub mod git;
 pub mod list;
 pub mod order;
 pub mod repack;
 pub mod verify;
+pub mod write;
 
 pub use list::{ListOptions, PackList, pack_list};
 pub use order::Strategy;

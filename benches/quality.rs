@@ -19,7 +19,7 @@
 //! that repository's HEAD instead. Edits are drawn from a fixed-seed
 //! splitmix64, so a corpus always gives the same report.
 
-#[path = "../tests/util/mod.rs"]
+#[path = "../tests/it/util.rs"]
 mod util;
 
 use std::collections::HashSet;

@@ -2,7 +2,7 @@
 //! real `git`: output compared with git's own, the fingerprint store's
 //! robustness, and every kind of bad input DEVELOPERS.md lists.
 
-mod util;
+use crate::util;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

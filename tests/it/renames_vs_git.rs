@@ -14,7 +14,7 @@
 //! the interesting lines (renames, copies, ...), so no test passes on an
 //! empty diff.
 
-mod util;
+use crate::util;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use util::{Repo, Rng, lossy, own_source, registry_crates, registry_src, walk};
 
 // ---------------------------------------------------------------------------
-// Comparing with git (repositories and the environment: tests/util).
+// Comparing with git (repositories and the environment: util.rs).
 
 /// `git diff --no-color --name-status <args>`: stdout, asserting success.
 fn git_diff(r: &Repo, args: &[&str]) -> Vec<u8> {
@@ -436,8 +436,8 @@ fn pure_renames_agree() {
         ("lib/engine/core.rs", own_source("src/score.rs")),
         ("lib/engine/store.rs", own_source("src/store.rs")),
         ("lib/engine/nested/fp.rs", own_source("src/fingerprint.rs")),
-        ("tools/cli_tests.rs", own_source("tests/cli.rs")),
-        ("tools/score_tests.rs", own_source("tests/score_vs_git.rs")),
+        ("tools/cli_tests.rs", own_source("tests/it/cli.rs")),
+        ("tools/score_tests.rs", own_source("tests/it/score_vs_git.rs")),
         ("a/util.rs", pick(1).to_vec()),
         ("b/util.rs", pick(2).to_vec()),
         ("docs/guide.md", pick(3).to_vec()),
@@ -501,7 +501,7 @@ fn pure_renames_agree() {
 fn same_basename_preference_agrees() {
     let _mismatches = Mismatches::guard();
     let r = Repo::new();
-    let base = own_source("tests/score_vs_git.rs");
+    let base = own_source("tests/it/score_vs_git.rs");
     let scorer = GitScorer::new(&base);
     // `near` is very close to the destination, `named` less so but shares
     // its basename.
@@ -1331,7 +1331,7 @@ fn cached_and_work_tree_agree() {
     for i in 0..10 {
         r.write(format!("src/f{i}.rs"), pick(140 + i));
     }
-    r.write("big.rs", &own_source("tests/cli.rs"));
+    r.write("big.rs", &own_source("tests/it/cli.rs"));
     r.write("empty.txt", b"");
     let c1 = r.commit_all("one");
     // A second commit so `HEAD~1` is a meaningful tree-ish.

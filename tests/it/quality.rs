@@ -21,7 +21,7 @@
 //! `cargo bench --bench quality` prints the full numbers behind the bounds
 //! used here.
 
-mod util;
+use crate::util;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

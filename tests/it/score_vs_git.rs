@@ -7,7 +7,7 @@
 //! `-M<n>` arguments. Inputs are this crate's own files (real text) with
 //! deterministic pseudo-random edits, so the tests need nothing but `git`.
 
-mod util;
+use crate::util;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

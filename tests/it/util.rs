@@ -1,15 +1,15 @@
 //! Helpers shared by the integration tests and `benches/quality.rs`.
 //!
-//! Each test file is its own crate and used to carry its own copy of these:
-//! repositories built with the real `git` in a pinned environment, running
-//! `git` and `git-simm`, reading real text from the cargo registry, and a
-//! deterministic PRNG. One copy here keeps them from drifting apart (a
-//! drifted copy once meant one suite was hermetic and another was not).
+//! Repositories built with the real `git` in a pinned environment, running
+//! `git` and `git-simm`, the pinned text corpus that `fixtures/corpus.sh`
+//! builds, and a deterministic PRNG. One copy here keeps the test modules
+//! from drifting apart (a drifted copy once meant one suite was hermetic and
+//! another was not).
 //!
-//! Tests use it with `mod util;`, the quality bench with
-//! `#[path = "../tests/util/mod.rs"] mod util;`.
+//! The test binary declares it as `mod util;` (tests/it/main.rs), the
+//! quality bench as `#[path = "../tests/it/util.rs"] mod util;`.
 
-// Every test binary uses a different subset of these helpers.
+// The test binary and the bench each use a different subset of these helpers.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;

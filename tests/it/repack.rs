@@ -6,7 +6,7 @@
 //! Fixture histories are built from this crate's own sources, edited the way
 //! code is edited (lines inserted, changed and deleted), with pinned dates.
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -27,7 +27,7 @@ const SOURCES: &[&str] = &[
     "src/compute.rs",
     "src/cli.rs",
     "src/progress.rs",
-    "tests/util/mod.rs",
+    "tests/it/util.rs",
     "README.md",
 ];
 

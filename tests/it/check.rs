@@ -4,7 +4,7 @@
 //! git itself sees (`git diff --cached -M --name-status`), so the warnings
 //! are shown to describe git's real behaviour, not only our own opinion.
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

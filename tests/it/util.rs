@@ -297,11 +297,154 @@ impl Repo {
 }
 
 // ---------------------------------------------------------------------------
-// Real text: this crate's sources and the cargo registry.
+// Fixtures: inputs the scripts in `fixtures/` build, cached under target/.
 
-/// A file of this crate, by its path relative to the manifest directory.
-pub fn own_source(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect("own source")
+/// Where built fixtures are kept: `$GIT_SIMM_FIXTURES` if set (to share
+/// them between clones or keep them over `cargo clean`), otherwise
+/// `target/fixtures/` of this repository.
+pub fn fixtures_root() -> PathBuf {
+    match std::env::var_os("GIT_SIMM_FIXTURES") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fixtures"),
+    }
+}
+
+/// The cache key of `fixtures/<name>.sh`: the first 16 hex digits of the
+/// SHA-1 of the script, `fixtures/lib.sh` and every file below
+/// `fixtures/<name>/` (its pinned inputs), with their names. Editing any
+/// of them gives a new key, so the fixture is rebuilt exactly when what
+/// builds it changes.
+fn fixture_key(name: &str) -> std::io::Result<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut inputs = vec![dir.join(format!("{name}.sh")), dir.join("lib.sh")];
+    walk(&dir.join(name), &mut inputs);
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    for path in &inputs {
+        let data = std::fs::read(path)?;
+        let rel = path.strip_prefix(&dir).unwrap_or(path);
+        hasher.update(rel.as_os_str().as_bytes());
+        hasher.update(format!("\0{}\0", data.len()).as_bytes());
+        hasher.update(&data);
+    }
+    let id = hasher.try_finalize().map_err(std::io::Error::other)?;
+    Ok(id.to_hex_with_len(16).to_string())
+}
+
+/// Build `fixtures/<name>.sh` into `<root>/<name>-<key>/` unless it is
+/// there. Safe when several processes ask at once: they take turns on a
+/// lock file, and the script writes into a temporary directory renamed
+/// into place when it succeeds, so a directory under the final name is
+/// always complete.
+fn build_fixture(name: &str) -> Result<PathBuf, String> {
+    let key =
+        fixture_key(name).map_err(|e| format!("reading fixtures/{name}.sh and its inputs: {e}"))?;
+    let root = fixtures_root();
+    let done = root.join(format!("{name}-{key}"));
+    if done.is_dir() {
+        return Ok(done);
+    }
+    let io = |what: &str, e: std::io::Error| format!("{what} in {}: {e}", root.display());
+    std::fs::create_dir_all(&root).map_err(|e| io("creating the fixture cache", e))?;
+    let lock = std::fs::File::create(root.join(format!(".{name}-{key}.lock")))
+        .map_err(|e| io("creating a lock file", e))?;
+    lock.lock().map_err(|e| io("locking", e))?;
+    if done.is_dir() {
+        // Another process built it while this one waited.
+        return Ok(done);
+    }
+    // Whatever an interrupted build left; nobody else builds it now.
+    let partial = format!(".{name}-{key}.tmp-");
+    for e in std::fs::read_dir(&root)
+        .map_err(|e| io("listing", e))?
+        .flatten()
+    {
+        if e.file_name().to_string_lossy().starts_with(&partial) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let tmp = root.join(format!("{partial}{}", std::process::id()));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/{name}.sh"));
+    let start = std::time::Instant::now();
+    let out = git_env(&mut Command::new("bash"))
+        .arg(&script)
+        .arg(&tmp)
+        .output()
+        .map_err(|e| format!("running bash {}: {e}", script.display()))?;
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        return Err(format!(
+            "{} failed ({}); the first build downloads its pinned inputs with cargo and \
+             pip, so it needs the package registries:\n{}{}",
+            script.display(),
+            out.status,
+            lossy(&out.stdout),
+            lossy(&out.stderr)
+        ));
+    }
+    std::fs::rename(&tmp, &done).map_err(|e| io("renaming the built fixture into place", e))?;
+    eprintln!(
+        "built fixture {} in {:.1} s",
+        done.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(done)
+}
+
+/// The directory `fixtures/<name>.sh` builds, built on first use (once per
+/// process) and cached. Panics with the script's output if it cannot be
+/// built: a test never runs on a missing fixture.
+pub fn fixture(name: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static BUILT: Mutex<Option<HashMap<String, Result<PathBuf, String>>>> = Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    let built = built.get_or_insert_with(HashMap::new);
+    let result = built
+        .entry(name.to_owned())
+        .or_insert_with(|| build_fixture(name));
+    match result {
+        Ok(dir) => dir.clone(),
+        Err(msg) => panic!("cannot build fixture {name}: {msg}"),
+    }
+}
+
+/// The text corpus (`fixtures/corpus.sh`): pinned crates and Python source
+/// distributions, real code and prose.
+pub fn corpus_dir() -> PathBuf {
+    fixture("corpus")
+}
+
+/// Every file of the corpus, in sorted path order.
+pub fn corpus_files() -> &'static [PathBuf] {
+    static FILES: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dir = corpus_dir();
+        let mut files = Vec::new();
+        walk(&dir, &mut files);
+        // The pinned packages hold over 5,000 files; fewer means the
+        // cached directory was tampered with.
+        assert!(
+            files.len() >= 5000,
+            "only {} files in the corpus at {}: remove it to rebuild",
+            files.len(),
+            dir.display()
+        );
+        files
+    })
+}
+
+/// The content of the corpus file `rel` (relative to the corpus
+/// directory, e.g. `rust/regex-1.11.1/src/lib.rs`): real text that stays
+/// the same, whatever happens to this crate's own sources.
+pub fn corpus_text(rel: &str) -> Vec<u8> {
+    let path = corpus_dir().join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("corpus file {}: {e}", path.display()))
+}
+
+/// The pre-commit hook git-simm ships (and `install-hook` installs).
+pub fn shipped_hook() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("git-hooks/pre-commit"))
+        .expect("git-hooks/pre-commit")
 }
 
 /// Text files of 1 to 64 KiB make the fingerprint corpora: smaller ones are
@@ -311,55 +454,6 @@ pub const MAX_FILE: usize = 64 * 1024;
 
 /// The size of one substitution in Manber's experiment.
 pub const SUB_LEN: usize = 50;
-
-pub fn cargo_home() -> PathBuf {
-    match std::env::var_os("CARGO_HOME") {
-        Some(h) if !h.is_empty() => PathBuf::from(h),
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
-    }
-}
-
-/// The registry sources cargo unpacked to build this crate: thousands of
-/// real text files present wherever the tests can run, with no download.
-pub fn registry_src() -> PathBuf {
-    cargo_home().join("registry").join("src")
-}
-
-/// The unpacked crates of this crate's `Cargo.lock`, in sorted order. The
-/// registry may hold other crates too (anything cargo ever built on the
-/// machine); taking only the locked ones keeps the corpora, and so the
-/// tests' inputs, the same on every machine that built this crate.
-pub fn registry_crates() -> Vec<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
-        .unwrap_or_default();
-    let mut locked = std::collections::BTreeSet::new();
-    let mut name = None;
-    for line in lock.lines() {
-        if let Some(n) = line.strip_prefix("name = \"") {
-            name = n.strip_suffix('"').map(str::to_owned);
-        } else if let Some(v) = line.strip_prefix("version = \"")
-            && let (Some(n), Some(v)) = (name.take(), v.strip_suffix('"'))
-        {
-            locked.insert(format!("{n}-{v}"));
-        }
-    }
-    let mut dirs = Vec::new();
-    let Ok(indexes) = std::fs::read_dir(registry_src()) else {
-        return dirs;
-    };
-    for index in indexes.flatten() {
-        let Ok(crates) = std::fs::read_dir(index.path()) else {
-            continue;
-        };
-        for c in crates.flatten() {
-            if c.file_name().to_str().is_some_and(|n| locked.contains(n)) {
-                dirs.push(c.path());
-            }
-        }
-    }
-    dirs.sort();
-    dirs
-}
 
 /// Every regular file below `dir`, in sorted path order (so corpora come
 /// out the same on every machine); symlinks and unreadable directories are
@@ -380,10 +474,12 @@ pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The kinds of text the corpora are made of.
+/// The kinds of text the corpora are made of: source code (Rust, C,
+/// Python) and prose (Markdown, reStructuredText, plain text), plus TOML.
 pub fn wanted(path: &Path) -> bool {
     path.extension()
-        .is_some_and(|e| e == "rs" || e == "md" || e == "toml")
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "rs" | "c" | "h" | "py" | "md" | "rst" | "txt" | "toml"))
 }
 
 /// git's test for text: no NUL in the first 8000 bytes.

@@ -29,9 +29,11 @@ use git_simm::score::{Spans, percent, score};
 /// Every inherited `GIT_*` variable goes: inside a hook or a
 /// `git rebase --exec`, GIT_DIR and friends would point git at the outer
 /// repository, and GIT_SIMM_* budgets would change what git-simm does.
-/// System and global configuration are ignored, and identities and dates
-/// are pinned (git's own test-suite values) as in gitoxide's fixture
-/// scripts.
+/// System and global configuration are ignored; the branch name, signing
+/// and automatic gc are pinned above any repository's configuration (as
+/// `-c` would); identities and dates are pinned (git's own test-suite
+/// values) as in gitoxide's fixture scripts. `fixtures/lib.sh` sets the
+/// same for the fixture scripts: keep the two alike.
 pub fn git_env(cmd: &mut Command) -> &mut Command {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("GIT_") {
@@ -40,6 +42,13 @@ pub fn git_env(cmd: &mut Command) -> &mut Command {
     }
     cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_COUNT", "3")
+        .env("GIT_CONFIG_KEY_0", "init.defaultBranch")
+        .env("GIT_CONFIG_VALUE_0", "main")
+        .env("GIT_CONFIG_KEY_1", "commit.gpgsign")
+        .env("GIT_CONFIG_VALUE_1", "false")
+        .env("GIT_CONFIG_KEY_2", "gc.auto")
+        .env("GIT_CONFIG_VALUE_2", "0")
         .env("GIT_AUTHOR_NAME", "A U Thor")
         .env("GIT_AUTHOR_EMAIL", "author@example.com")
         .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")

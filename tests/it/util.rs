@@ -33,7 +33,7 @@ use git_simm::score::{Spans, percent, score};
 /// and automatic gc are pinned above any repository's configuration (as
 /// `-c` would); identities and dates are pinned (git's own test-suite
 /// values) as in gitoxide's fixture scripts. `fixtures/lib.sh` sets the
-/// same for the fixture scripts: keep the two alike.
+/// same for the fixture scripts (`fixtures::lib_sh_pins_what_git_env_pins`).
 pub fn git_env(cmd: &mut Command) -> &mut Command {
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("GIT_") {

@@ -1,31 +1,20 @@
 //! Fingerprint throughput on real text, per core.
 //!
-//! The corpus is real source and prose: this crate's own files and the
-//! papers in `../shared/seeds/`, each fingerprinted as a separate blob so
-//! per-blob setup is paid as it is in a repository. Set
+//! The corpus is real source and prose: the text files of the pinned corpus
+//! that `fixtures/corpus.sh` downloads (crates and Python source
+//! distributions, cached under `target/fixtures/`), each fingerprinted as a
+//! separate blob so per-blob setup is paid as it is in a repository. Set
 //! `GIT_SIMM_BENCH_REPO=/path/to/repo` to use the blobs of that
 //! repository's HEAD tree instead (up to 64 MiB), e.g. a clone of git.git.
 //! Target (issue 2): at least 500 MB/s per core.
 
-use std::path::Path;
+#[path = "../tests/it/util.rs"]
+mod util;
+
 use std::process::Command;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use git_simm::similarity::fingerprint::Fingerprinter;
-
-fn files_below(dir: &Path, out: &mut Vec<Vec<u8>>) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in read.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files_below(&p, out);
-        } else if let Ok(data) = std::fs::read(&p) {
-            out.push(data);
-        }
-    }
-}
 
 fn repo_blobs(repo: &str, budget: usize) -> Vec<Vec<u8>> {
     let list = Command::new("git")
@@ -60,12 +49,11 @@ fn corpus() -> Vec<Vec<u8>> {
     if let Ok(repo) = std::env::var("GIT_SIMM_BENCH_REPO") {
         return repo_blobs(&repo, 64 << 20);
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    files_below(&root.join("src"), &mut files);
-    files_below(&root.join("tests"), &mut files);
-    files_below(&root.join("../shared/seeds"), &mut files);
-    files
+    util::corpus_files()
+        .iter()
+        .filter(|p| util::wanted(p))
+        .map(|p| std::fs::read(p).expect("read a corpus file"))
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {

@@ -11,20 +11,20 @@
 //!   edits of every intensity, and the recall and false-positive rate of the
 //!   pruning cut `similar` uses ([`MAX_DISTANCE`]).
 //!
-//! The corpus is real text: every `*.rs`, `*.md` and `*.toml` file of 1 to
-//! 64 KiB in the cargo registry sources (`$CARGO_HOME/registry/src`, which
-//! cargo unpacked to build this crate) plus this crate's own sources, with
-//! identical contents kept once. Set `GIT_SIMM_QUALITY_REPO=/path/to/repo`
-//! to use the text blobs (no NUL in the first 8000 bytes) of 1 to 64 KiB of
-//! that repository's HEAD instead. Edits are drawn from a fixed-seed
-//! splitmix64, so a corpus always gives the same report.
+//! The corpus is real text: every source code and prose file (see
+//! `util::wanted`) of 1 to 64 KiB of the pinned corpus that
+//! `fixtures/corpus.sh` downloads (crates and Python source distributions,
+//! cached under `target/fixtures/`), with identical contents kept once. Set
+//! `GIT_SIMM_QUALITY_REPO=/path/to/repo` to use the text blobs (no NUL in
+//! the first 8000 bytes) of 1 to 64 KiB of that repository's HEAD instead.
+//! Edits are drawn from a fixed-seed splitmix64, so a corpus always gives
+//! the same report.
 
-#[path = "../tests/util/mod.rs"]
+#[path = "../tests/it/util.rs"]
 mod util;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -32,28 +32,18 @@ use git_simm::similar::MAX_DISTANCE;
 use git_simm::similarity::fingerprint::{Fingerprinter, estimate_similarity};
 use git_simm::similarity::score::Spans;
 use util::{
-    Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, exact, is_text, mean, registry_crates, registry_src, sd,
-    unrelated, walk, wanted,
+    Doc, MAX_FILE, MIN_FILE, Rng, SUB_LEN, corpus_dir, corpus_files, exact, is_text, mean, sd,
+    unrelated, wanted,
 };
 
-/// Registry sources and this crate's sources, sorted by path.
+/// The corpus's text files, sorted by path.
 fn disk_corpus() -> (String, Vec<Vec<u8>>) {
-    let mut paths = Vec::new();
-    let registry = registry_src();
-    for dir in registry_crates() {
-        walk(&dir, &mut paths);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in ["src", "tests"] {
-        walk(&root.join(dir), &mut paths);
-    }
-    paths.retain(|p| wanted(p));
-    paths.sort();
-    let files = paths.iter().filter_map(|p| std::fs::read(p).ok()).collect();
-    (
-        format!("{} and this crate's sources", registry.display()),
-        files,
-    )
+    let files = corpus_files()
+        .iter()
+        .filter(|p| wanted(p))
+        .map(|p| std::fs::read(p).expect("read a corpus file"))
+        .collect();
+    (format!("the corpus at {}", corpus_dir().display()), files)
 }
 
 /// The blobs of HEAD of `repo`, read with one `git cat-file --batch`.

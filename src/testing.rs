@@ -1,34 +1,44 @@
-//! Real text for the unit tests: whole files of source code and prose, in
-//! a fixed order. Tests here compare two implementations of one thing
-//! (SIMD and portable, merge and dense), so they need varied real text
-//! rather than particular files.
+//! What the unit tests share: real text from the pinned corpus
+//! (`fixtures/corpus.sh`, the same the integration tests read), and a
+//! pinned way to run git.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// Every file below `src/`, sorted by path.
-pub(crate) fn real_text() -> Vec<Vec<u8>> {
-    let mut paths = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut paths,
-    );
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| std::fs::read(p).expect("read a test text"))
-        .collect()
-}
+#[path = "../fixtures/fixture.rs"]
+mod fixture;
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).expect("list a test text directory") {
-        let path = e.expect("list a test text directory").path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
+/// Text files of the pinned corpus, 1 to 64 KiB, in path order: real code
+/// (Rust, C, Python) and prose, the same on every machine and whatever
+/// happens to this crate's own sources. Every fifth, so that each kind of
+/// file is represented and the unit tests stay quick: about 580 files.
+pub(crate) fn real_text() -> Vec<Vec<u8>> {
+    static TEXTS: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    TEXTS
+        .get_or_init(|| {
+            let dir = fixture::fixture("corpus");
+            let mut paths = Vec::new();
+            fixture::walk(&dir, &mut paths);
+            let texts: Vec<Vec<u8>> = paths
+                .iter()
+                .filter(|p| {
+                    p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                        ["rs", "c", "h", "py", "md", "rst", "txt", "toml"].contains(&e)
+                    })
+                })
+                .filter_map(|p| std::fs::read(p).ok())
+                .filter(|d| (1024..=64 * 1024).contains(&d.len()) && !d.contains(&0))
+                .step_by(5)
+                .collect();
+            assert!(
+                texts.len() >= 400,
+                "only {} corpus texts in {}",
+                texts.len(),
+                dir.display()
+            );
+            texts
+        })
+        .clone()
 }
 
 /// Run the real `git` in `dir`, isolated from the machine's configuration

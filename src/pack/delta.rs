@@ -814,29 +814,9 @@ mod tests {
         d
     }
 
-    /// The crate's own sources: real text, however the tree is organised.
+    /// Real text of the pinned corpus (code in three languages, prose).
     fn sources() -> Vec<Vec<u8>> {
-        fn walk(dir: &std::path::Path, out: &mut Vec<Vec<u8>>) {
-            let mut entries: Vec<_> = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
-            entries.sort();
-            for p in entries {
-                if p.is_dir() {
-                    walk(&p, out);
-                } else if p.extension().is_some_and(|e| e == "rs") {
-                    out.push(std::fs::read(&p).unwrap());
-                }
-            }
-        }
-        let mut out = Vec::new();
-        walk(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-            &mut out,
-        );
-        assert!(out.len() >= 10, "the crate's sources were not found");
-        out
+        crate::testing::real_text()
     }
 
     /// Line-level edits a commit makes: insertions (from other files),

@@ -603,10 +603,13 @@ mod tests {
         let h = plan.full(ObjectKind::Blob, huge);
         blobs.push(h);
         blobs.push(plan.delta(h, false, huge2));
-        // Real text: chains of edited versions of the crate's sources.
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        for name in ["Cargo.toml", "README.md", "src/lib.rs"] {
-            let mut text = std::fs::read(root.join(name)).unwrap();
+        // Real text: chains of edited versions of corpus files.
+        let corpus = crate::testing::real_text();
+        for (name, text) in ["a", "b", "c"]
+            .iter()
+            .zip([&corpus[3], &corpus[100], &corpus[300]])
+        {
+            let mut text = text.clone();
             let mut prev = plan.full(ObjectKind::Blob, text.clone());
             blobs.push(prev);
             for depth in 0..5 {
@@ -841,8 +844,8 @@ mod tests {
     /// accepts the same object twice in a pack).
     #[test]
     fn unpack_objects_resolves_the_deltas() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let base = std::fs::read(root.join("Cargo.lock")).unwrap();
+        let corpus = crate::testing::real_text();
+        let base = corpus.iter().max_by_key(|t| t.len()).unwrap().clone();
         let index = Index::new(&base);
         let mut rng = Rng(12);
         let mut targets: Vec<Vec<u8>> = (0..6)
@@ -888,11 +891,11 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         git_ok(tmp.path(), &["init", "-q", "--bare", "r.git"]);
         let repo = tmp.path().join("r.git");
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let corpus = crate::testing::real_text();
         let mut rng = Rng(13);
         let mut blobs = Vec::new();
-        for name in ["Cargo.toml", "Cargo.lock", "README.md"] {
-            let mut text = std::fs::read(root.join(name)).unwrap();
+        for text in [&corpus[10], &corpus[200], &corpus[400]] {
+            let mut text = text.clone();
             for _ in 0..6 {
                 blobs.push(text.clone());
                 let at = rng.below(text.len());

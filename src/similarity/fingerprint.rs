@@ -474,13 +474,18 @@ mod tests {
         Some(fp)
     }
 
-    fn own_sources() -> Vec<u8> {
-        crate::testing::real_text().concat()
+    /// Real text: a few dozen files of the pinned corpus, one after another.
+    fn corpus_text() -> Vec<u8> {
+        crate::testing::real_text()
+            .into_iter()
+            .take(40)
+            .flatten()
+            .collect()
     }
 
     #[test]
     fn matches_reference_definition() {
-        let text = own_sources();
+        let text = corpus_text();
         let mut fpr = Fingerprinter::new();
         for len in [MIN_SIZE, MIN_SIZE + 1, 500, 4096, 20_000, text.len()] {
             let len = len.min(text.len());
@@ -496,7 +501,7 @@ mod tests {
 
     #[test]
     fn portable_and_simd_paths_agree() {
-        let text = own_sources();
+        let text = corpus_text();
         let mut simd = Fingerprinter::new();
         let mut portable = Fingerprinter::new();
         portable.avx2 = false;
@@ -513,7 +518,7 @@ mod tests {
 
     #[test]
     fn reused_scratch_gives_same_result() {
-        let text = own_sources();
+        let text = corpus_text();
         let mut fpr = Fingerprinter::new();
         let a = fpr.fingerprint(&text[..10_000]);
         let _ = fpr.fingerprint(&text[5000..]);
@@ -544,7 +549,7 @@ mod tests {
 
     #[test]
     fn identical_is_zero_and_hex_roundtrips() {
-        let text = own_sources();
+        let text = corpus_text();
         let a = fingerprint(&text).expect("large");
         assert_eq!(a.distance(&a), 0);
         assert_eq!(Fingerprint::from_hex(&a.to_string()), Some(a));

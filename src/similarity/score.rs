@@ -629,7 +629,8 @@ mod tests {
         }
     }
 
-    fn crate_sources() -> Vec<Vec<u8>> {
+    /// Real text of the pinned corpus.
+    fn corpus_texts() -> Vec<Vec<u8>> {
         crate::testing::real_text()
     }
 
@@ -638,7 +639,7 @@ mod tests {
         // Real text: this crate's sources, each against every other and
         // against edited versions of itself, so both shared and disjoint
         // buckets occur.
-        let mut files = crate_sources();
+        let mut files = corpus_texts();
         let edited: Vec<Vec<u8>> = files
             .iter()
             .map(|f| {
@@ -673,7 +674,9 @@ mod tests {
         // Without CRs both chunkers must cut and hash identically: real
         // sources plus lines at and around the 64-byte cut, empty lines,
         // and no final newline.
-        let mut inputs = crate_sources();
+        let mut inputs = corpus_texts();
+        // The corpus has CRLF files too; those are the other chunker's.
+        inputs.retain(|d| !d.contains(&b'\r'));
         for len in [0usize, 1, 63, 64, 65, 127, 128, 129, 200] {
             let line: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
             let mut v = line.clone();

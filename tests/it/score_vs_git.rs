@@ -4,18 +4,18 @@
 //! these tests build real repositories with the real `git` binary, let git
 //! detect renames, and require the same percentage for every pair git reports,
 //! the same accept/reject decision at thresholds, and the same reading of
-//! `-M<n>` arguments. Inputs are this crate's own files (real text) with
-//! deterministic pseudo-random edits, so the tests need nothing but `git`.
+//! `-M<n>` arguments. Inputs are real text of the pinned corpus (code in
+//! three languages and prose, `fixtures/corpus.sh`) with deterministic
+//! pseudo-random edits.
 
-mod util;
+use crate::util;
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use git_simm::similarity::score::{
     DEFAULT_MIN_SCORE, MAX_SCORE, Spans, parse_rename_score, percent, score,
 };
-use util::{Repo, Rng};
+use util::{Repo, Rng, corpus_dir, corpus_files, wanted};
 
 /// Renames git finds between two commits: `(percent, old path, new path)`.
 fn renames(repo: &Repo, from: &str, to: &str, m_arg: &str) -> Vec<(u32, String, String)> {
@@ -47,31 +47,30 @@ fn renames(repo: &Repo, from: &str, to: &str, m_arg: &str) -> Vec<(u32, String, 
         .collect()
 }
 
-/// The crate's own text files, as lines (each with its LF, if any).
+/// Parts of the corpus (`fixtures/corpus.sh`) the pairs are cut from:
+/// Rust, C, Python and prose.
+const SOURCES: [&str; 4] = [
+    "rust/regex-1.11.1/src",
+    "rust/libz-sys-1.1.20/src/zlib",
+    "python/click-8.1.7/src",
+    "python/docutils-0.21.2/docs/user",
+];
+
+/// The text files of [`SOURCES`], as lines (each with its LF, if any), in
+/// sorted path order.
 fn corpus() -> Vec<Vec<u8>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
-    for dir in ["src", "benches", "tests"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        let mut rs: Vec<_> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-            .collect();
-        rs.sort();
-        files.extend(rs);
-    }
+    let root = corpus_dir();
     let mut lines = Vec::new();
-    for file in files {
-        if let Ok(data) = std::fs::read(&file) {
+    for file in corpus_files() {
+        if wanted(file) && SOURCES.iter().any(|d| file.starts_with(root.join(d))) {
+            let data = std::fs::read(file).expect("read a corpus file");
             lines.extend(data.split_inclusive(|&b| b == b'\n').map(<[u8]>::to_vec));
         }
     }
-    // This file alone is several hundred lines, so this only fails if the
-    // manifest directory is not where the sources are.
+    // Tens of thousands: fewer means the corpus is not what it was pinned
+    // to be.
     assert!(
-        lines.len() >= 500,
+        lines.len() >= 20_000,
         "corpus too small: {} lines",
         lines.len()
     );

@@ -10,21 +10,20 @@
 //! first 4 KiB only, and a repeat cache that counts each slot once, fail
 //! three of the four tests).
 //!
-//! The corpus is real text that exists wherever this crate was built: the
-//! `*.rs`, `*.md` and `*.toml` files of 1 to 64 KiB in the registry sources
-//! cargo unpacked to build it (`$CARGO_HOME/registry/src/*/`, thousands of
-//! files), plus this crate's own `src` and `tests`. Edits are drawn from a
-//! fixed-seed splitmix64; replacement text always comes from real files that
-//! are unrelated to the edited one (git score below 10%). No random bytes
-//! are used as content.
+//! The corpus is real text, the same on every machine: the source code
+//! (Rust, C, Python) and prose (Markdown, reStructuredText, plain text)
+//! files of 1 to 64 KiB of the pinned crates and Python packages that
+//! `fixtures/corpus.sh` downloads (thousands of files). Edits are drawn
+//! from a fixed-seed splitmix64; replacement text always comes from real
+//! files that are unrelated to the edited one (git score below 10%). No
+//! random bytes are used as content.
 //!
 //! `cargo bench --bench quality` prints the full numbers behind the bounds
 //! used here.
 
-mod util;
+use crate::util;
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 use std::process::Output;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -34,80 +33,57 @@ use git_simm::similarity::fingerprint::{
 };
 use git_simm::similarity::score::{MAX_SCORE, Spans, percent, score};
 use util::{
-    Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, exact, is_text, mean, registry_crates,
-    registry_src, sd, simm_command, unrelated, walk, wanted,
+    Doc, MAX_FILE, MIN_FILE, Repo, Rng, SUB_LEN, corpus_dir, corpus_files, exact, is_text, mean,
+    sd, simm_command, unrelated, wanted,
 };
 
-/// A registry file, as it will be committed to the test repository.
+/// A corpus file, as it will be committed to the test repository.
 struct File {
-    /// `<crate-dir>/<path inside the crate>`: unique, and needs no quoting.
+    /// Its path in the corpus (`rust/<crate>-<version>/...`,
+    /// `python/<package>-<version>/...`): unique, and needs no quoting.
     path: String,
     data: Vec<u8>,
 }
 
 struct Corpus {
-    /// Registry files, sorted by path; identical contents may repeat (the
-    /// same file in several versions of a crate).
+    /// Corpus files, sorted by path; identical contents may repeat (the
+    /// same file shipped by two packages).
     files: Vec<File>,
-    /// Every distinct content of `files` and of this crate's sources.
+    /// Every distinct content of `files`.
     docs: Vec<Doc>,
-}
-
-/// Text files of 1 to 64 KiB below `root`, each named by its path relative
-/// to `root`, sorted.
-fn read_files(root: &Path) -> Vec<File> {
-    let mut paths = Vec::new();
-    walk(root, &mut paths);
-    paths
-        .into_iter()
-        .filter(|p| wanted(p))
-        .filter_map(|p| {
-            let path = p.strip_prefix(root).ok()?.to_str()?.to_owned();
-            // Paths git prints unquoted, so `similar`'s lines parse simply.
-            if path
-                .bytes()
-                .any(|b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\')
-            {
-                return None;
-            }
-            let data = std::fs::read(&p).ok()?;
-            ((MIN_FILE..=MAX_FILE).contains(&data.len()) && is_text(&data))
-                .then_some(File { path, data })
-        })
-        .collect()
 }
 
 fn corpus() -> &'static Corpus {
     static CORPUS: OnceLock<Corpus> = OnceLock::new();
     CORPUS.get_or_init(|| {
-        let registry = registry_src();
-        let mut files = Vec::new();
-        for dir in registry_crates() {
-            let Some(name) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-                continue;
-            };
-            files.extend(read_files(&dir).into_iter().map(|mut f| {
-                f.path = format!("{name}/{}", f.path);
-                f
-            }));
-        }
+        let root = corpus_dir();
+        let files: Vec<File> = corpus_files()
+            .iter()
+            .filter(|p| wanted(p))
+            .filter_map(|p| {
+                let path = p.strip_prefix(&root).ok()?.to_str()?.to_owned();
+                // Paths git prints unquoted, so `similar`'s lines parse simply.
+                if path
+                    .bytes()
+                    .any(|b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\')
+                {
+                    return None;
+                }
+                let data = std::fs::read(p).ok()?;
+                ((MIN_FILE..=MAX_FILE).contains(&data.len()) && is_text(&data))
+                    .then_some(File { path, data })
+            })
+            .collect();
         assert!(
-            files.len() >= 1500,
-            "expected thousands of text files in the cargo registry sources at {} \
-             (set CARGO_HOME if cargo keeps them elsewhere), found {}",
-            registry.display(),
+            files.len() >= 2500,
+            "expected thousands of text files in the corpus at {}, found {}",
+            root.display(),
             files.len()
         );
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let own: Vec<File> = ["src", "tests"]
-            .iter()
-            .flat_map(|d| read_files(&root.join(d)))
-            .collect();
         let mut seen = HashSet::new();
         let mut fpr = Fingerprinter::new();
         let docs = files
             .iter()
-            .chain(&own)
             .filter(|f| seen.insert(f.data.as_slice()))
             .map(|f| Doc::new(f.data.clone(), &mut fpr))
             .collect();
@@ -192,7 +168,7 @@ fn identical_content_has_distance_zero_and_distinct_content_distinct_prints() {
         docs.len()
     );
     // Every bit is informative: set in roughly half of the files (observed
-    // 44-55% on the registry corpus). A stuck or badly mixed bit is not.
+    // 44.8-53.2% on the pinned corpus). A stuck or badly mixed bit is not.
     let mut set = [0usize; 256];
     for d in docs {
         for (bit, n) in set.iter_mut().enumerate() {
@@ -239,17 +215,18 @@ fn unrelated_files_are_at_chance_distance() {
         "{want} unrelated pairs ({tried} tried): mean {m:.2}, sd {s:.2}, min {min}, max {max}, \
          {near} at distance <= 100"
     );
-    // Fair independent bits: mean 128, sd 8. Observed on the registry
-    // corpus: mean 127.9, sd 8.0.
+    // Fair independent bits: mean 128, sd 8. Observed on the pinned
+    // corpus: mean 128.0, sd 8.05, lowest 95.
     assert!((122.0..=134.0).contains(&m), "mean distance {m:.2}");
     assert!((6.0..=10.0).contains(&s), "sd {s:.2}");
-    // Over 200,000 pairs (the bench) the lowest was 80: generated Windows
-    // bindings that share long identifiers on different lines, so the
-    // 48-byte windows match where git's line chunks do not. 72 leaves
-    // room for other registry contents without excusing real collisions.
+    // Over 200,000 pairs of an earlier corpus (the cargo registry, with the
+    // bench) the lowest was 80: generated Windows bindings that share long
+    // identifiers on different lines, so the 48-byte windows match where
+    // git's line chunks do not. 72 leaves room for such text without
+    // excusing real collisions.
     assert!(min >= 72, "an unrelated pair at distance {min}");
     assert!(max <= 180, "an unrelated pair at distance {max}");
-    // Observed 0.035% at <= 100 (0.3 sd below the cut of `similar`).
+    // Observed 0.04% at <= 100 (0.3 sd below the cut of `similar`).
     assert!(
         near * 200 <= want,
         "{near} of {want} unrelated pairs at <= 100"
@@ -391,7 +368,8 @@ fn similar_finds_the_edited_original() {
     let docs = &corpus.docs;
     let mut rng = Rng(0x7369_6d69_6c61_7221);
 
-    // About 3000 registry files, committed as `<crate-dir>/<path>`.
+    // Up to 3000 corpus files (all 2,911 of the pinned corpus), committed
+    // under their corpus paths.
     let mut in_repo = rng.sample(files.len(), 3000);
     in_repo.sort_unstable();
     let repo = Repo::new();
@@ -400,7 +378,7 @@ fn similar_finds_the_edited_original() {
         repo.write(&files[n].path, &files[n].data);
     }
     repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "registry sources"]);
+    repo.git(&["commit", "-q", "-m", "corpus files"]);
     let listed = repo.git_str(&["ls-files"]).lines().count();
     assert_eq!(listed, in_repo.len(), "every file committed");
     eprintln!(
@@ -529,7 +507,8 @@ fn similar_finds_the_edited_original() {
         );
     }
     // Near-identical siblings winning is rare: none of these 40 on the
-    // registry this was written against, 1 of 400 queries in a longer run.
+    // pinned corpus; 1 of 400 queries in a longer run on the cargo
+    // registry this was first written against.
     assert!(
         original_first * 4 >= queries * 3,
         "the original came first for only {original_first} of {queries} queries"

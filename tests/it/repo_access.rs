@@ -5,7 +5,7 @@
 //! are not valid UTF-8.
 #![cfg(unix)]
 
-mod util;
+use crate::util;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -905,8 +905,13 @@ fn handles_are_shareable() {
 /// the test process's own environment must not be changed while other tests
 /// run.
 fn run_child(test: &str, cwd: &Path, env: &[(&str, &OsStr)]) {
+    // Tests are named by their path inside the test crate (`it`).
+    let test = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_owned(),
+    };
     let out = Command::new(std::env::current_exe().expect("test binary"))
-        .args([test, "--exact", "--ignored", "--test-threads=1"])
+        .args([&test, "--exact", "--ignored", "--test-threads=1"])
         .current_dir(cwd)
         .envs(env.iter().copied())
         .env("GIT_SIMM_TEST_CHILD", "1")

@@ -4,7 +4,7 @@
 //! git itself sees (`git diff --cached -M --name-status`), so the warnings
 //! are shown to describe git's real behaviour, not only our own opinion.
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -258,7 +258,7 @@ fn install_hook_honours_hooks_path_and_refuses_to_overwrite() {
     let o = r.simm(&["install-hook"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let installed = std::fs::read(&hook).expect("hook installed in core.hooksPath");
-    assert_eq!(installed, util::own_source("git-hooks/pre-commit"));
+    assert_eq!(installed, util::shipped_hook());
     assert!(!r.path.join(".git/hooks/pre-commit").exists());
     {
         use std::os::unix::fs::PermissionsExt;
@@ -293,10 +293,7 @@ fn install_hook_honours_hooks_path_and_refuses_to_overwrite() {
     );
     let o = r.simm(&["install-hook", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read(&hook).expect("read"),
-        util::own_source("git-hooks/pre-commit")
-    );
+    assert_eq!(std::fs::read(&hook).expect("read"), util::shipped_hook());
 }
 
 #[test]

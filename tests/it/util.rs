@@ -1,15 +1,15 @@
 //! Helpers shared by the integration tests and `benches/quality.rs`.
 //!
-//! Each test file is its own crate and used to carry its own copy of these:
-//! repositories built with the real `git` in a pinned environment, running
-//! `git` and `git-simm`, reading real text from the cargo registry, and a
-//! deterministic PRNG. One copy here keeps them from drifting apart (a
-//! drifted copy once meant one suite was hermetic and another was not).
+//! Repositories built with the real `git` in a pinned environment, running
+//! `git` and `git-simm`, the pinned text corpus that `fixtures/corpus.sh`
+//! builds, and a deterministic PRNG. One copy here keeps the test modules
+//! from drifting apart (a drifted copy once meant one suite was hermetic and
+//! another was not).
 //!
-//! Tests use it with `mod util;`, the quality bench with
-//! `#[path = "../tests/util/mod.rs"] mod util;`.
+//! The test binary declares it as `mod util;` (tests/it/main.rs), the
+//! quality bench as `#[path = "../tests/it/util.rs"] mod util;`.
 
-// Every test binary uses a different subset of these helpers.
+// The test binary and the bench each use a different subset of these helpers.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
@@ -17,36 +17,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "../../fixtures/fixture.rs"]
+mod fixture;
+
+pub use fixture::{fixture, git_env, walk};
 use git_simm::similarity::fingerprint::{Fingerprint, Fingerprinter};
 use git_simm::similarity::score::{Spans, percent, score};
 
 // ---------------------------------------------------------------------------
 // Running git and git-simm.
-
-/// Isolate `cmd` (git or git-simm) from the machine and from any repository
-/// the tests run inside of, so outputs and commit ids are reproducible.
-///
-/// Every inherited `GIT_*` variable goes: inside a hook or a
-/// `git rebase --exec`, GIT_DIR and friends would point git at the outer
-/// repository, and GIT_SIMM_* budgets would change what git-simm does.
-/// System and global configuration are ignored, and identities and dates
-/// are pinned (git's own test-suite values) as in gitoxide's fixture
-/// scripts.
-pub fn git_env(cmd: &mut Command) -> &mut Command {
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
-}
 
 /// `git`, isolated by [`git_env`], to run in `dir`.
 pub fn git_command(dir: &Path) -> Command {
@@ -297,17 +276,45 @@ impl Repo {
 }
 
 // ---------------------------------------------------------------------------
-// Real text: this crate's sources and the cargo registry.
+// Fixtures: inputs the scripts in `fixtures/` build, cached under target/.
 
-/// A file of this crate, by its path relative to the manifest directory.
-pub fn own_source(rel: &str) -> Vec<u8> {
-    let o = Command::new("git")
-        .args(["show", &format!("8e7b6f8:{rel}")])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("git show");
-    assert!(o.status.success(), "own source {rel}");
-    o.stdout
+/// The text corpus (`fixtures/corpus.sh`): pinned crates and Python source
+/// distributions, real code and prose.
+pub fn corpus_dir() -> PathBuf {
+    fixture("corpus")
+}
+
+/// Every file of the corpus, in sorted path order.
+pub fn corpus_files() -> &'static [PathBuf] {
+    static FILES: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dir = corpus_dir();
+        let mut files = Vec::new();
+        walk(&dir, &mut files);
+        // The pinned packages hold over 5,000 files; fewer means the
+        // cached directory was tampered with.
+        assert!(
+            files.len() >= 5000,
+            "only {} files in the corpus at {}: remove it to rebuild",
+            files.len(),
+            dir.display()
+        );
+        files
+    })
+}
+
+/// The content of the corpus file `rel` (relative to the corpus
+/// directory, e.g. `rust/regex-1.11.1/src/lib.rs`): real text that stays
+/// the same, whatever happens to this crate's own sources.
+pub fn corpus_text(rel: &str) -> Vec<u8> {
+    let path = corpus_dir().join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("corpus file {}: {e}", path.display()))
+}
+
+/// The pre-commit hook git-simm ships (and `install-hook` installs).
+pub fn shipped_hook() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("git-hooks/pre-commit"))
+        .expect("git-hooks/pre-commit")
 }
 
 /// Text files of 1 to 64 KiB make the fingerprint corpora: smaller ones are
@@ -318,78 +325,12 @@ pub const MAX_FILE: usize = 64 * 1024;
 /// The size of one substitution in Manber's experiment.
 pub const SUB_LEN: usize = 50;
 
-pub fn cargo_home() -> PathBuf {
-    match std::env::var_os("CARGO_HOME") {
-        Some(h) if !h.is_empty() => PathBuf::from(h),
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
-    }
-}
-
-/// The registry sources cargo unpacked to build this crate: thousands of
-/// real text files present wherever the tests can run, with no download.
-pub fn registry_src() -> PathBuf {
-    cargo_home().join("registry").join("src")
-}
-
-/// The unpacked crates of this crate's `Cargo.lock`, in sorted order. The
-/// registry may hold other crates too (anything cargo ever built on the
-/// machine); taking only the locked ones keeps the corpora, and so the
-/// tests' inputs, the same on every machine that built this crate.
-pub fn registry_crates() -> Vec<PathBuf> {
-    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.lock"))
-        .unwrap_or_default();
-    let mut locked = std::collections::BTreeSet::new();
-    let mut name = None;
-    for line in lock.lines() {
-        if let Some(n) = line.strip_prefix("name = \"") {
-            name = n.strip_suffix('"').map(str::to_owned);
-        } else if let Some(v) = line.strip_prefix("version = \"")
-            && let (Some(n), Some(v)) = (name.take(), v.strip_suffix('"'))
-        {
-            locked.insert(format!("{n}-{v}"));
-        }
-    }
-    let mut dirs = Vec::new();
-    let Ok(indexes) = std::fs::read_dir(registry_src()) else {
-        return dirs;
-    };
-    for index in indexes.flatten() {
-        let Ok(crates) = std::fs::read_dir(index.path()) else {
-            continue;
-        };
-        for c in crates.flatten() {
-            if c.file_name().to_str().is_some_and(|n| locked.contains(n)) {
-                dirs.push(c.path());
-            }
-        }
-    }
-    dirs.sort();
-    dirs
-}
-
-/// Every regular file below `dir`, in sorted path order (so corpora come
-/// out the same on every machine); symlinks and unreadable directories are
-/// skipped.
-pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            walk(&e.path(), out);
-        } else if ft.is_file() {
-            out.push(e.path());
-        }
-    }
-}
-
-/// The kinds of text the corpora are made of.
+/// The kinds of text the corpora are made of: source code (Rust, C,
+/// Python) and prose (Markdown, reStructuredText, plain text), plus TOML.
 pub fn wanted(path: &Path) -> bool {
     path.extension()
-        .is_some_and(|e| e == "rs" || e == "md" || e == "toml")
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "rs" | "c" | "h" | "py" | "md" | "rst" | "txt" | "toml"))
 }
 
 /// git's test for text: no NUL in the first 8000 bytes.

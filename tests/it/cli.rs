@@ -2,28 +2,38 @@
 //! real `git`: output compared with git's own, the fingerprint store's
 //! robustness, and every kind of bad input DEVELOPERS.md lists.
 
-mod util;
+use crate::util;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use util::{Repo, git_env, own_source, path_with_simm, simm_command, simm_in, stderr, stdout};
+use util::{Repo, corpus_text, git_env, path_with_simm, simm_command, simm_in, stderr, stdout};
 
-/// A repository of this crate's own sources, plus awkward names.
+/// A repository of real files (pinned corpus texts under the names of a
+/// small crate's sources), plus awkward names.
 fn sources_repo() -> Repo {
     let r = Repo::new();
-    for f in [
-        "src/fingerprint.rs",
-        "src/store.rs",
-        "src/score.rs",
-        "src/similar.rs",
-        "src/output.rs",
-        "Cargo.toml",
+    for (name, text) in [
+        ("src/fingerprint.rs", "rust/serde_json-1.0.133/src/raw.rs"),
+        ("src/store.rs", "rust/serde_json-1.0.133/src/value/ser.rs"),
+        (
+            "src/score.rs",
+            "rust/tokio-1.41.1/src/sync/batch_semaphore.rs",
+        ),
+        (
+            "src/similar.rs",
+            "rust/serde_json-1.0.133/src/value/from.rs",
+        ),
+        ("src/output.rs", "rust/toml-0.8.19/src/lib.rs"),
+        ("Cargo.toml", "rust/quote-1.0.47/Cargo.toml.orig"),
     ] {
-        r.write(f, &own_source(f));
+        r.write(name, &corpus_text(text));
     }
-    r.write("dir with space/file name.rs", &own_source("src/cli.rs"));
+    r.write(
+        "dir with space/file name.rs",
+        &corpus_text("rust/regex-syntax-0.8.12/src/ast/visitor.rs"),
+    );
     r.write("tiny.txt", b"too small to fingerprint\n");
     r.write("empty", b"");
     r.commit_all("sources");
@@ -34,12 +44,18 @@ fn sources_repo() -> Repo {
 fn fingerprint_lists_the_same_blobs_as_ls_tree() {
     let r = sources_repo();
     // A newline in a name and a byte that is not UTF-8, to check quoting.
-    r.write("new\nline.rs", &own_source("src/main.rs"));
+    r.write(
+        "new\nline.rs",
+        &corpus_text("rust/toml-0.8.19/examples/decode.rs"),
+    );
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
         let name = std::ffi::OsStr::from_bytes(b"latin1-\xe9.txt");
-        r.write(name.as_bytes(), &own_source("src/lib.rs"));
+        r.write(
+            name.as_bytes(),
+            &corpus_text("rust/serde_json-1.0.133/src/lexical/shift.rs"),
+        );
         std::os::unix::fs::symlink("src/store.rs", r.path.join("link")).expect("symlink");
     }
     r.commit_all("odd names");
@@ -107,11 +123,17 @@ fn fingerprint_lists_the_same_blobs_as_ls_tree() {
 #[test]
 fn fingerprint_all_covers_every_blob_and_fills_the_store() {
     let r = sources_repo();
-    r.write("src/store.rs", &own_source("src/commands.rs"));
+    r.write(
+        "src/store.rs",
+        &corpus_text("rust/serde_json-1.0.133/src/read.rs"),
+    );
     r.commit_all("second");
     // A mix of packed and loose objects.
     r.git(&["gc", "-q"]);
-    r.write("loose.txt", &own_source("src/progress.rs"));
+    r.write(
+        "loose.txt",
+        &corpus_text("rust/serde_json-1.0.133/src/lexical/errors.rs"),
+    );
     r.commit_all("third");
 
     let check = r.git(&["cat-file", "--batch-all-objects", "--batch-check"]);
@@ -230,7 +252,7 @@ fn concurrent_processes_share_the_store_safely() {
     for i in 0..6 {
         r.write(
             format!("gen/{i}.rs"),
-            &own_source("src/commands.rs")[i * 100..],
+            &corpus_text("rust/serde_json-1.0.133/src/read.rs")[i * 100..],
         );
         r.commit_all(&format!("gen {i}"));
     }
@@ -256,7 +278,7 @@ fn concurrent_processes_share_the_store_safely() {
     for i in 0..12 {
         r.write(
             format!("more/{i}.txt"),
-            &own_source("src/store.rs")[i * 50..],
+            &corpus_text("rust/serde_json-1.0.133/src/value/ser.rs")[i * 50..],
         );
         r.commit_all(&format!("more {i}"));
         assert!(r.simm(&["fingerprint", "HEAD"]).status.success());
@@ -269,7 +291,7 @@ fn concurrent_processes_share_the_store_safely() {
 #[test]
 fn similar_ranks_the_edited_file_first() {
     let r = sources_repo();
-    let mut edited = own_source("src/store.rs");
+    let mut edited = corpus_text("rust/serde_json-1.0.133/src/value/ser.rs");
     // Light edits: the file is still clearly the same.
     edited.splice(
         1000..1050,
@@ -488,7 +510,10 @@ fn renames_bad_input_gets_git_style_errors() {
     );
 
     // A blob that rename scoring needs is missing: named, never a panic.
-    r.write("src/renamed.rs", &own_source("src/store.rs")[100..]);
+    r.write(
+        "src/renamed.rs",
+        &corpus_text("rust/serde_json-1.0.133/src/value/ser.rs")[100..],
+    );
     std::fs::remove_file(r.path.join("src/store.rs")).expect("rm");
     r.commit_all("rename with edits");
     let id = String::from_utf8(r.git(&["rev-parse", "HEAD~1:src/store.rs"])).expect("hex");

@@ -3,32 +3,34 @@
 //! the similarity order packs a history full of renames and copies smaller
 //! than `git repack -adf`, and a repack (finished, or killed at any point)
 //! leaves `git fsck --full` clean with exactly the objects it started with.
-//! Fixture histories are built from this crate's own sources, edited the way
-//! code is edited (lines inserted, changed and deleted), with pinned dates.
+//! Fixture histories are built from real files of the pinned corpus
+//! (`fixtures/corpus.sh`), edited the way code is edited (lines inserted,
+//! changed and deleted), with pinned dates.
 
-mod util;
+use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use util::{Repo, Rng, git_command, lossy, own_source, simm_command, stderr};
+use util::{Repo, Rng, corpus_text, git_command, lossy, simm_command, stderr};
 
-/// Real source files to grow a history from.
+/// Real files of the corpus (`fixtures/corpus.sh`) to grow a history
+/// from: code in three languages and prose.
 const SOURCES: &[&str] = &[
-    "src/fingerprint.rs",
-    "src/store.rs",
-    "src/score.rs",
-    "src/renames.rs",
-    "src/candidates.rs",
-    "src/changes.rs",
-    "src/check.rs",
-    "src/output.rs",
-    "src/similar.rs",
-    "src/compute.rs",
-    "src/cli.rs",
-    "src/progress.rs",
-    "tests/util/mod.rs",
-    "README.md",
+    "rust/serde_json-1.0.133/src/raw.rs",
+    "rust/serde_json-1.0.133/src/value/ser.rs",
+    "rust/tokio-1.41.1/src/sync/batch_semaphore.rs",
+    "rust/regex-1.11.1/src/regexset/bytes.rs",
+    "rust/memchr-2.8.3/src/memchr.rs",
+    "rust/toml-0.8.19/src/ser.rs",
+    "rust/regex-syntax-0.8.12/src/utf8.rs",
+    "rust/regex-syntax-0.8.12/src/ast/visitor.rs",
+    "rust/serde_json-1.0.133/src/value/from.rs",
+    "rust/toml-0.8.19/src/lib.rs",
+    "rust/libz-sys-1.1.20/src/zlib/deflate.h",
+    "python/click-8.1.7/src/click/termui.py",
+    "python/click-8.1.7/src/click/decorators.py",
+    "python/markdown-3.7/docs/contributing.md",
 ];
 
 /// `text` with a few lines changed, inserted and deleted at places chosen by
@@ -65,7 +67,7 @@ fn history() -> Repo {
     let mut rng = Rng(7);
     let mut files: Vec<(String, Vec<u8>)> = SOURCES
         .iter()
-        .map(|s| (format!("orig/{}", s.replace('/', "_")), own_source(s)))
+        .map(|s| (format!("orig/{}", s.replace('/', "_")), corpus_text(s)))
         .collect();
     for (path, data) in &files {
         r.write(path, data);
@@ -247,7 +249,7 @@ fn messy_bare(r: &Repo, name: &str) -> PathBuf {
     pipe(
         &bare,
         &["hash-object", "-w", "--stdin"],
-        &own_source("src/main.rs"),
+        &corpus_text("rust/toml-0.8.19/examples/decode.rs"),
     );
     let tree = lossy(&git_ok(&bare, &["rev-parse", "HEAD^{tree}"]))
         .trim()
@@ -534,8 +536,14 @@ fn pack_order_lists_every_object_once_with_crafted_names() {
     let r = history();
     // A path marked -delta keeps its real name, so git still honours it.
     r.write(".gitattributes", b"*.bin -delta\n");
-    r.write("data/blob.bin", &own_source("src/store.rs"));
-    r.write("with space/and\ttab.rs", &own_source("src/output.rs"));
+    r.write(
+        "data/blob.bin",
+        &corpus_text("rust/serde_json-1.0.133/src/value/ser.rs"),
+    );
+    r.write(
+        "with space/and\ttab.rs",
+        &corpus_text("rust/toml-0.8.19/src/lib.rs"),
+    );
     r.commit_all("attributes");
     let o = r.simm(&["pack-order"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1,0 +1,191 @@
+//! The hot paths the README's rename and check figures depend on, each on
+//! its own, on real text from the pinned corpus (`fixtures/corpus.sh`,
+//! cached under `target/fixtures/`):
+//!
+//! - candidate search: fingerprint distances from every destination to
+//!   every source of its size window, and the selection of the nearest
+//!   (`candidates::Search`), 2,000 destinations against 10,000 sources;
+//! - exact scoring: git's chunk histograms of a file (`Spans::new`, MB/s)
+//!   and the score of a pair, merged (`score::score`) and with the
+//!   destination spread in a dense array (`Dense`, as rename detection
+//!   scores a destination against its candidates);
+//! - store lookups: `get_many` of 10,000 ids (sorted walk) and single
+//!   `get`s in a store of 100,000 blobs, `sizes` as `check` asks.
+//!
+//! Run with `cargo bench --bench hot_paths`.
+
+#[path = "../tests/it/util.rs"]
+mod util;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use git_simm::similarity::candidates::{self, Search};
+use git_simm::similarity::fingerprint::{Sketch, fingerprint};
+use git_simm::similarity::score::{self, Dense, Spans};
+use git_simm::similarity::store::Store;
+use gix::ObjectId;
+
+/// Text files of the corpus, 1 to 64 KiB, in corpus order.
+fn texts() -> Vec<Vec<u8>> {
+    util::corpus_files()
+        .iter()
+        .filter(|p| util::wanted(p))
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|d| (util::MIN_FILE..=util::MAX_FILE).contains(&d.len()) && util::is_text(d))
+        .collect()
+}
+
+/// `n` sketches from the corpus: its files, then edited copies of them
+/// (a line changed every `k` lines), so that sizes and distances spread
+/// as in a real move.
+fn sketches(texts: &[Vec<u8>], n: usize) -> Vec<Sketch> {
+    let mut out = Vec::with_capacity(n);
+    let mut round = 0usize;
+    while out.len() < n {
+        for t in texts {
+            if out.len() == n {
+                break;
+            }
+            let data: Vec<u8> = if round == 0 {
+                t.clone()
+            } else {
+                t.split_inclusive(|&b| b == b'\n')
+                    .enumerate()
+                    .flat_map(|(i, l)| {
+                        if i % (round + 2) == 0 {
+                            &b"edited line\n"[..]
+                        } else {
+                            l
+                        }
+                    })
+                    .copied()
+                    .collect()
+            };
+            out.push(Sketch {
+                size: data.len() as u64,
+                fingerprint: fingerprint(&data),
+            });
+        }
+        round += 1;
+    }
+    out
+}
+
+fn candidate_search(c: &mut Criterion) {
+    let texts = texts();
+    let sources = sketches(&texts, 10_000);
+    let destinations: Vec<Sketch> = sources.iter().step_by(5).copied().collect();
+    let opts = candidates::Options::default();
+    let mut group = c.benchmark_group("candidates");
+    group.throughput(Throughput::Elements(destinations.len() as u64));
+    group.bench_function("index 10,000 sources", |b| b.iter(|| Search::new(&sources)));
+    let search = Search::new(&sources);
+    group.bench_function("nearest of 2,000 destinations among 10,000", |b| {
+        b.iter(|| search.nearest(&destinations, &opts))
+    });
+    group.finish();
+}
+
+fn exact_scoring(c: &mut Criterion) {
+    let texts = texts();
+    let bytes: usize = texts.iter().map(Vec::len).sum();
+    let mut group = c.benchmark_group("score");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.bench_function("chunk histograms (Spans::new)", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|t| Spans::new(t).bucket_count())
+                .sum::<usize>()
+        })
+    });
+    // Pairs as rename detection meets them: a file against an edited
+    // version of itself and against its corpus neighbours.
+    let spans: Vec<Spans> = texts.iter().take(400).map(|t| Spans::new(t)).collect();
+    let edited: Vec<Spans> = texts
+        .iter()
+        .take(400)
+        .map(|t| {
+            let e: Vec<u8> = t
+                .split_inclusive(|&b| b == b'\n')
+                .enumerate()
+                .flat_map(|(i, l)| if i % 4 == 0 { &b"changed\n"[..] } else { l })
+                .copied()
+                .collect();
+            Spans::new(&e)
+        })
+        .collect();
+    let pairs = spans.len() * 9;
+    group.throughput(Throughput::Elements(pairs as u64));
+    let min = score::DEFAULT_MIN_SCORE;
+    group.bench_function("score pairs, merged", |b| {
+        b.iter(|| {
+            let mut total = 0u64;
+            for (i, d) in spans.iter().enumerate() {
+                total += u64::from(score::score(&edited[i], d, min));
+                for k in 1..9 {
+                    total += u64::from(score::score(&spans[(i + k) % spans.len()], d, min));
+                }
+            }
+            total
+        })
+    });
+    group.bench_function("score pairs, dense destination", |b| {
+        let mut dense = Dense::default();
+        b.iter(|| {
+            let mut total = 0u64;
+            for (i, d) in spans.iter().enumerate() {
+                total += dense.with(d, |loaded| {
+                    let mut t = u64::from(loaded.score(&edited[i], min));
+                    for k in 1..9 {
+                        t += u64::from(loaded.score(&spans[(i + k) % spans.len()], min));
+                    }
+                    t
+                });
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+/// A blob id from a number: distinct, spread over the id space as real
+/// ids are.
+fn id(n: u64) -> ObjectId {
+    let mut h = gix::hash::hasher(gix::hash::Kind::Sha1);
+    h.update(&n.to_le_bytes());
+    h.try_finalize().expect("sha1")
+}
+
+fn store_lookups(c: &mut Criterion) {
+    let texts = texts();
+    let prints = sketches(&texts, 2_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut store = Store::open(dir.path(), 20).expect("open store");
+    let entries: Vec<(ObjectId, Sketch)> = (0..100_000u64)
+        .map(|n| (id(n), prints[n as usize % prints.len()]))
+        .collect();
+    store.insert(entries).expect("insert");
+    store.compact().expect("compact");
+    let wanted: Vec<ObjectId> = (0..10_000u64).map(|n| id(n * 7 + 3)).collect();
+    let mut group = c.benchmark_group("store");
+    group.throughput(Throughput::Elements(wanted.len() as u64));
+    group.bench_function("get_many 10,000 of 100,000", |b| {
+        b.iter_batched(
+            || Store::open(dir.path(), 20).expect("open store"),
+            |mut s| s.get_many(&wanted),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("get one by one, 10,000 of 100,000", |b| {
+        let mut s = Store::open(dir.path(), 20).expect("open store");
+        b.iter(|| wanted.iter().filter_map(|i| s.get(i)).count())
+    });
+    group.bench_function("sizes 10,000 of 100,000", |b| {
+        let mut s = Store::open(dir.path(), 20).expect("open store");
+        b.iter(|| s.sizes(&wanted))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, candidate_search, exact_scoring, store_lookups);
+criterion_main!(benches);

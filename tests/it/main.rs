@@ -1,0 +1,19 @@
+//! The integration tests, as one test binary (one link, one process, one
+//! build of the shared fixtures), with one module per subject.
+//!
+//! Every module builds real repositories with the real `git` and checks
+//! git-simm against git itself or against the properties it promises;
+//! `util` holds what they share (the pinned git environment, repositories,
+//! the fixture corpus, a deterministic PRNG). Run one module with
+//! `cargo test --test it renames_vs_git::`.
+
+mod util;
+
+mod check;
+mod cli;
+mod fixtures;
+mod quality;
+mod renames_vs_git;
+mod repack;
+mod repo_access;
+mod score_vs_git;

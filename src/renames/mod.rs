@@ -70,7 +70,7 @@ use crate::similarity::score::{self, Spans};
 use crate::similarity::store::StoreError;
 
 pub use content::RepoContent;
-use matrix::{inexact_matrix, score_ceiling, score_pairs};
+use matrix::{inexact_matrix, score_pairs};
 use pairing::pair_up;
 
 /// Which pairings to look for.

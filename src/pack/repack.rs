@@ -161,6 +161,7 @@ const LOCK_NAME: &str = "simm-repack.lock";
 /// the renames (a `.pack` in place, its `.idx` not yet) can be told from
 /// someone else's stray file and undone by the next run.
 const JOURNAL_NAME: &str = "simm-repack.installing";
+/// How the private directories `git pack-objects` writes into start.
 const TMP_PREFIX: &str = ".simm-tmp-";
 
 /// Repack `repo` into one pack in similarity order; see the module
@@ -195,15 +196,19 @@ pub fn repack(
     )?;
     fault_point("listed");
 
-    let tmp = pack_dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
-    std::fs::create_dir(&tmp).map_err(|source| RepackError::Io {
-        what: "create",
-        path: tmp.clone(),
-        source,
-    })?;
-    let result = pack_and_install(repo, opts, &list, &tmp, &pack_dir, &old);
+    // Removed when dropped, even on an early return; a killed run's is
+    // removed by the next run (remove_stale_temporaries).
+    let tmp = tempfile::Builder::new()
+        .prefix(TMP_PREFIX)
+        .tempdir_in(&pack_dir)
+        .map_err(|source| RepackError::Io {
+            what: "create a temporary directory in",
+            path: pack_dir.clone(),
+            source,
+        })?;
+    let result = pack_and_install(repo, opts, &list, tmp.path(), &pack_dir, &old);
     // Whatever happened, the temporary directory holds nothing needed now.
-    let _ = std::fs::remove_dir_all(&tmp);
+    let _ = tmp.close();
     let (name, bytes_after) = result?;
 
     // The new pack holds every object: the old packs and loose copies go.

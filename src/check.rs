@@ -37,7 +37,8 @@ pub struct Settings {
     pub git_rename_limit: usize,
     /// git's `diff.renames` (false: git detects no renames at all).
     pub git_renames: bool,
-    /// `simm.ignore` patterns: findings naming a matching path are dropped.
+    /// `simm.ignore` patterns, as in `.gitignore` ([`ignored`]): findings
+    /// naming a matching path are dropped.
     pub ignore: Vec<String>,
 }
 
@@ -381,66 +382,69 @@ pub fn write_findings(
     Ok(())
 }
 
-/// Whether `path` matches any `simm.ignore` pattern. A pattern without
-/// glob characters is a path or directory prefix (`vendor`, `vendor/`); one
-/// with `*`, `?` or `[...]` is a glob over the whole path where `*` matches
-/// any run of bytes, `/` included; a glob without `/` is also tried against
-/// the file name alone (`*.lock`).
+/// Whether `path` matches the `simm.ignore` patterns, which mean what they
+/// mean in `.gitignore` (git's wildmatch, through [`gix::glob`]):
+///
+/// - a pattern without a slash (other than a trailing one) matches a file
+///   or directory name at any depth: `*.lock`, `vendor`;
+/// - a slash at the start or in the middle anchors it to the top of the
+///   repository: `/build`, `docs/*.md` (which does not match
+///   `docs/a/b.md`); `*`, `?` and `[...]` do not match `/`;
+/// - `**/` at the start matches in any directory, `/**` at the end
+///   everything inside, `/**/` zero or more directories;
+/// - a trailing slash matches only directories: `vendor/`;
+/// - a path inside an ignored directory is ignored, and a later `!pattern`
+///   re-includes what an earlier pattern excluded, except inside an
+///   excluded directory (as in git);
+/// - a pattern starting with `#` is a comment (`\#` for a literal `#`).
+///
+/// Matching is case-sensitive.
 pub fn ignored(patterns: &[String], path: &[u8]) -> bool {
-    patterns.iter().any(|p| {
-        let p = p.as_bytes();
-        if p.is_empty() {
-            return false;
-        }
-        if !p.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-            let p = p.strip_suffix(b"/").unwrap_or(p);
-            return path == p || (path.starts_with(p) && path.get(p.len()) == Some(&b'/'));
-        }
-        if glob(p, path) {
+    let patterns: Vec<gix::glob::Pattern> = patterns
+        .iter()
+        .filter(|p| !p.starts_with('#'))
+        .filter_map(|p| gix::glob::parse(p.as_bytes()))
+        .collect();
+    if patterns.is_empty() {
+        return false;
+    }
+    // git does not descend into an excluded directory: its leading
+    // directories are decided first, each on its own.
+    let dirs = path
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'/')
+        .map(|(i, _)| &path[..i]);
+    for dir in dirs {
+        if excluded(&patterns, dir, true) {
             return true;
         }
-        if !p.contains(&b'/') {
-            let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
-            return glob(p, name);
-        }
-        false
-    })
+    }
+    excluded(&patterns, path, false)
 }
 
-/// Glob matching with `*`, `?` and `[...]` (ranges, `!`/`^` negation).
-fn glob(p: &[u8], s: &[u8]) -> bool {
-    match p.first() {
-        None => s.is_empty(),
-        Some(b'*') => {
-            let rest = &p[1..];
-            (0..=s.len()).any(|i| glob(rest, &s[i..]))
-        }
-        Some(b'?') => !s.is_empty() && glob(&p[1..], &s[1..]),
-        Some(b'[') => {
-            let Some(end) = p.iter().skip(2).position(|&b| b == b']').map(|i| i + 2) else {
-                return s.first() == Some(&b'[') && glob(&p[1..], &s[1..]);
-            };
-            let Some(&c) = s.first() else { return false };
-            let mut class = &p[1..end];
-            let negate = matches!(class.first(), Some(b'!' | b'^'));
-            if negate {
-                class = &class[1..];
-            }
-            let mut hit = false;
-            let mut i = 0;
-            while i < class.len() {
-                if i + 2 < class.len() && class[i + 1] == b'-' {
-                    hit |= class[i] <= c && c <= class[i + 2];
-                    i += 3;
-                } else {
-                    hit |= class[i] == c;
-                    i += 1;
-                }
-            }
-            hit != negate && glob(&p[end + 1..], &s[1..])
-        }
-        Some(&b) => s.first() == Some(&b) && glob(&p[1..], &s[1..]),
+/// gitignore's rule for one path: the last pattern that matches decides,
+/// and a `!` pattern includes.
+fn excluded(patterns: &[gix::glob::Pattern], path: &[u8], is_dir: bool) -> bool {
+    use gix::bstr::ByteSlice;
+    use gix::glob::{pattern::Case, wildmatch::Mode};
+    if path.is_empty() || path.starts_with(b"/") {
+        return false;
     }
+    let basename = path.iter().rposition(|&b| b == b'/').map(|i| i + 1);
+    patterns
+        .iter()
+        .rev()
+        .find(|p| {
+            p.matches_repo_relative_path(
+                path.as_bstr(),
+                basename,
+                Some(is_dir),
+                Case::Sensitive,
+                Mode::NO_MATCH_SLASH_LITERAL,
+            )
+        })
+        .is_some_and(|p| !p.is_negative())
 }
 
 #[cfg(test)]
@@ -460,11 +464,68 @@ mod tests {
         assert!(!ig(&["vendor"], "vendored/a.c"));
         assert!(ig(&["*.lock"], "deep/dir/Cargo.lock"));
         assert!(!ig(&["*.lock"], "deep/dir/Cargo.toml"));
-        assert!(ig(&["docs/*.md"], "docs/a/b.md"));
+        assert!(ig(&["docs/*.md"], "docs/b.md"));
         assert!(!ig(&["docs/*.md"], "src/b.md"));
         assert!(ig(&["file[0-9].txt"], "file7.txt"));
         assert!(!ig(&["file[!0-9].txt"], "file7.txt"));
         assert!(ig(&["a?c"], "x/abc"));
         assert!(!ig(&[], "a"));
+    }
+
+    /// The rules of `.gitignore`, where the hand-written matcher this
+    /// replaced differed: `*` stopped at nothing, a name without a slash
+    /// was a prefix of the whole path, and there was no anchoring, `**`,
+    /// directory-only pattern or negation.
+    #[test]
+    fn ignore_patterns_mean_what_they_mean_in_gitignore() {
+        // `*` does not cross `/`; `**` does.
+        assert!(!ig(&["docs/*.md"], "docs/a/b.md"));
+        assert!(ig(&["docs/**/*.md"], "docs/a/b.md"));
+        assert!(ig(&["docs/**/*.md"], "docs/b.md"));
+        assert!(ig(&["**/gen"], "a/b/gen/x.c"));
+        assert!(ig(&["docs/**"], "docs/a/b.md"));
+        // A name without a slash matches at any depth, a file or a
+        // directory; a leading slash anchors it to the top.
+        assert!(ig(&["vendor"], "lib/vendor/a.c"));
+        assert!(ig(&["/vendor"], "vendor/a.c"));
+        assert!(!ig(&["/vendor"], "lib/vendor/a.c"));
+        // A slash in the middle anchors too.
+        assert!(!ig(&["lib/vendor"], "x/lib/vendor/a.c"));
+        // A trailing slash matches directories only.
+        assert!(ig(&["build/"], "a/build/out.o"));
+        assert!(!ig(&["build/"], "a/build"));
+        // Negation: the last matching pattern wins, but nothing inside an
+        // excluded directory comes back.
+        assert!(!ig(&["*.md", "!README.md"], "docs/README.md"));
+        assert!(ig(&["*.md", "!README.md", "README.md"], "README.md"));
+        assert!(ig(&["docs/", "!docs/README.md"], "docs/README.md"));
+        // Comments, escapes and empty values.
+        assert!(!ig(&["#a.c"], "#a.c"));
+        assert!(ig(&["\\#a.c"], "#a.c"));
+        assert!(!ig(&[""], "a"));
+    }
+
+    /// Regression: the hand-written glob tried every split of the path at
+    /// every `*`, so a few stars and a long path took hours (exponential in
+    /// the number of stars). git's wildmatch gives up on a suffix that
+    /// cannot match. The match runs on a thread so the test fails in
+    /// seconds rather than hang.
+    #[test]
+    fn many_stars_against_a_long_path_finish_at_once() {
+        let path = format!("{}/{}", "a".repeat(60), "a".repeat(200));
+        let patterns = [
+            "*a*a*a*a*a*a*a*a*b",
+            "**/*a*a*a*a*a*a*a*a*b",
+            "a*a*a*a*a*a*a*a*/b",
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let hits: Vec<bool> = patterns.iter().map(|p| ig(&[p], &path)).collect();
+            let _ = tx.send(hits);
+        });
+        let hits = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("ignore matching took over 5 s");
+        assert_eq!(hits, [false, false, false]);
     }
 }

@@ -20,7 +20,8 @@ Configuration (git config; command-line flags win):\n  \
 simm.renameThreshold  check: lowest score reported as a rename (25%)\n  \
 simm.copyThreshold    check: lowest score reported as a copy (90%)\n  \
 simm.strict           check: exit 1 when it warned (false)\n  \
-simm.ignore           check: skip paths matching this prefix or glob (multi-valued)\n  \
+simm.ignore           check: skip paths matching this .gitignore pattern\n                        \
+(multi-valued)\n  \
 simm.storeDir         the fingerprint store's directory, relative to the\n                        \
 git common dir; `~/` expanded (simm: .git/simm)\n\n\
 Environment: GIT_SIMM_TRACE=1 prints stage timings of renames, check and repack.\n\n\
@@ -276,9 +277,11 @@ Prints nothing when nothing applies. Exit status 0, or 1 with --strict
 when it warned.
 
 Configuration (flags win): simm.renameThreshold, simm.copyThreshold,
-simm.strict (bool), simm.ignore (multi-valued: a path prefix such as
-`vendor/`, or a glob such as `*.lock` or `docs/*.md`). git's own
-diff.renames and diff.renameLimit are read to emulate git.
+simm.strict (bool), simm.ignore (multi-valued; the patterns mean what
+they mean in .gitignore: `*.lock` and `vendor` match a name at any depth,
+`/build` and `docs/*.md` only from the top, `vendor/` a directory and all
+in it, `**` any number of directories, `!pattern` takes a path back). git's
+own diff.renames and diff.renameLimit are read to emulate git.
 
 Examples:
   git simm check --staged

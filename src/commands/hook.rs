@@ -42,12 +42,26 @@ pub(super) fn install_hook(
         }
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // Write beside it and rename, so a failed write never leaves half a hook.
-    let tmp = dir.join(".pre-commit.git-simm.tmp");
-    std::fs::write(&tmp, PRE_COMMIT_HOOK)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    make_executable(&tmp)?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    // Write beside it and rename, so a failed write never leaves half a
+    // hook; the temporary file is deleted if anything fails before.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".pre-commit.git-simm.").suffix(".tmp");
+    // A plain file's mode (0666 less the umask), made executable below.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(&dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(PRE_COMMIT_HOOK.as_bytes())
+        .and_then(|()| tmp.flush())
+        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+    make_executable(tmp.path())?;
+    tmp.persist(&path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     writeln!(
         out,
         "installed git-simm's pre-commit hook in {}",

@@ -143,7 +143,8 @@ pub(super) fn renames(
         .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
         .collect();
     if args.json {
-        write_renames_json(out, &records, &outcome, &mut store_sizes(&repo, &records))?;
+        let doc = output::json::Renames::new(&records, &outcome, &store_sizes(&repo, &records));
+        output::json::write(out, &doc)?;
     } else {
         output::write_name_status(out, &records, args.nul)?;
     }
@@ -232,54 +233,6 @@ pub(super) fn store_sizes(
         .flat_map(|r| r.old.iter().chain(r.new.iter()))
         .filter_map(|e| reader.header(&e.id).ok().map(|(_, size)| (e.id, size)))
         .collect()
-}
-
-pub(super) fn write_renames_json(
-    out: &mut impl Write,
-    records: &[git_simm::renames::Record],
-    outcome: &git_simm::renames::Outcome,
-    sizes: &mut std::collections::HashMap<ObjectId, u64>,
-) -> Result<()> {
-    use git_simm::renames::Status as S;
-    let side = |e: &Option<git_simm::repo::Entry>| {
-        e.as_ref().map(|e| {
-            serde_json::json!({
-                "path": output::json_path(&e.path),
-                "blob": e.id.to_string(),
-                "size": sizes.get(&e.id),
-            })
-        })
-    };
-    let changes: Vec<_> = records
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "status": r.status.letter().to_string(),
-                "score": matches!(r.status, S::Renamed | S::Copied).then(|| score::percent(r.score)),
-                "old": side(&r.old),
-                "new": side(&r.new),
-            })
-        })
-        .collect();
-    let doc = serde_json::json!({
-        "changes": changes,
-        "stats": {
-            "sources": outcome.sources,
-            "destinations": outcome.destinations,
-            "exact": outcome.exact,
-            "basename": outcome.basename,
-            "inexact": outcome.inexact,
-            "candidate_pairs": outcome.candidate_pairs,
-            "scored_pairs": outcome.scored_pairs,
-            "full_rescans": outcome.full_rescans,
-            "ties_unreplayed": outcome.ties_unreplayed,
-            "exhaustive_destinations": outcome.exhaustive_destinations,
-            "exhaustive_skipped": outcome.exhaustive_skipped,
-        },
-    });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)?;
-    Ok(())
 }
 
 /// The work tree as a side: every tracked path's current content, keeping

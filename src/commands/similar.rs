@@ -65,20 +65,8 @@ pub(super) fn similar(
     let (matches, _outcome) = similar::find_similar(&repo, &mut store, tree, &query, &opts)?;
     flush_warnings(&mut store, err);
     if args.json {
-        let doc = serde_json::json!({
-            "query": query.name,
-            "tree": args.tree,
-            "threshold": score::percent(min_score),
-            "matches": matches.iter().map(|m| serde_json::json!({
-                "path": output::json_path(&m.path),
-                "blob": m.id.to_string(),
-                "size": m.size,
-                "score": score::percent(m.score),
-                "distance": m.distance,
-            })).collect::<Vec<_>>(),
-        });
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
+        let doc = output::json::Similar::new(&query.name, &args.tree, min_score, &matches);
+        output::json::write(out, &doc)?;
     } else {
         let mut buf = Vec::new();
         for m in &matches {

@@ -22,9 +22,9 @@
 //!
 //! Killed at any point, the repository holds every object: before step 4
 //! the old packs are untouched, after it the new pack holds everything. A
-//! leftover lock or temporary directory is cleaned by the next run.
+//! leftover temporary directory is cleaned by the next run, and the lock
+//! dies with the process that held it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::pack::order::Strategy;
@@ -78,7 +78,7 @@ pub enum RepackError {
         source: std::io::Error,
     },
     /// Another repack holds the lock.
-    #[error("unable to create '{}': file exists; another git-simm repack seems to be running (if not, remove the file)", path.display())]
+    #[error("another git-simm repack is running in this repository (it holds a lock on {})", path.display())]
     Locked {
         /// The lock file.
         path: PathBuf,
@@ -155,11 +155,13 @@ pub struct RepackReport {
     pub bitmap: bool,
 }
 
+/// The lock file, in the git common directory (beside git's `gc.pid`).
 const LOCK_NAME: &str = "simm-repack.lock";
 /// Names the pack being moved into place, so a run killed halfway through
 /// the renames (a `.pack` in place, its `.idx` not yet) can be told from
 /// someone else's stray file and undone by the next run.
 const JOURNAL_NAME: &str = "simm-repack.installing";
+/// How the private directories `git pack-objects` writes into start.
 const TMP_PREFIX: &str = ".simm-tmp-";
 
 /// Repack `repo` into one pack in similarity order; see the module
@@ -172,7 +174,7 @@ pub fn repack(
     trace("repack: start");
     let pack_dir = repo.objects_dir().join("pack");
     refuse_unsafe(repo, &pack_dir)?;
-    let _lock = Lock::take(&pack_dir)?;
+    let _lock = Lock::take(repo.common_dir())?;
     remove_stale_temporaries(&pack_dir);
     undo_interrupted_install(&pack_dir)?;
     let old = existing_packs(&pack_dir)?;
@@ -194,15 +196,19 @@ pub fn repack(
     )?;
     fault_point("listed");
 
-    let tmp = pack_dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
-    std::fs::create_dir(&tmp).map_err(|source| RepackError::Io {
-        what: "create",
-        path: tmp.clone(),
-        source,
-    })?;
-    let result = pack_and_install(repo, opts, &list, &tmp, &pack_dir, &old);
+    // Removed when dropped, even on an early return; a killed run's is
+    // removed by the next run (remove_stale_temporaries).
+    let tmp = tempfile::Builder::new()
+        .prefix(TMP_PREFIX)
+        .tempdir_in(&pack_dir)
+        .map_err(|source| RepackError::Io {
+            what: "create a temporary directory in",
+            path: pack_dir.clone(),
+            source,
+        })?;
+    let result = pack_and_install(repo, opts, &list, tmp.path(), &pack_dir, &old);
     // Whatever happened, the temporary directory holds nothing needed now.
-    let _ = std::fs::remove_dir_all(&tmp);
+    let _ = tmp.close();
     let (name, bytes_after) = result?;
 
     // The new pack holds every object: the old packs and loose copies go.
@@ -566,68 +572,41 @@ fn remove_stale_temporaries(pack_dir: &Path) {
     }
 }
 
-/// The repack lock: a file created exclusively, holding our pid, removed
-/// on drop. A lock left by a process that no longer runs (killed) is taken
-/// over, as `git gc` does with `gc.pid`.
+/// The repack lock: an advisory lock on `simm-repack.lock` in the git
+/// common directory ([`std::fs::File::try_lock`]: `flock` on Unix,
+/// `LockFileEx` on Windows), held while the file is open. The operating
+/// system releases it when the process ends, however it ends, so a killed
+/// repack never blocks the next one and there is no pid to judge stale,
+/// while two repacks can never both hold it.
+///
+/// The file stays when the lock is released: deleting it would let a
+/// process that opened it just before lock the deleted file while a third
+/// creates and locks a new one.
 struct Lock {
-    path: PathBuf,
+    _file: std::fs::File,
 }
 
 impl Lock {
-    fn take(pack_dir: &Path) -> Result<Lock, RepackError> {
-        let path = pack_dir.join(LOCK_NAME);
-        for _ in 0..2 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut f) => {
-                    let _ = writeln!(f, "{}", std::process::id());
-                    return Ok(Lock { path });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if !lock_is_stale(&path) {
-                        return Err(RepackError::Locked { path });
-                    }
-                    let _ = std::fs::remove_file(&path);
-                }
-                Err(source) => {
-                    return Err(RepackError::NotWritable {
-                        path: pack_dir.to_owned(),
-                        source,
-                    });
-                }
-            }
+    fn take(git_dir: &Path) -> Result<Lock, RepackError> {
+        let path = git_dir.join(LOCK_NAME);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|source| RepackError::NotWritable {
+                path: git_dir.to_owned(),
+                source,
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(Lock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(RepackError::Locked { path }),
+            Err(std::fs::TryLockError::Error(source)) => Err(RepackError::Io {
+                what: "lock",
+                path,
+                source,
+            }),
         }
-        Err(RepackError::Locked { path })
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-/// A lock is stale when the process it names is gone (checked through
-/// /proc where there is one) or it is older than 12 hours.
-fn lock_is_stale(path: &Path) -> bool {
-    let old = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age.as_secs() > 12 * 3600);
-    if old {
-        return true;
-    }
-    let pid = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok());
-    let proc = Path::new("/proc");
-    match pid {
-        Some(pid) if proc.join("self").exists() => !proc.join(pid.to_string()).exists(),
-        _ => false,
     }
 }
 

@@ -611,14 +611,18 @@ fn is_table_name(p: &Path) -> bool {
 
 /// Temporary files older than this belong to a process that died.
 const STALE_TEMP_SECS: u64 = 3600;
+/// How temporary tables start ([`temporary_in`]).
+const TMP_PREFIX: &str = "tmp-";
 
+/// Remove temporary tables of processes that died before renaming them
+/// (a temporary file is deleted when dropped, but not by a killed process).
 fn clean_stale_temporaries(dir: &Path) {
     let Ok(read) = fs::read_dir(dir) else { return };
     for e in read.filter_map(|e| e.ok()) {
         let is_tmp = e
             .file_name()
             .to_str()
-            .is_some_and(|n| n.starts_with("tmp-"));
+            .is_some_and(|n| n.starts_with(TMP_PREFIX));
         let old = e
             .metadata()
             .and_then(|m| m.modified())
@@ -635,10 +639,11 @@ fn clean_stale_temporaries(dir: &Path) {
 /// The name is derived from the content, so two processes writing the same
 /// entries produce the same file and the rename is harmless.
 fn write_table(dir: &Path, hash_len: usize, entries: &[(ObjectId, Sketch)]) -> io::Result<PathBuf> {
-    let mut tmp = tempfile_in(dir)?;
+    // Deleted if anything below fails; renamed into place at the end.
+    let mut tmp = temporary_in(dir)?;
     let mut crc = crc32fast::Hasher::new();
     {
-        let mut w = BufWriter::with_capacity(1 << 16, &mut tmp.1);
+        let mut w = BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
         let mut put = |bytes: &[u8]| -> io::Result<()> {
             crc.update(bytes);
             w.write_all(bytes)
@@ -672,35 +677,26 @@ fn write_table(dir: &Path, hash_len: usize, entries: &[(ObjectId, Sketch)]) -> i
         }
         w.flush()?;
     }
-    tmp.1.sync_all()?;
+    tmp.as_file().sync_all()?;
     let name = format!("fp-{:08x}-{:08x}.table", crc.finalize(), entries.len());
     let path = dir.join(name);
-    fs::rename(&tmp.0, &path)?;
+    tmp.persist(&path).map_err(|e| e.error)?;
     Ok(path)
 }
 
-fn tempfile_in(dir: &Path) -> io::Result<(PathBuf, File)> {
-    let pid = std::process::id();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    for attempt in 0..100u32 {
-        let path = dir.join(format!("tmp-{pid}-{nanos:x}-{attempt}"));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => return Ok((path, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
+/// A new temporary file in `dir` (`tmp-` and a random name), created
+/// exclusively and deleted when dropped unless persisted. Its mode is a
+/// plain file's (0666 less the umask), not tempfile's private 0600: in a
+/// shared repository other users read the tables.
+fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TMP_PREFIX);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "could not create a unique temporary file",
-    ))
+    builder.tempfile_in(dir)
 }
 
 #[cfg(test)]
@@ -755,6 +751,37 @@ mod tests {
             let n = (0..9000).find(|&n| id(n) == *q).expect("a query id");
             assert_eq!(*e, (n < 6000).then(|| entry(n)), "id {n}");
         }
+    }
+
+    /// Writes leave no temporary file behind; compaction removes the ones
+    /// a killed process left (older than an hour), and only those.
+    #[test]
+    fn temporaries_are_renamed_or_cleaned_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let names = |dir: &Path| -> Vec<String> {
+            let mut v: Vec<String> = fs::read_dir(dir)
+                .expect("read")
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(TMP_PREFIX))
+                .collect();
+            v.sort();
+            v
+        };
+        let mut store = Store::open(dir.path(), 20).expect("open");
+        store
+            .insert((0..10).map(|n| (id(n), entry(n))).collect())
+            .expect("insert");
+        assert_eq!(names(dir.path()), Vec::<String>::new());
+        let dead = dir.path().join("tmp-dead");
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        File::create(&dead)
+            .and_then(|f| f.set_modified(two_hours_ago))
+            .expect("old temporary");
+        File::create(dir.path().join("tmp-live")).expect("new temporary");
+        store.compact().expect("compact");
+        assert_eq!(names(dir.path()), ["tmp-live"]);
+        assert_eq!(store.get(&id(3)), Some(entry(3)));
     }
 
     /// A damaged record found by the size-only walk drops its table, as

@@ -147,6 +147,65 @@ fn heavily_edited_rename_warns_and_strict_refuses() {
     assert_eq!(stderr(&o), "");
 }
 
+/// `git simm check --staged` in `r`, killed and failed after `secs`
+/// seconds.
+fn check_within(r: &Repo, secs: u64) -> Output {
+    let mut child = util::simm_command()
+        .current_dir(&r.path)
+        .args(["check", "--staged"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git-simm");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("check --staged took over {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// simm.ignore patterns are .gitignore patterns, matched by git's
+/// wildmatch. Regression: the hand-written glob it replaced was
+/// exponential in the stars of a pattern (`*a*a*a*a*b` against a long
+/// name of `a`s took a minute, eight stars hours).
+#[test]
+fn simm_ignore_is_gitignore_and_quick_with_many_stars() {
+    let r = Repo::new();
+    let base = text(11, 200);
+    r.write("src/old_name.c", &join(&base));
+    r.commit_all("base");
+    let long = format!("{}/{}.c", "a".repeat(60), "a".repeat(200));
+    r.git_mv("src/old_name.c", &long);
+    r.write(long.as_str(), &edited(&base, 60, 3));
+    r.git(&["add", "-A"]);
+    let warned = |o: &Output| stderr(o).contains("that git will not detect");
+
+    r.git(&["config", "--add", "simm.ignore", "*a*a*a*a*a*a*a*a*b"]);
+    let o = check_within(&r, 10);
+    assert!(o.status.success() && warned(&o), "{}", stderr(&o));
+    // A name at any depth; a later `!` pattern takes it back.
+    r.git(&["config", "--add", "simm.ignore", "*.c"]);
+    let o = check_within(&r, 10);
+    assert_eq!(stderr(&o), "");
+    r.git(&["config", "--add", "simm.ignore", "!*.c"]);
+    let o = check_within(&r, 10);
+    assert!(warned(&o), "{}", stderr(&o));
+    // A trailing slash names directories only (`a*/*.c/` is not the new
+    // file); `/a*/` is its top directory, and takes all in it.
+    r.git(&["config", "--unset-all", "simm.ignore"]);
+    r.git(&["config", "--add", "simm.ignore", "a*/*.c/"]);
+    let o = check_within(&r, 10);
+    assert!(warned(&o), "{}", stderr(&o));
+    r.git(&["config", "--add", "simm.ignore", "/a*/"]);
+    let o = check_within(&r, 10);
+    assert_eq!(stderr(&o), "");
+}
+
 #[test]
 fn pure_move_is_silent() {
     let r = hooked_repo();

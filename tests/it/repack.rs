@@ -175,6 +175,16 @@ fn assert_intact(dir: &Path, before: &[String], when: &str) {
     fsck_clean(dir);
 }
 
+/// Temporary directories of repack runs left in the pack directory.
+fn temporaries(git_dir: &Path) -> Vec<String> {
+    std::fs::read_dir(git_dir.join("objects/pack"))
+        .expect("pack dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".simm-tmp-"))
+        .collect()
+}
+
 fn packs(git_dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(git_dir.join("objects/pack"))
         .expect("pack dir")
@@ -366,7 +376,9 @@ fn repack_killed_at_any_point_keeps_every_object() {
             "{point}: the repack was not interrupted"
         );
         assert_intact(&dir, &before, &format!("killed at {point}"));
-        // The next run takes over the dead run's lock and finishes.
+        // The dead run's lock file is still there, but its lock died with
+        // it: the next run takes the lock, cleans up and finishes.
+        assert!(dir.join("simm-repack.lock").exists(), "{point}");
         let o = simm(&dir, &["repack", "-q"]);
         assert!(
             o.status.success(),
@@ -375,6 +387,7 @@ fn repack_killed_at_any_point_keeps_every_object() {
         );
         assert_intact(&dir, &before, &format!("resumed after a kill at {point}"));
         assert_eq!(packs(&dir).len(), 1, "after {point}");
+        assert_eq!(temporaries(&dir), Vec::<String>::new(), "after {point}");
     }
 }
 
@@ -395,6 +408,14 @@ fn repack_killed_by_signal_at_random_moments_keeps_every_object() {
         let _ = child.kill();
         let _ = child.wait();
         assert_intact(&dir, &before, &format!("SIGKILL at {delay_ms} ms"));
+        // A killed run never blocks the next one.
+        let o = simm(&dir, &["repack", "-q"]);
+        assert!(
+            o.status.success(),
+            "after SIGKILL at {delay_ms} ms: {}",
+            stderr(&o)
+        );
+        assert_eq!(temporaries(&dir), Vec::<String>::new());
     }
 }
 
@@ -475,15 +496,12 @@ fn repack_refuses_what_it_cannot_do_safely_and_changes_nothing() {
     std::fs::write(&keep, b"keep me\n").expect("keep");
     expect_refusal(&kept, &["repack"], ".keep");
 
-    // Another repack running (a live process holds the lock).
+    // Another repack running: a live process (this one) holds the lock.
     std::fs::remove_file(&keep).expect("rm keep");
-    std::fs::write(
-        kept.join("objects/pack/simm-repack.lock"),
-        format!("{}\n", std::process::id()),
-    )
-    .expect("lock");
+    let lock = std::fs::File::create(kept.join("simm-repack.lock")).expect("lock file");
+    lock.try_lock().expect("lock");
     expect_refusal(&kept, &["repack"], "another git-simm repack");
-    std::fs::remove_file(kept.join("objects/pack/simm-repack.lock")).expect("rm lock");
+    drop(lock);
 
     // A read-only object directory. Permissions do not bind root, so there
     // the directory is made immutable instead (chattr +i, which binds

@@ -1,0 +1,329 @@
+//! The `--json` documents: one schema type per command, serialized by
+//! serde, so what a script can rely on is written down in one place.
+//!
+//! Documents are pretty-printed with two-space indentation and end with a
+//! newline ([`write()`]). Keys appear in alphabetical order, the order the
+//! output has always had (it was first built as a `serde_json::Value`,
+//! whose maps sort their keys), so fields are declared in that order.
+//! Paths are strings: the path itself when it is valid UTF-8, else git's
+//! quoted form ([`json_path`]), so the bytes can still be recovered.
+//! Optional values are `null`, never left out.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::json_path;
+use crate::renames::{Outcome, Record, Status};
+use crate::similarity::score;
+
+/// Write `doc` as pretty-printed JSON followed by a newline.
+pub fn write(w: &mut impl Write, doc: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, doc)?;
+    writeln!(w)
+}
+
+/// `git simm renames --json`: the changes between two sides, renames and
+/// copies paired, and what detection did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Renames {
+    /// One entry per line `git diff --name-status` prints, in the same
+    /// order (after `--diff-filter`).
+    pub changes: Vec<Change>,
+    /// Counts of detection's work.
+    pub stats: Stats,
+}
+
+/// One change: a path added, deleted, modified, or paired with another.
+#[derive(Clone, Debug, Serialize)]
+pub struct Change {
+    /// The file on the new side; `null` when it was deleted.
+    pub new: Option<Side>,
+    /// The file on the old side (for `R` and `C`, the source); `null`
+    /// when it was added.
+    pub old: Option<Side>,
+    /// For `R` and `C`: git's similarity score in percent (0-100, as in
+    /// `R087`); else `null`.
+    pub score: Option<u32>,
+    /// git's status letter: `A`, `C`, `D`, `M`, `R`, `T` or `U`.
+    pub status: char,
+}
+
+/// A file on one side of a [`Change`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Side {
+    /// The object id in hex: the blob's (a commit's for a submodule).
+    pub blob: String,
+    /// The path from the top of the repository.
+    pub path: String,
+    /// The object's size in bytes; `null` when the object database does
+    /// not have it (a work-tree file, a submodule's commit).
+    pub size: Option<u64>,
+}
+
+/// What rename detection did ([`Outcome`], without the fields that are
+/// warnings on stderr).
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    /// Pairs found by the unique-basename pass.
+    pub basename: usize,
+    /// Candidate pairs proposed by fingerprints and sizes.
+    pub candidate_pairs: usize,
+    /// Destinations considered: the added files detection tries to pair.
+    pub destinations: usize,
+    /// Pairs found by object id (identical content).
+    pub exact: usize,
+    /// Destinations searched beyond their candidates (against every
+    /// size-compatible source, or those that plausibly score higher).
+    pub exhaustive_destinations: usize,
+    /// Such destinations left unsearched because the budget ran out (git
+    /// would have searched them).
+    pub exhaustive_skipped: usize,
+    /// Destinations whose row of git's matrix was replayed against every
+    /// source because their pairing hinged on a tie.
+    pub full_rescans: usize,
+    /// Pairs found by scoring content.
+    pub inexact: usize,
+    /// Pairs scored exactly.
+    pub scored_pairs: usize,
+    /// Sources considered: the deleted files, with `-C` also the modified
+    /// ones, with `-C -C` every file of the old side.
+    pub sources: usize,
+    /// Destinations whose tie could not be replayed within the budget
+    /// (ties then break by source order, which may differ from git).
+    pub ties_unreplayed: usize,
+}
+
+impl Renames {
+    /// The document for `records` and `outcome`; `sizes` holds the size of
+    /// each object the object database has.
+    pub fn new(records: &[Record], outcome: &Outcome, sizes: &HashMap<ObjectId, u64>) -> Renames {
+        let side = |e: &Option<crate::repo::Entry>| {
+            e.as_ref().map(|e| Side {
+                blob: e.id.to_string(),
+                path: json_path(&e.path),
+                size: sizes.get(&e.id).copied(),
+            })
+        };
+        Renames {
+            changes: records
+                .iter()
+                .map(|r| Change {
+                    new: side(&r.new),
+                    old: side(&r.old),
+                    score: matches!(r.status, Status::Renamed | Status::Copied)
+                        .then(|| score::percent(r.score)),
+                    status: r.status.letter(),
+                })
+                .collect(),
+            stats: Stats {
+                basename: outcome.basename,
+                candidate_pairs: outcome.candidate_pairs,
+                destinations: outcome.destinations,
+                exact: outcome.exact,
+                exhaustive_destinations: outcome.exhaustive_destinations,
+                exhaustive_skipped: outcome.exhaustive_skipped,
+                full_rescans: outcome.full_rescans,
+                inexact: outcome.inexact,
+                scored_pairs: outcome.scored_pairs,
+                sources: outcome.sources,
+                ties_unreplayed: outcome.ties_unreplayed,
+            },
+        }
+    }
+}
+
+/// `git simm similar --json`: the files of a tree most similar to one
+/// file.
+#[derive(Clone, Debug, Serialize)]
+pub struct Similar {
+    /// The matches, most similar first (as the plain output lists them).
+    pub matches: Vec<Match>,
+    /// The file or blob asked about, as given on the command line.
+    pub query: String,
+    /// The lowest score listed, in percent (`--threshold`).
+    pub threshold: u32,
+    /// The tree-ish searched, as given (default `HEAD`).
+    pub tree: String,
+}
+
+/// One file of the tree similar to the query.
+#[derive(Clone, Debug, Serialize)]
+pub struct Match {
+    /// The file's blob id in hex.
+    pub blob: String,
+    /// How many of the 256 fingerprint bits differ from the query's;
+    /// `null` when either has no fingerprint (under 192 bytes).
+    pub distance: Option<u32>,
+    /// The file's path in the tree.
+    pub path: String,
+    /// git's rename similarity score in percent (0-100).
+    pub score: u32,
+    /// The file's size in bytes.
+    pub size: u64,
+}
+
+impl Similar {
+    /// The document for `matches` of `query` in `tree` at `min_score`
+    /// ([`score::MAX_SCORE`] units).
+    pub fn new(
+        query: &str,
+        tree: &str,
+        min_score: u32,
+        matches: &[crate::similar::Match],
+    ) -> Similar {
+        Similar {
+            matches: matches
+                .iter()
+                .map(|m| Match {
+                    blob: m.id.to_string(),
+                    distance: m.distance,
+                    path: json_path(&m.path),
+                    score: score::percent(m.score),
+                    size: m.size,
+                })
+                .collect(),
+            query: query.to_owned(),
+            threshold: score::percent(min_score),
+            tree: tree.to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(doc: &impl Serialize) -> String {
+        let mut out = Vec::new();
+        write(&mut out, doc).expect("write to a Vec");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Pins the layout scripts read: key order, `null`s, indentation and
+    /// the final newline.
+    #[test]
+    fn similar_document_is_pinned() {
+        let doc = Similar {
+            matches: vec![Match {
+                blob: "ab".repeat(20),
+                distance: None,
+                path: "\"caf\\351\"".into(),
+                score: 94,
+                size: 120,
+            }],
+            query: "q.rs".into(),
+            threshold: 50,
+            tree: "HEAD".into(),
+        };
+        let blob = "ab".repeat(20);
+        assert_eq!(
+            text(&doc),
+            format!(
+                r#"{{
+  "matches": [
+    {{
+      "blob": "{blob}",
+      "distance": null,
+      "path": "\"caf\\351\"",
+      "score": 94,
+      "size": 120
+    }}
+  ],
+  "query": "q.rs",
+  "threshold": 50,
+  "tree": "HEAD"
+}}
+"#
+            )
+        );
+    }
+
+    #[test]
+    fn renames_document_is_pinned() {
+        let side = |path: &str, size| Side {
+            blob: "0".repeat(40),
+            path: path.into(),
+            size,
+        };
+        let doc = Renames {
+            changes: vec![
+                Change {
+                    new: Some(side("b", None)),
+                    old: Some(side("a", Some(7))),
+                    score: Some(87),
+                    status: 'R',
+                },
+                Change {
+                    new: Some(side("c", Some(1))),
+                    old: None,
+                    score: None,
+                    status: 'A',
+                },
+            ],
+            stats: Stats {
+                basename: 1,
+                candidate_pairs: 2,
+                destinations: 3,
+                exact: 4,
+                exhaustive_destinations: 5,
+                exhaustive_skipped: 6,
+                full_rescans: 7,
+                inexact: 8,
+                scored_pairs: 9,
+                sources: 10,
+                ties_unreplayed: 11,
+            },
+        };
+        let z = "0".repeat(40);
+        assert_eq!(
+            text(&doc),
+            format!(
+                r#"{{
+  "changes": [
+    {{
+      "new": {{
+        "blob": "{z}",
+        "path": "b",
+        "size": null
+      }},
+      "old": {{
+        "blob": "{z}",
+        "path": "a",
+        "size": 7
+      }},
+      "score": 87,
+      "status": "R"
+    }},
+    {{
+      "new": {{
+        "blob": "{z}",
+        "path": "c",
+        "size": 1
+      }},
+      "old": null,
+      "score": null,
+      "status": "A"
+    }}
+  ],
+  "stats": {{
+    "basename": 1,
+    "candidate_pairs": 2,
+    "destinations": 3,
+    "exact": 4,
+    "exhaustive_destinations": 5,
+    "exhaustive_skipped": 6,
+    "full_rescans": 7,
+    "inexact": 8,
+    "scored_pairs": 9,
+    "sources": 10,
+    "ties_unreplayed": 11
+  }}
+}}
+"#
+            )
+        );
+    }
+}

@@ -26,7 +26,10 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut err = std::io::stderr();
-    match commands::run(cli, &mut out, &mut err) {
+    // Nothing interrupts a run yet.
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    let result = commands::run(cli, &interrupt, &mut out, &mut err);
+    match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
         Ok(Status::NothingFound | Status::Refused) => ExitCode::from(1),
         Err(e) => {

@@ -381,7 +381,8 @@ pub struct FingerprintArgs {
     #[arg(long, conflicts_with_all = ["targets", "paths"])]
     pub all: bool,
 
-    /// Print nothing; only fill the store (useful with --all).
+    /// Print nothing, progress included; only fill the store (useful with
+    /// --all).
     #[arg(short, long)]
     pub quiet: bool,
 

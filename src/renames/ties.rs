@@ -8,9 +8,10 @@ use rayon::prelude::*;
 
 use super::matrix::{Sides, sorted_matrix};
 use super::{
-    Content, ContentError, Detect, Dst, Options, Outcome, Scored, Src, basename_same, better,
+    Content, Detect, DetectError, Dst, Options, Outcome, Scored, Src, basename_same, better,
     score_ceiling,
 };
+use crate::progress::Feedback;
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self};
 
@@ -203,8 +204,9 @@ pub(super) fn settle_ties(
     full: &HashMap<usize, Vec<Scored>>,
     opts: &Options,
     content: &mut impl Content,
+    feedback: &Feedback,
     outcome: &mut Outcome,
-) -> Result<Vec<(usize, Scored)>, ContentError> {
+) -> Result<Vec<(usize, Scored)>, DetectError> {
     let Sides {
         srcs,
         dsts,
@@ -220,6 +222,7 @@ pub(super) fn settle_ties(
     let mut replay_budget = opts.replay_budget;
     let mut refused: std::collections::HashSet<usize> = std::collections::HashSet::new();
     loop {
+        feedback.check()?;
         let matrix = sorted_matrix(remaining, full, &replayed);
         let hinged = hinged_on_ties(
             &matrix,
@@ -263,6 +266,9 @@ pub(super) fn settle_ties(
                 let Some(dst) = spans.get(&dsts[d].entry.id) else {
                     return Vec::new();
                 };
+                if feedback.is_interrupted() {
+                    return Vec::new();
+                }
                 dense.with(dst, |loaded| {
                     let row = Row {
                         d,
@@ -282,6 +288,8 @@ pub(super) fn settle_ties(
                 })
             })
             .collect();
+        // Rows cut short are not replays: stop before using them.
+        feedback.check()?;
         replayed.extend(chosen.into_iter().zip(rows));
     }
 }

@@ -2,12 +2,14 @@
 //! along their delta trees when much of them is wanted, otherwise one by
 //! one in pack order with a reader per thread.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
 use super::{Pack, ReaderPool, Repo, RepoError, chunk_len};
+use crate::progress::Feedback;
 
 impl Repo {
     /// Read the blobs `ids` in parallel and map each with `f(index, bytes)`,
@@ -26,12 +28,43 @@ impl Repo {
     ///   delta's base is often still in the reader's delta-base cache, with
     ///   one [`Reader`](super::Reader) and buffer per rayon thread. Loose objects go this way.
     ///
-    /// The first error stops the work and is returned.
+    /// The first error stops the work and is returned, and so does
+    /// [`Interrupted`](crate::progress::Interrupted) (as
+    /// [`RepoError::Interrupted`]) soon after `feedback`'s flag is set: it
+    /// is polled per blob and handed to gix's pack traversal.
     pub fn map_blobs<T: Send>(
         &self,
         ids: &[ObjectId],
+        feedback: &Feedback,
         f: impl Fn(usize, &[u8]) -> T + Sync + Send,
     ) -> Result<Vec<T>, RepoError> {
+        let slots: Vec<Mutex<Option<T>>> = std::iter::repeat_with(|| Mutex::new(None))
+            .take(ids.len())
+            .collect();
+        self.for_each_blob(ids, feedback, |i, data| {
+            *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(f(i, data));
+        })?;
+        slots
+            .into_iter()
+            .zip(ids)
+            .map(|(slot, id)| {
+                slot.into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .ok_or(RepoError::MissingObject { id: *id })
+            })
+            .collect()
+    }
+
+    /// [`Repo::map_blobs`] without collecting: `f(index, bytes)` is called
+    /// once for each position of `ids`, on several threads, in no
+    /// particular order. On an error (or an interrupt) the calls already
+    /// made stand: a caller keeping their results keeps what was done.
+    pub fn for_each_blob(
+        &self,
+        ids: &[ObjectId],
+        feedback: &Feedback,
+        f: impl Fn(usize, &[u8]) + Sync + Send,
+    ) -> Result<(), RepoError> {
         let packs = self.packs();
         let mut located: Vec<(usize, u64, usize)> = ids
             .par_iter()
@@ -50,34 +83,36 @@ impl Repo {
             .collect();
         located.par_sort_unstable();
 
-        let slots: Vec<Mutex<Option<T>>> = std::iter::repeat_with(|| Mutex::new(None))
+        let delivered: Vec<AtomicBool> = std::iter::repeat_with(|| AtomicBool::new(false))
             .take(ids.len())
             .collect();
-        let store = |i: usize, value: T| {
-            *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        let deliver = |i: usize, data: &[u8]| {
+            f(i, data);
+            delivered[i].store(true, Ordering::Relaxed);
         };
         let mut one_by_one = Vec::new();
         let mut traversed = Vec::new();
         for group in located.chunk_by(|a, b| a.0 == b.0) {
+            feedback.check()?;
             match packs.get(group[0].0) {
                 Some(pack) if traversal_pays(pack, self.object_hash(), group) => {
-                    traverse_pack(pack, self.object_hash(), group, ids, &|i, data| {
-                        store(i, f(i, data))
-                    })?;
+                    traverse_pack(pack, self.object_hash(), group, ids, feedback, &deliver)?;
                     traversed.extend(group.iter().map(|&(_, _, i)| i));
                 }
                 _ => one_by_one.extend(group.iter().map(|&(_, _, i)| i)),
             }
         }
+        // A traversal stops early when interrupted; nothing is to be read
+        // one by one then.
+        feedback.check()?;
         // Whatever a traversal did not deliver (it stopped at a damaged or
         // thin pack, or the index disagrees with its pack) is read one by
         // one: that either succeeds or fails naming the object at fault.
-        one_by_one.extend(traversed.into_iter().filter(|&i| {
-            slots[i]
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_none()
-        }));
+        one_by_one.extend(
+            traversed
+                .into_iter()
+                .filter(|&i| !delivered[i].load(Ordering::Relaxed)),
+        );
 
         let readers = ReaderPool::new(self);
         one_by_one
@@ -85,21 +120,13 @@ impl Repo {
             .try_for_each(|chunk| {
                 readers.with(|reader| {
                     for &i in chunk {
+                        feedback.check()?;
                         let data = reader.blob_ref(&ids[i])?;
-                        store(i, f(i, data));
+                        deliver(i, data);
                     }
                     Ok::<_, RepoError>(())
                 })
-            })?;
-        slots
-            .into_iter()
-            .zip(ids)
-            .map(|(slot, id)| {
-                slot.into_inner()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .ok_or(RepoError::MissingObject { id: *id })
             })
-            .collect()
     }
 }
 
@@ -168,6 +195,7 @@ fn traverse_pack(
     hash: gix::hash::Kind,
     group: &[(usize, u64, usize)],
     ids: &[ObjectId],
+    feedback: &Feedback,
     deliver: &(dyn Fn(usize, &[u8]) + Sync),
 ) -> Result<(), RepoError> {
     use gix::odb::pack::index::traverse;
@@ -177,7 +205,6 @@ fn traverse_pack(
     let Ok(data) = pack.data(hash) else {
         return Ok(());
     };
-    let interrupt = std::sync::atomic::AtomicBool::new(false);
     let failure: Mutex<Option<RepoError>> = Mutex::new(None);
     let _ = pack.index.traverse_with_index(
         &data,
@@ -201,7 +228,7 @@ fn traverse_pack(
             Ok(())
         },
         &mut gix::progress::Discard,
-        &interrupt,
+        feedback.interrupt_flag(),
         traverse::with_index::Options {
             // Same trust as a normal object read, which does not re-hash either.
             check: traverse::SafetyCheck::SkipFileAndObjectChecksumVerification,

@@ -25,7 +25,7 @@
 //!
 //! The `git-simm` binary (`src/main.rs`, `src/cli`, `src/commands`) turns
 //! flags, git config and the environment into options for these, draws
-//! progress, and is the only part that prints.
+//! progress, catches Ctrl-C, and is the only part that prints.
 //!
 //! ```no_run
 //! use git_simm::similarity::fingerprint::fingerprint;

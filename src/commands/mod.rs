@@ -38,7 +38,7 @@ pub enum Status {
 
 /// Run a parsed command line, writing results to `out` and warnings to
 /// `err`; long work stops soon after `interrupt` is set, with an error
-/// that has [`git_simm::progress::Interrupted`] among its causes.
+/// [`is_interrupted`] recognises.
 pub fn run(
     cli: Cli,
     interrupt: &AtomicBool,
@@ -93,6 +93,12 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// Whether `e` says the work was interrupted
+/// ([`git_simm::progress::Interrupted`] among its causes).
+pub fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<git_simm::progress::Interrupted>())
 }
 
 pub(super) fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -1,6 +1,7 @@
 //! The terminal side of the library's [`Feedback`]: progress lines on
 //! stderr in git's style ("Fingerprinting blobs:  42% (4200/10000)", drawn
-//! by indicatif), `GIT_SIMM_TRACE` lines, and git's own progress relayed.
+//! by indicatif), `GIT_SIMM_TRACE` lines, git's own progress relayed, and
+//! the Ctrl-C handler that sets the interrupt flag.
 //!
 //! The library only bumps an atomic counter per item; a thread per stage
 //! copies it into the progress line ten times a second, after staying
@@ -16,6 +17,37 @@ use std::time::{Duration, Instant};
 use git_simm::progress::Feedback;
 use git_simm::progress::{Counter, Observer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Set by SIGINT or SIGTERM (see [`catch_interrupts`]); the flag every
+/// command's [`Feedback`] carries.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Exit status of an interrupted run: 128 + SIGINT, what a shell reports
+/// for a command killed by Ctrl-C (and what git's commands exit with then).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// On SIGINT or SIGTERM, set [`INTERRUPTED`], so the work stops at its
+/// next check and cleans up after itself; a second signal, when the flag
+/// is already set, exits at once with [`EXIT_INTERRUPTED`].
+pub fn catch_interrupts() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as the previous signal
+        // left it.
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            i32::from(EXIT_INTERRUPTED),
+            &INTERRUPTED,
+        )?;
+        signal_hook::flag::register(signal, &INTERRUPTED)?;
+    }
+    Ok(())
+}
+
+/// Whether a signal asked this run to stop.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
 
 /// Wait before drawing anything: work that ends sooner shows nothing.
 const FIRST_DRAW: Duration = Duration::from_millis(250);

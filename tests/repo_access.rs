@@ -982,3 +982,51 @@ fn child_bad_git_dir() {
         "{err}"
     );
 }
+
+/// Interrupted (its flag set after 100 blobs), fingerprinting stops with
+/// `Interrupted` and stores what it computed, which the next run reuses.
+#[test]
+fn interrupted_fingerprinting_stops_and_keeps_what_it_computed() {
+    use git_simm::progress::Discard;
+    use git_simm::similarity::compute::{self, ComputeError};
+    use git_simm::similarity::store::Store;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let r = util::moved_files_repo(3000, 30);
+    let repo = Repo::discover(&r.path).expect("discover");
+    let ids: Vec<ObjectId> = repo
+        .all_blobs()
+        .expect("blobs")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let dir = r.path.join(".git/simm");
+    let mut store = Store::open(&dir, 20).expect("store");
+    let flag = AtomicBool::new(false);
+    let feedback = Feedback::new(&Discard, &flag);
+    let read = AtomicUsize::new(0);
+    let err = compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, |_| {
+        if read.fetch_add(1, Ordering::Relaxed) + 1 == 100 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    })
+    .expect_err("interrupted");
+    assert!(matches!(err, ComputeError::Interrupted(_)), "{err:?}");
+    let mut store = Store::open(&dir, 20).expect("store reopens");
+    let kept = store.get_many(&ids).iter().flatten().count();
+    let read = read.load(Ordering::Relaxed);
+    assert!(
+        kept >= 100 && kept == read && kept < ids.len(),
+        "{kept} kept of {read} read, {} blobs",
+        ids.len()
+    );
+    let (_, outcome) =
+        compute::fingerprint_blobs(&repo, &mut store, &ids, &Feedback::none()).expect("resumed");
+    assert_eq!((outcome.cached, outcome.computed), (kept, ids.len() - kept));
+
+    // Already interrupted, reading stops before the first blob.
+    let err = repo
+        .map_blobs(&ids, &feedback, |_, _| ())
+        .expect_err("interrupted");
+    assert!(matches!(err, RepoError::Interrupted(_)), "{err:?}");
+    assert!(git_simm::progress::is_interrupted(&err));
+}

@@ -365,10 +365,6 @@ fn bad_input_gets_git_style_errors() {
         (&["similar", "src/store.rs", "HEAD:Cargo.toml"], "tree"),
         (&["similar", "no-such-file"], "neither a file nor a blob"),
         (&["similar", "HEAD"], "not a file or blob"),
-        (
-            &["similar", "--threshold", "abc", "src/store.rs"],
-            "threshold",
-        ),
     ];
     for (args, needle) in cases {
         let o = r.simm(args);
@@ -381,8 +377,11 @@ fn bad_input_gets_git_style_errors() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{args:?}");
     }
-    // Usage errors are 129, as in git.
+    // Usage errors are 129, as in git, bad option values included.
     assert_eq!(r.simm(&["fingerprint", "--bogus"]).status.code(), Some(129));
+    let o = r.simm(&["similar", "--threshold", "abc", "src/store.rs"]);
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));
     assert_eq!(r.simm(&["no-such-command"]).status.code(), Some(129));
     // A name that is both a file and a revision is ambiguous, as in git.
     r.write("HEAD", b"a file named HEAD\n");
@@ -474,14 +473,6 @@ fn renames_bad_input_gets_git_style_errors() {
         (&["renames", "no-such-rev", "HEAD"], "no-such-rev"),
         (&["renames", "HEAD", "HEAD:Cargo.toml"], "tree"),
         (&["renames", "-M", "HEAD~1", "HEAD"], "unknown revision"),
-        (
-            &["renames", "--find-renames=abc", "HEAD", "HEAD"],
-            "rename score",
-        ),
-        (
-            &["renames", "--diff-filter=Q", "HEAD", "HEAD"],
-            "diff-filter",
-        ),
         (&["renames", "--cached", "HEAD", "HEAD"], "--cached"),
     ];
     for (args, needle) in cases {
@@ -494,11 +485,22 @@ fn renames_bad_input_gets_git_style_errors() {
         );
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
-    // Three revisions is a usage error.
+    // Three revisions is a usage error, and so are bad option values.
     assert_eq!(
         r.simm(&["renames", "HEAD", "HEAD", "HEAD"]).status.code(),
         Some(129)
     );
+    for (args, needle) in [
+        (["renames", "--find-renames=abc", "HEAD", "HEAD"], "score"),
+        (
+            ["renames", "--diff-filter=Q", "HEAD", "HEAD"],
+            "diff-filter",
+        ),
+    ] {
+        let o = r.simm(&args);
+        assert_eq!(o.status.code(), Some(129), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
 
     // A blob that rename scoring needs is missing: named, never a panic.
     r.write("src/renamed.rs", &own_source("src/store.rs")[100..]);

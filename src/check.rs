@@ -17,7 +17,7 @@
 use std::io::{self, Write};
 
 use crate::output;
-use crate::progress::trace;
+use crate::progress::Feedback;
 use crate::renames::{self, Content, ContentError, Detect, DetectError, Record, Status};
 use crate::repo::changes::{self, Listing};
 use crate::repo::{Entry, EntryKind, Staged};
@@ -40,6 +40,9 @@ pub struct Settings {
     /// `simm.ignore` patterns, as in `.gitignore` ([`ignored`]): findings
     /// naming a matching path are dropped.
     pub ignore: Vec<String>,
+    /// Rename detection's tie replay budget
+    /// ([`renames::Options::replay_budget`]).
+    pub replay_budget: usize,
 }
 
 /// Pairs scored beyond the fingerprint candidates when looking for copies.
@@ -120,10 +123,12 @@ pub enum CheckError {
 
 /// Compare HEAD with the index (`staged`, from [`crate::repo::Repo::staged`])
 /// and return the findings, renames first, each group in path order.
+/// `feedback` is told when each step ends, and its flag stops detection.
 pub fn check(
     staged: &Staged,
     settings: &Settings,
     content: &mut impl Content,
+    feedback: &Feedback,
 ) -> Result<Vec<Finding>, CheckError> {
     let index = &staged.index;
     let (changes, unchanged) = changes::diff_staged(&staged.tree, index, &staged.same);
@@ -134,10 +139,11 @@ pub fn check(
         detect: Detect::Renames,
         min_score: settings.rename_threshold,
         limit: 0,
+        replay_budget: settings.replay_budget,
         ..renames::Options::default()
     };
-    let (ours, _) = renames::detect(&changes, &low, content)?;
-    trace("check: renames");
+    let (ours, _) = renames::detect(&changes, &low, content, feedback)?;
+    feedback.trace("check: renames");
     let mut findings = Vec::new();
     let ours_renamed = renamed(&ours);
     if !ours_renamed.is_empty() {
@@ -149,9 +155,10 @@ pub fn check(
             },
             min_score: settings.git_min_score,
             limit: settings.git_rename_limit,
+            replay_budget: settings.replay_budget,
             ..renames::Options::default()
         };
-        let (theirs, outcome) = renames::detect(&changes, &git, content)?;
+        let (theirs, outcome) = renames::detect(&changes, &git, content, feedback)?;
         let seen: std::collections::HashSet<(&[u8], &[u8])> = renamed(&theirs)
             .into_iter()
             .map(|r| (path_of(&r.old), path_of(&r.new)))
@@ -191,12 +198,20 @@ pub fn check(
             min_score: settings.copy_threshold,
             limit: 0,
             exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
+            replay_budget: settings.replay_budget,
             ..renames::Options::default()
         };
-        let all = copy_changes(index, &unchanged, &changes, opts.min_score, content)?;
-        trace("check: copy sources");
-        let (copies, _) = renames::detect(&all, &opts, content)?;
-        trace("check: copies");
+        let all = copy_changes(
+            index,
+            &unchanged,
+            &changes,
+            opts.min_score,
+            content,
+            feedback,
+        )?;
+        feedback.trace("check: copy sources");
+        let (copies, _) = renames::detect(&all, &opts, content, feedback)?;
+        feedback.trace("check: copies");
         // The index is sorted by path: a search, not a set of every path.
         let present = |path: &[u8]| index.position(path).is_some();
         for r in copies {
@@ -243,6 +258,7 @@ fn copy_changes(
     changes: &[changes::Change],
     min_score: u32,
     content: &mut impl Content,
+    feedback: &Feedback,
 ) -> Result<Vec<changes::Change>, ContentError> {
     let added: Vec<&Entry> = changes
         .iter()
@@ -274,7 +290,7 @@ fn copy_changes(
         .map(|&i| index.id(i))
         .collect();
     let mut sizes = content.sizes(&ids)?.into_iter();
-    trace("check: sizes of unchanged files");
+    feedback.trace("check: sizes of unchanged files");
     let mut leading = 4;
     let mut kept: Vec<usize> = Vec::new();
     for &i in unchanged {

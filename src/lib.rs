@@ -18,10 +18,14 @@
 //! - [`pack`]: the object order for `git pack-objects` and the safe
 //!   replacement of a repository's packs.
 //! - [`output`]: git's path quoting and `--name-status` lines.
+//! - [`progress`]: what long work takes besides its input: a
+//!   [`progress::Feedback`], through which it reports counted stages and
+//!   trace events and learns that it should stop (returning
+//!   [`progress::Interrupted`]).
 //!
 //! The `git-simm` binary (`src/main.rs`, `src/cli`, `src/commands`) turns
-//! flags, git config and the environment into options for these, and is
-//! the only part that prints.
+//! flags, git config and the environment into options for these, draws
+//! progress, catches Ctrl-C, and is the only part that prints.
 //!
 //! ```no_run
 //! use git_simm::similarity::fingerprint::fingerprint;

@@ -1,6 +1,8 @@
 //! The `git-simm` binary: parse arguments, run the command, map the outcome
-//! to git's exit codes (0 success, 1 nothing found, 128 fatal, 129 usage).
-//! All work lives in the library.
+//! to git's exit codes: 0 success, 1 nothing found, 128 fatal, 129 usage,
+//! and 130 interrupted (SIGINT or SIGTERM: the work stopped and cleaned up
+//! after itself; 130 is what a shell reports for a command Ctrl-C killed,
+//! git's included). All work lives in the library.
 
 use std::process::ExitCode;
 
@@ -12,6 +14,9 @@ use cli::Cli;
 use commands::Status;
 
 fn main() -> ExitCode {
+    if let Err(e) = commands::terminal::catch_interrupts() {
+        eprintln!("warning: Ctrl-C will not stop git-simm cleanly: {e}");
+    }
     let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
@@ -26,7 +31,13 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut err = std::io::stderr();
-    match commands::run(cli, &mut out, &mut err) {
+    let result = commands::run(cli, &commands::terminal::INTERRUPTED, &mut out, &mut err);
+    // Interrupted, the work stopped where it was (or had just finished):
+    // like a command killed by Ctrl-C, nothing more is said.
+    if commands::terminal::interrupted() || result.as_ref().is_err_and(commands::is_interrupted) {
+        return ExitCode::from(commands::terminal::EXIT_INTERRUPTED);
+    }
+    match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
         Ok(Status::NothingFound | Status::Refused) => ExitCode::from(1),
         Err(e) => {

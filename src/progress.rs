@@ -1,132 +1,283 @@
-//! Progress on stderr for long work, in git's style
-//! ("Fingerprinting blobs:  42% (4200/10000)"), shown only when stderr is a
-//! terminal so scripts and CI logs stay clean.
+//! Progress, trace events and cancellation, as handles the caller passes
+//! in: the library never draws on a terminal, prints or reads the
+//! environment.
 //!
-//! Workers bump an atomic counter; one background thread redraws the line at
-//! most ten times a second, so the hot loops pay one relaxed atomic add.
+//! Long operations take a [`Feedback`]: an [`Observer`] told about the
+//! work (counted stages such as "Fingerprinting blobs", trace events that
+//! time the steps of a pipeline, what a child git process prints on its
+//! stderr) and an interrupt flag the caller may set at any time, from any
+//! thread or a signal handler. This is gitoxide's model (a `Progress` and a
+//! `should_interrupt: &AtomicBool`), cut to what git-simm needs.
+//!
+//! Long loops poll the flag (per blob read, per destination scored, between
+//! the steps of a repack) and return [`Interrupted`] inside their own error
+//! type; [`is_interrupted`] recognises it in any of them. Counting costs the
+//! hot loops one relaxed atomic add, never a call through the observer.
+//!
+//! [`Feedback::none()`] reports to nobody and is never interrupted, for
+//! library users and tests that want neither.
 
-use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-/// A progress counter. Dropping it (or [`Progress::finish`]) prints the
-/// final line, like git's "done".
-pub struct Progress {
-    done: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+/// The error of an operation stopped because its interrupt flag was set.
+/// Operations return it inside their own error type (a variant named
+/// `Interrupted`); [`is_interrupted`] finds it in any of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+/// True if and only if `err` or one of its sources is [`Interrupted`].
+pub fn is_interrupted(err: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(err), |e| e.source()).any(|e| e.is::<Interrupted>())
 }
 
-impl Progress {
-    /// Start counting towards `total` under `title`; silent unless stderr is
-    /// a terminal (or `force` is set, for tests).
-    pub fn new(title: &str, total: u64, force: bool) -> Progress {
-        let done = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let shown = force || std::io::stderr().is_terminal();
-        let thread = shown.then(|| {
-            let (done, stop, title) = (done.clone(), stop.clone(), title.to_owned());
-            std::thread::spawn(move || {
-                let draw = |n: u64, end: &str| {
-                    let pct = (n * 100).checked_div(total).unwrap_or(100);
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\r{title}: {pct:3}% ({n}/{total}){end}");
-                    let _ = err.flush();
-                };
-                // Wait, but wake as soon as the work is done: `finish`
-                // joins this thread, and a plain sleep here once held every
-                // quick lookup (check's, in a terminal) for 250 ms.
-                let wait = |d: Duration| {
-                    let until = Instant::now() + d;
-                    while !stop.load(Ordering::Acquire) {
-                        let left = until.saturating_duration_since(Instant::now());
-                        if left.is_zero() {
-                            break;
-                        }
-                        std::thread::park_timeout(left);
-                    }
-                };
-                // Say nothing for work that finishes in a blink.
-                wait(Duration::from_millis(250));
-                let mut drew = false;
-                while !stop.load(Ordering::Acquire) {
-                    draw(done.load(Ordering::Relaxed), "");
-                    drew = true;
-                    wait(Duration::from_millis(100));
-                }
-                if drew {
-                    draw(done.load(Ordering::Relaxed), ", done.\n");
-                }
-            })
-        });
-        Progress { done, stop, thread }
+/// How many items of a stage are done: shared between the library, which
+/// adds to it from any thread, and the observer, which reads it whenever it
+/// likes (a drawing thread, say).
+#[derive(Clone, Debug, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// Items done so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
     }
 
-    /// A counter that never prints.
-    pub fn hidden() -> Progress {
-        Progress {
-            done: Arc::new(AtomicU64::new(0)),
-            stop: Arc::new(AtomicBool::new(true)),
-            thread: None,
+    /// Whether `self` and `other` count the same stage.
+    pub fn same(&self, other: &Counter) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    fn add(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// What the caller is told while the library works. Every method does
+/// nothing unless implemented; the library calls them from any thread, but
+/// never from a loop over blobs or pairs.
+pub trait Observer: Sync {
+    /// A counted stage starts: `name` (git's style, "Fingerprinting
+    /// blobs"), `total` items, `done` counting those finished.
+    fn stage_started(&self, name: &str, total: u64, done: &Counter) {
+        let _ = (name, total, done);
+    }
+
+    /// The stage counted by `done` ended: `completed` if it ran to its end,
+    /// not if it failed or was interrupted.
+    fn stage_ended(&self, name: &str, done: &Counter, completed: bool) {
+        let _ = (name, done, completed);
+    }
+
+    /// A step of the work just finished ("candidate search", "repack:
+    /// verified"): what `GIT_SIMM_TRACE=1` shows with the time elapsed.
+    fn trace(&self, event: &str) {
+        let _ = event;
+    }
+
+    /// Bytes a child git process wrote to its stderr (its own progress,
+    /// when asked for it), as they come.
+    fn git_stderr(&self, bytes: &[u8]) {
+        let _ = bytes;
+    }
+}
+
+/// An [`Observer`] that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discard;
+
+impl Observer for Discard {}
+
+/// The handle long operations take: where to report, and when to stop.
+/// Cheap to copy; share one for a whole command.
+#[derive(Clone, Copy)]
+pub struct Feedback<'a> {
+    observer: &'a dyn Observer,
+    interrupt: &'a AtomicBool,
+}
+
+impl std::fmt::Debug for Feedback<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feedback")
+            .field("interrupted", &self.is_interrupted())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The flag of [`Feedback::none()`], never set.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+impl<'a> Feedback<'a> {
+    /// Report to `observer`; stop once `interrupt` is set.
+    pub fn new(observer: &'a dyn Observer, interrupt: &'a AtomicBool) -> Feedback<'a> {
+        Feedback {
+            observer,
+            interrupt,
         }
     }
 
-    /// Count `n` more items done; cheap enough for inner loops.
+    /// Report to nobody, never interrupted.
+    pub fn none() -> Feedback<'static> {
+        Feedback {
+            observer: &Discard,
+            interrupt: &NEVER,
+        }
+    }
+
+    /// The same interrupt flag, reporting to nobody: for work whose
+    /// progress is not worth showing.
+    pub fn silent(&self) -> Feedback<'a> {
+        Feedback {
+            observer: &Discard,
+            interrupt: self.interrupt,
+        }
+    }
+
+    /// Start a counted stage of `total` items; it ends when the returned
+    /// [`Stage`] is finished or dropped.
+    pub fn stage(&self, name: &str, total: u64) -> Stage<'a> {
+        let done = Counter::default();
+        self.observer.stage_started(name, total, &done);
+        Stage {
+            observer: self.observer,
+            name: name.to_owned(),
+            done,
+            completed: false,
+        }
+    }
+
+    /// Report that the step `event` just finished.
+    pub fn trace(&self, event: &str) {
+        self.observer.trace(event);
+    }
+
+    /// Pass on what a child git process wrote to its stderr.
+    pub fn git_stderr(&self, bytes: &[u8]) {
+        self.observer.git_stderr(bytes);
+    }
+
+    /// Whether the work should stop: one relaxed atomic load, cheap enough
+    /// for inner loops.
+    pub fn is_interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// `Err(Interrupted)` once the work should stop.
+    pub fn check(&self) -> Result<(), Interrupted> {
+        if self.is_interrupted() {
+            Err(Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The flag itself, for gix functions that take a `should_interrupt`.
+    pub fn interrupt_flag(&self) -> &'a AtomicBool {
+        self.interrupt
+    }
+}
+
+impl Default for Feedback<'static> {
+    fn default() -> Self {
+        Feedback::none()
+    }
+}
+
+/// A counted stage in progress (from [`Feedback::stage`]); the observer is
+/// told it ended when it is finished or dropped.
+pub struct Stage<'a> {
+    observer: &'a dyn Observer,
+    name: String,
+    done: Counter,
+    completed: bool,
+}
+
+impl Stage<'_> {
+    /// Count `n` more items done: one relaxed atomic add.
     pub fn inc(&self, n: u64) {
-        self.done.fetch_add(n, Ordering::Relaxed);
+        self.done.add(n);
     }
 
-    /// Stop and print the final line.
+    /// End the stage as completed.
     pub fn finish(mut self) {
-        self.stop_thread();
-    }
-
-    fn stop_thread(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
+        self.completed = true;
     }
 }
 
-impl Drop for Progress {
+impl Drop for Stage<'_> {
     fn drop(&mut self) {
-        self.stop_thread();
-    }
-}
-
-/// With `GIT_SIMM_TRACE` set, print each stage's elapsed time to stderr
-/// (like `GIT_TRACE_PERFORMANCE`).
-pub fn trace(stage: &str) {
-    use std::sync::OnceLock;
-    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
-    let start =
-        START.get_or_init(|| std::env::var_os("GIT_SIMM_TRACE").map(|_| std::time::Instant::now()));
-    if let Some(start) = start {
-        eprintln!("trace: {:>8.3} s  {stage}", start.elapsed().as_secs_f64());
+        self.observer
+            .stage_ended(&self.name, &self.done, self.completed);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
 
-    /// Regression: finishing waited out the thread's first 250 ms pause, so
-    /// every quick step that counts progress cost a quarter second when
-    /// stderr was a terminal (the pre-commit hook's usual case).
-    #[test]
-    fn finishing_early_does_not_wait_for_the_first_draw() {
-        let start = Instant::now();
-        for _ in 0..4 {
-            // `force` starts the drawing thread as a terminal would.
-            let p = Progress::new("test", 10, true);
-            p.inc(10);
-            p.finish();
+    #[derive(Default)]
+    struct Log(Mutex<Vec<String>>);
+
+    impl Observer for Log {
+        fn stage_started(&self, name: &str, total: u64, done: &Counter) {
+            let mut log = self.0.lock().unwrap();
+            log.push(format!("start {name} {}/{total}", done.get()));
         }
-        let took = start.elapsed();
-        assert!(took < Duration::from_millis(250), "{took:?} for four");
+        fn stage_ended(&self, name: &str, done: &Counter, completed: bool) {
+            let mut log = self.0.lock().unwrap();
+            log.push(format!("end {name} {} {completed}", done.get()));
+        }
+        fn trace(&self, event: &str) {
+            self.0.lock().unwrap().push(format!("trace {event}"));
+        }
+    }
+
+    #[test]
+    fn stages_and_traces_reach_the_observer() {
+        let log = Log::default();
+        let flag = AtomicBool::new(false);
+        let feedback = Feedback::new(&log, &flag);
+        let stage = feedback.stage("Counting", 3);
+        stage.inc(2);
+        stage.inc(1);
+        stage.finish();
+        feedback.trace("counted");
+        drop(feedback.stage("Failing", 5));
+        assert_eq!(
+            *log.0.lock().unwrap(),
+            [
+                "start Counting 0/3",
+                "end Counting 3 true",
+                "trace counted",
+                "start Failing 0/5",
+                "end Failing 0 false"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_flag_is_seen_and_recognised_through_sources() {
+        #[derive(Debug, thiserror::Error)]
+        enum Inner {
+            #[error("interrupted")]
+            Interrupted(#[from] Interrupted),
+        }
+        #[derive(Debug, thiserror::Error)]
+        enum Outer {
+            #[error(transparent)]
+            Inner(#[from] Inner),
+            #[error("other")]
+            Other,
+        }
+        let flag = AtomicBool::new(false);
+        let feedback = Feedback::new(&Discard, &flag);
+        assert_eq!(feedback.check(), Ok(()));
+        flag.store(true, Ordering::Relaxed);
+        let err = Outer::from(Inner::from(feedback.check().unwrap_err()));
+        assert!(is_interrupted(&err));
+        assert!(!is_interrupted(&Outer::Other));
+        assert!(!Feedback::none().is_interrupted());
     }
 }

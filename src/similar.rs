@@ -19,7 +19,7 @@
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use crate::progress::Progress;
+use crate::progress::Feedback;
 use crate::repo::{EntryKind, Repo, RepoError};
 use crate::similarity::candidates;
 use crate::similarity::compute::{self, ComputeError};
@@ -92,13 +92,15 @@ pub enum SimilarError {
 }
 
 /// Files of `tree` similar to `query`, best first (score descending, then
-/// path).
+/// path). `feedback` sees the fingerprinting of the tree's blobs, and its
+/// flag stops the reading of blobs.
 pub fn find_similar(
     repo: &Repo,
     store: &mut Store,
     tree: ObjectId,
     query: &Query,
     opts: &Options,
+    feedback: &Feedback,
 ) -> Result<(Vec<Match>, Outcome), SimilarError> {
     let mut outcome = Outcome::default();
     let entries: Vec<_> = repo
@@ -108,9 +110,7 @@ pub fn find_similar(
         .collect();
     outcome.files = entries.len();
     let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
-    let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
-    let (prints, fp_outcome) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
-    progress.finish();
+    let (prints, fp_outcome) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
     outcome.fingerprints = fp_outcome;
 
     let query_size = query.data.len() as u64;
@@ -163,7 +163,7 @@ pub fn find_similar(
     outcome.scored = exact_now.len();
 
     let query_spans = Spans::new(&query.data);
-    let scores = repo.map_blobs(&exact_now, |i, data| {
+    let scores = repo.map_blobs(&exact_now, feedback, |i, data| {
         if exact_now[i] == query_id {
             // Identical content: git pairs it as an exact rename at 100%
             // before any scoring (CRLF text would otherwise score below).

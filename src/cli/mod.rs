@@ -26,7 +26,8 @@ simm.storeDir         the fingerprint store's directory, relative to the\n      
 git common dir; `~/` expanded (simm: .git/simm)\n\n\
 Environment: GIT_SIMM_TRACE=1 prints stage timings of renames, check and repack.\n\n\
 Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
-warned), 128 on errors (as git's `fatal:`), 129 on usage errors."
+warned), 128 on errors (as git's `fatal:`), 129 on usage errors, 130 when\n\
+interrupted (Ctrl-C; a second Ctrl-C exits at once)."
 )]
 pub struct Cli {
     /// Run as if started in <path> (like `git -C`; before the subcommand).
@@ -384,7 +385,8 @@ pub struct FingerprintArgs {
     #[arg(long, conflicts_with_all = ["targets", "paths"])]
     pub all: bool,
 
-    /// Print nothing; only fill the store (useful with --all).
+    /// Print nothing, progress included; only fill the store (useful with
+    /// --all).
     #[arg(short, long)]
     pub quiet: bool,
 

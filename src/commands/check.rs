@@ -4,23 +4,24 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use git_simm::progress::trace;
+use git_simm::progress::Feedback;
 use git_simm::repo::Repo;
 use git_simm::similarity::score;
 
 use super::Status;
 use super::renames::tree_or_unborn;
-use super::settings::{flush_warnings, open_store, threshold};
+use super::settings::{budgets, flush_warnings, open_store, threshold};
 use crate::cli::CheckArgs;
 
 pub(super) fn check(
     cwd: &Path,
     no_cache: bool,
     args: &CheckArgs,
+    feedback: &Feedback,
     err: &mut impl Write,
 ) -> Result<Status> {
     use git_simm::check::{self, Settings};
-    trace("check: start");
+    feedback.trace("check: start");
     let repo = Repo::discover(cwd)?;
     let limit = match repo.config_int("diff.renameLimit") {
         Some(n) if n > 0 => n as usize,
@@ -50,22 +51,23 @@ pub(super) fn check(
         git_rename_limit: limit,
         git_renames,
         ignore: repo.config_strings("simm.ignore"),
+        replay_budget: budgets().replay,
     };
     let strict = if args.no_strict {
         false
     } else {
         args.strict || repo.config_bool("simm.strict").unwrap_or(false)
     };
-    trace("check: settings");
+    feedback.trace("check: settings");
     let staged = repo.staged(tree_or_unborn(&repo, "HEAD", true)?)?;
-    trace("check: HEAD's tree and the index");
+    feedback.trace("check: HEAD's tree and the index");
     let mut store = open_store(&repo, no_cache)?;
     let findings = {
         let mut content =
-            git_simm::renames::RepoContent::new(&repo, &mut store, Default::default());
-        check::check(&staged, &settings, &mut content)?
+            git_simm::renames::RepoContent::new(&repo, &mut store, Default::default(), feedback);
+        check::check(&staged, &settings, &mut content, feedback)?
     };
-    trace("check: done");
+    feedback.trace("check: done");
     flush_warnings(&mut store, err);
     check::write_findings(err, &findings, &settings)?;
     err.flush()?;

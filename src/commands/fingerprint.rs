@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git_simm::output::write_quoted_path;
-use git_simm::progress::Progress;
+use git_simm::progress::Feedback;
 use git_simm::repo::{EntryKind, Repo, RepoError};
 use git_simm::similarity::compute;
 use git_simm::similarity::fingerprint::{Fingerprint, Fingerprinter};
@@ -71,6 +71,7 @@ pub(super) fn fingerprint(
     cwd: &Path,
     no_cache: bool,
     args: &FingerprintArgs,
+    feedback: &Feedback,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
@@ -92,7 +93,7 @@ pub(super) fn fingerprint(
     };
     if args.all {
         let repo = repo.as_ref().context("no repository")?;
-        return fingerprint_all(repo, &mut store, args, out, err);
+        return fingerprint_all(repo, &mut store, args, feedback, out, err);
     }
     if args.targets.is_empty() && args.paths.is_empty() {
         bail!("nothing to fingerprint: name a tree-ish or a path, or use --all");
@@ -113,9 +114,7 @@ pub(super) fn fingerprint(
                     .filter(|e| e.kind != EntryKind::Submodule)
                     .collect();
                 let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
-                let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
-                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, &progress)?;
-                progress.finish();
+                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, feedback)?;
                 entries
                     .into_iter()
                     .zip(prints)
@@ -129,7 +128,7 @@ pub(super) fn fingerprint(
             Target::Blob(id, name) => {
                 let repo = repo.as_ref().context("no repository")?;
                 let (prints, _) =
-                    compute::fingerprint_blobs(repo, &mut store, &[id], &Progress::hidden())?;
+                    compute::fingerprint_blobs(repo, &mut store, &[id], &feedback.silent())?;
                 prints
                     .into_iter()
                     .map(|p| Line {
@@ -154,14 +153,15 @@ pub(super) fn fingerprint_all(
     repo: &Repo,
     store: &mut Store,
     args: &FingerprintArgs,
+    feedback: &Feedback,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
     let blobs = repo.all_blobs()?;
     let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
-    let progress = Progress::new("Fingerprinting blobs", ids.len() as u64, false);
-    let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, &progress)?;
-    progress.finish();
+    feedback.trace("fingerprint: blobs listed");
+    // Interrupted, what was computed is in the store already.
+    let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
     flush_warnings(store, err);
     if !args.quiet {
         let lines: Vec<Line> = ids

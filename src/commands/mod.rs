@@ -2,6 +2,9 @@
 //! git config and the environment into library calls and writes the
 //! results. Errors are `anyhow` with context here, and the exit status is
 //! decided here; the library below never prints or reads the environment.
+//! What it reports while it works (progress, trace events) and the flag
+//! that interrupts it go in through a [`Feedback`] made here
+//! ([`terminal`]).
 
 mod check;
 mod fingerprint;
@@ -11,10 +14,13 @@ mod pack;
 mod renames;
 mod settings;
 mod similar;
+pub mod terminal;
 
 use std::io::Write;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
+use git_simm::progress::Feedback;
 use git_simm::repo::RepoError;
 
 use crate::cli::{Cli, Command};
@@ -31,8 +37,14 @@ pub enum Status {
 }
 
 /// Run a parsed command line, writing results to `out` and warnings to
-/// `err`.
-pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Status> {
+/// `err`; long work stops soon after `interrupt` is set, with an error
+/// [`is_interrupted`] recognises.
+pub fn run(
+    cli: Cli,
+    interrupt: &AtomicBool,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
     // Like `git -C`: everything, including relative paths, as if started
     // there.
     if let Some(dir) = &cli.directory {
@@ -40,14 +52,23 @@ pub fn run(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> Result<Statu
             .with_context(|| format!("cannot change to '{}'", dir.display()))?;
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let quiet = match &cli.command {
+        Command::Fingerprint(args) => args.quiet,
+        Command::Repack(args) => args.quiet,
+        _ => false,
+    };
+    let terminal = settings::terminal(quiet);
+    let feedback = Feedback::new(&terminal, interrupt);
+    let fb = &feedback;
+    let nc = cli.no_cache;
     let result = match &cli.command {
-        Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, cli.no_cache, args, out, err),
-        Command::Similar(args) => similar::similar(&cwd, cli.no_cache, args, out, err),
-        Command::Renames(args) => renames::renames(&cwd, cli.no_cache, args, out, err),
-        Command::Check(args) => check::check(&cwd, cli.no_cache, args, err),
+        Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
+        Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),
+        Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),
+        Command::Check(args) => check::check(&cwd, nc, args, fb, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
-        Command::PackOrder(args) => pack::pack_order(&cwd, cli.no_cache, args, out, err),
-        Command::Repack(args) => pack::repack(&cwd, cli.no_cache, args, err),
+        Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
+        Command::Repack(args) => pack::repack(&cwd, nc, args, fb, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),
     };
@@ -72,6 +93,12 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// Whether `e` says the work was interrupted
+/// ([`git_simm::progress::Interrupted`] among its causes).
+pub fn is_interrupted(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<git_simm::progress::Interrupted>())
 }
 
 pub(super) fn is_broken_pipe(e: &anyhow::Error) -> bool {

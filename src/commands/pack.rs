@@ -4,16 +4,18 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use git_simm::progress::Feedback;
 use git_simm::repo::Repo;
 
 use super::Status;
-use super::settings::{flush_warnings, open_store};
+use super::settings::{flush_warnings, open_store, repack_abort_at, shows_progress};
 use crate::cli::{PackOrderArgs, RepackArgs};
 
 pub(super) fn pack_order(
     cwd: &Path,
     no_cache: bool,
     args: &PackOrderArgs,
+    feedback: &Feedback,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
@@ -26,8 +28,8 @@ pub(super) fn pack_order(
             revs: &args.revs,
             keep_unreachable: args.keep_unreachable,
             strategy: args.order,
-            progress: true,
         },
+        feedback,
     )?;
     flush_warnings(&mut store, err);
     out.write_all(&list.input)?;
@@ -39,6 +41,7 @@ pub(super) fn repack(
     cwd: &Path,
     no_cache: bool,
     args: &RepackArgs,
+    feedback: &Feedback,
     err: &mut impl Write,
 ) -> Result<Status> {
     let repo = Repo::discover(cwd)?;
@@ -48,7 +51,7 @@ pub(super) fn repack(
         depth: args.depth,
         threads: args.threads,
         strategy: args.order,
-        progress: !args.quiet,
+        git_progress: shows_progress(args.quiet),
         write_bitmap: if args.no_write_bitmap_index {
             Some(false)
         } else if args.write_bitmap_index {
@@ -56,8 +59,9 @@ pub(super) fn repack(
         } else {
             None
         },
+        abort_at: repack_abort_at(),
     };
-    let report = git_simm::pack::repack::repack(&repo, &mut store, &opts)?;
+    let report = git_simm::pack::repack::repack(&repo, &mut store, &opts, feedback)?;
     flush_warnings(&mut store, err);
     if !args.quiet {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);

@@ -6,12 +6,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git_simm::output::{self};
+use git_simm::progress::Feedback;
 use git_simm::repo::{EntryKind, Repo, RepoError};
 use git_simm::similarity::score;
 use gix::ObjectId;
 
 use super::Status;
-use super::settings::{flush_warnings, open_store};
+use super::settings::{budgets, flush_warnings, open_store};
 use crate::cli::RenamesArgs;
 
 /// One side of a comparison, as entries sorted by path, plus the contents
@@ -47,6 +48,7 @@ pub(super) fn renames(
     cwd: &Path,
     no_cache: bool,
     args: &RenamesArgs,
+    feedback: &Feedback,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
@@ -56,23 +58,10 @@ pub(super) fn renames(
         Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
         None => None,
     };
-    // Budgets of the exhaustive search and of git's tie replay, for
-    // experiments (README, "Performance").
-    let budget = |var: &str, default: usize| {
-        std::env::var(var)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
+    let budgets = budgets();
     let mut opts = Options {
-        exhaustive_budget: budget(
-            "GIT_SIMM_EXHAUSTIVE_BUDGET",
-            git_simm::renames::DEFAULT_EXHAUSTIVE_BUDGET,
-        ),
-        replay_budget: budget(
-            "GIT_SIMM_REPLAY_BUDGET",
-            git_simm::renames::DEFAULT_REPLAY_BUDGET,
-        ),
+        exhaustive_budget: budgets.exhaustive,
+        replay_budget: budgets.replay,
         limit: args.rename_limit,
         rename_empty: args.rename_empty && !args.no_rename_empty,
         ..Options::default()
@@ -119,8 +108,9 @@ pub(super) fn renames(
     };
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
-        let mut content = git_simm::renames::RepoContent::new(&repo, &mut store, contents);
-        git_simm::renames::detect(&changes, &opts, &mut content)?
+        let mut content =
+            git_simm::renames::RepoContent::new(&repo, &mut store, contents, feedback);
+        git_simm::renames::detect(&changes, &opts, &mut content, feedback)?
     };
     flush_warnings(&mut store, err);
     if let Some(needed) = outcome.limit_needed {

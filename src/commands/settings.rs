@@ -1,11 +1,63 @@
 //! Where flags, git config and the environment become library options.
+//! The `GIT_SIMM_*` variables are read here and nowhere else.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::{Context, Result};
 use git_simm::repo::Repo;
 use git_simm::similarity::score;
 use git_simm::similarity::store::Store;
+
+use super::terminal::Terminal;
+
+/// The terminal side of this run's feedback: progress lines when stderr is
+/// a terminal and the command is not `quiet`; with `GIT_SIMM_TRACE` set
+/// (to anything), each step's elapsed time.
+pub(super) fn terminal(quiet: bool) -> Terminal {
+    Terminal::new(
+        shows_progress(quiet),
+        std::env::var_os("GIT_SIMM_TRACE").is_some(),
+    )
+}
+
+/// Whether progress is shown: on a terminal, unless `quiet`. git's own
+/// (pack-objects') follows the same rule.
+pub(super) fn shows_progress(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// Rename detection's budgets: `GIT_SIMM_EXHAUSTIVE_BUDGET` and
+/// `GIT_SIMM_REPLAY_BUDGET`, for experiments (README, "Performance"), else
+/// the defaults.
+pub(super) struct Budgets {
+    pub(super) exhaustive: usize,
+    pub(super) replay: usize,
+}
+
+pub(super) fn budgets() -> Budgets {
+    let budget = |var: &str, default: usize| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    Budgets {
+        exhaustive: budget(
+            "GIT_SIMM_EXHAUSTIVE_BUDGET",
+            git_simm::renames::DEFAULT_EXHAUSTIVE_BUDGET,
+        ),
+        replay: budget(
+            "GIT_SIMM_REPLAY_BUDGET",
+            git_simm::renames::DEFAULT_REPLAY_BUDGET,
+        ),
+    }
+}
+
+/// `GIT_SIMM_TEST_REPACK_ABORT=<point>`: where tests make a repack abort
+/// ([`git_simm::pack::RepackOptions::abort_at`]).
+pub(super) fn repack_abort_at() -> Option<String> {
+    std::env::var("GIT_SIMM_TEST_REPACK_ABORT").ok()
+}
 
 /// The repository's store, or a disabled one for `--no-cache`. It lives in
 /// `simm.storeDir` when set, a relative path being taken from the common

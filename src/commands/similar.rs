@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git_simm::output::{self, write_quoted_path};
+use git_simm::progress::Feedback;
 use git_simm::repo::{Repo, RepoError};
 use git_simm::similar::{self, Query};
 use git_simm::similarity::score;
@@ -18,6 +19,7 @@ pub(super) fn similar(
     cwd: &Path,
     no_cache: bool,
     args: &SimilarArgs,
+    feedback: &Feedback,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
@@ -62,7 +64,8 @@ pub(super) fn similar(
         min_score,
         limit: args.limit,
     };
-    let (matches, _outcome) = similar::find_similar(&repo, &mut store, tree, &query, &opts)?;
+    let (matches, _outcome) =
+        similar::find_similar(&repo, &mut store, tree, &query, &opts, feedback)?;
     flush_warnings(&mut store, err);
     if args.json {
         let doc = output::json::Similar::new(&query.name, &args.tree, min_score, &matches);

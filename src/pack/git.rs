@@ -3,9 +3,11 @@
 //! can block the other.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::PackError;
+use crate::progress::{Feedback, Interrupted};
 use crate::repo::Repo;
 
 /// A git command against `repo`, with its git dir made explicit so the
@@ -29,14 +31,33 @@ pub(super) fn describe(cmd: &Command) -> String {
 }
 
 /// Run `cmd` feeding it `input`, and return its stdout; a non-zero exit
-/// becomes [`PackError::Git`] with git's message.
-pub fn run(cmd: Command, input: Option<&[u8]>) -> Result<Vec<u8>, PackError> {
-    run_with(cmd, input, false)
+/// becomes [`PackError::Git`] with git's message. Interrupted through
+/// `feedback`, the child is stopped (see [`run_with`]).
+pub fn run(cmd: Command, input: Option<&[u8]>, feedback: &Feedback) -> Result<Vec<u8>, PackError> {
+    run_with(cmd, input, false, feedback)
 }
 
-/// [`run`]; with `relay`, git's stderr (its progress) is also copied to
-/// ours as it comes, so the user watches a long pack-objects run.
-pub fn run_with(mut cmd: Command, input: Option<&[u8]>, relay: bool) -> Result<Vec<u8>, PackError> {
+/// How often a running child's interrupt flag is looked at.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How long a child stopped by SIGTERM may take to clean up before it is
+/// killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// [`run`]; with `relay`, git's stderr (its progress) is also handed to
+/// `feedback` as it comes, so the user watches a long pack-objects run.
+///
+/// Once `feedback`'s flag is set the child gets SIGTERM, on which git
+/// removes its temporary files (`tmp_pack_*`) as it does on Ctrl-C, and a
+/// SIGKILL if it is still running two seconds later; the result is
+/// [`PackError::Interrupted`]. So is a child that died of SIGINT: Ctrl-C
+/// in a terminal reaches git-simm's children as well as git-simm.
+pub fn run_with(
+    mut cmd: Command,
+    input: Option<&[u8]>,
+    relay: bool,
+    feedback: &Feedback,
+) -> Result<Vec<u8>, PackError> {
     let command = describe(&cmd);
     cmd.stdin(if input.is_some() {
         Stdio::piped()
@@ -49,52 +70,134 @@ pub fn run_with(mut cmd: Command, input: Option<&[u8]>, relay: bool) -> Result<V
         command: command.clone(),
         source,
     };
+    feedback.check()?;
     let mut child = cmd.spawn().map_err(spawn_error)?;
-    // stdin is fed and stdout drained by threads of their own, so a child
-    // that writes much before it has read everything cannot deadlock
-    // against us while stderr is read here.
-    let feeder = match (input, child.stdin.take()) {
-        (Some(data), Some(mut stdin)) => {
-            let data = data.to_vec();
-            Some(std::thread::spawn(move || stdin.write_all(&data)))
+    // stdin is fed, stdout drained and stderr read by threads of their
+    // own, so a child that writes much before it has read everything
+    // cannot deadlock against us, and this thread is free to watch the
+    // interrupt flag.
+    let (status, interrupted, stdout, stderr_text, fed) = std::thread::scope(|scope| {
+        let feeder = match (input, child.stdin.take()) {
+            (Some(data), Some(mut stdin)) => Some(scope.spawn(move || stdin.write_all(data))),
+            _ => None,
+        };
+        let drain = child.stdout.take().map(|mut stdout| {
+            scope.spawn(move || {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+            })
+        });
+        // The stderr reader drops `closed` when git closes its stderr,
+        // which is when it exits.
+        let (closed, stderr_closed) = std::sync::mpsc::channel::<()>();
+        let reader = child.stderr.take().map(|mut stderr| {
+            scope.spawn(move || {
+                let _closed = closed;
+                let mut text = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut stderr, &mut buf) {
+                    if relay {
+                        feedback.git_stderr(&buf[..n]);
+                    }
+                    text.extend_from_slice(&buf[..n]);
+                }
+                text
+            })
+        });
+        let interrupted = wait_for_close(&stderr_closed, feedback)
+            || match child.try_wait() {
+                Ok(Some(_)) => false,
+                _ => wait_for_exit(&mut child, feedback),
+            };
+        if interrupted {
+            stop(&mut child);
         }
-        _ => None,
-    };
-    let drain = child.stdout.take().map(|mut stdout| {
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
-            std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
-        })
+        let status = child.wait();
+        let panicked = || std::io::Error::other("a thread talking to git panicked");
+        let stdout = match drain.map(|t| t.join()) {
+            Some(Ok(Ok(out))) => Ok(out),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(_)) => Err(panicked()),
+            None => Ok(Vec::new()),
+        };
+        let stderr_text = reader.and_then(|t| t.join().ok()).unwrap_or_default();
+        let fed = match feeder.map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(panicked()),
+            None => Ok(()),
+        };
+        (status, interrupted, stdout, stderr_text, fed)
     });
-    let mut stderr_text = Vec::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = std::io::Read::read(&mut stderr, &mut buf) {
-            if relay {
-                let _ = std::io::stderr().write_all(&buf[..n]);
-            }
-            stderr_text.extend_from_slice(&buf[..n]);
-        }
+    let status = status.map_err(spawn_error)?;
+    if interrupted || killed_by_sigint(status) {
+        return Err(PackError::Interrupted(Interrupted));
     }
-    let status = child.wait().map_err(spawn_error)?;
-    let panicked = || std::io::Error::other("a thread talking to git panicked");
-    let stdout = match drain.map(|t| t.join()) {
-        Some(Ok(Ok(out))) => out,
-        Some(Ok(Err(e))) => return Err(spawn_error(e)),
-        Some(Err(_)) => return Err(spawn_error(panicked())),
-        None => Vec::new(),
-    };
-    let fed = feeder.map(|t| t.join());
+    let stdout = stdout.map_err(spawn_error)?;
     if !status.success() {
         return Err(PackError::Git {
             command,
             message: git_message(&stderr_text, status),
         });
     }
-    match fed {
-        Some(Ok(Err(e))) => Err(spawn_error(e)),
-        Some(Err(_)) => Err(spawn_error(panicked())),
-        _ => Ok(stdout),
+    fed.map_err(spawn_error)?;
+    Ok(stdout)
+}
+
+/// Wait until `closed` reports the child's stderr closed; true if
+/// `feedback` was interrupted first.
+fn wait_for_close(closed: &std::sync::mpsc::Receiver<()>, feedback: &Feedback) -> bool {
+    use std::sync::mpsc::RecvTimeoutError;
+    loop {
+        match closed.recv_timeout(POLL) {
+            Err(RecvTimeoutError::Timeout) if feedback.is_interrupted() => return true,
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+}
+
+/// Wait until `child` exits (it closed its stderr, so that is near);
+/// true if `feedback` was interrupted first.
+fn wait_for_exit(child: &mut Child, feedback: &Feedback) -> bool {
+    loop {
+        match child.try_wait() {
+            Ok(None) if feedback.is_interrupted() => return true,
+            Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+            Ok(Some(_)) | Err(_) => return false,
+        }
+    }
+}
+
+/// Stop an interrupted child: SIGTERM, on which git cleans up after
+/// itself, then SIGKILL if it is still there after [`GRACE`].
+fn stop(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal, kill_process};
+        if kill_process(Pid::from_child(child), Signal::TERM).is_ok() {
+            let until = Instant::now() + GRACE;
+            while Instant::now() < until {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Whether a child was killed by SIGINT (Ctrl-C in its terminal).
+fn killed_by_sigint(status: std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(rustix::process::Signal::INT.as_raw())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        false
     }
 }
 
@@ -117,7 +220,7 @@ pub fn git_version() -> Result<(u32, u32), PackError> {
     let mut cmd = Command::new("git");
     cmd.arg("version");
     let command = describe(&cmd);
-    let out = run(cmd, None)?;
+    let out = run(cmd, None, &Feedback::none())?;
     let text = String::from_utf8_lossy(&out);
     let bad = || PackError::Parse {
         command: command.clone(),

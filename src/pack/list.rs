@@ -17,7 +17,7 @@ use gix::object::Kind;
 use super::PackError;
 use super::git::{describe, git, run};
 use crate::pack::order::{Object, Strategy};
-use crate::progress::{Progress, trace};
+use crate::progress::Feedback;
 use crate::repo::Repo;
 use crate::similarity::compute;
 use crate::similarity::fingerprint::Sketch;
@@ -35,8 +35,12 @@ pub struct Listed {
 
 /// The objects `git rev-list --objects <revs>` lists, in its order. With no
 /// `revs`, what `git repack -a` packs: every ref, the reflogs and the
-/// objects of every worktree's index.
-pub fn rev_list_objects(repo: &Repo, revs: &[OsString]) -> Result<Vec<Listed>, PackError> {
+/// objects of every worktree's index. `feedback`'s flag stops git.
+pub fn rev_list_objects(
+    repo: &Repo,
+    revs: &[OsString],
+    feedback: &Feedback,
+) -> Result<Vec<Listed>, PackError> {
     let mut cmd = git(repo);
     cmd.args(["rev-list", "--objects"]);
     if revs.is_empty() {
@@ -45,7 +49,7 @@ pub fn rev_list_objects(repo: &Repo, revs: &[OsString]) -> Result<Vec<Listed>, P
         cmd.args(revs);
     }
     let command = describe(&cmd);
-    let stdout = run(cmd, None)?;
+    let stdout = run(cmd, None, feedback)?;
     let hex_len = repo.object_hash().len_in_hex();
     let mut listed = Vec::new();
     for line in stdout.lines() {
@@ -67,7 +71,12 @@ pub fn rev_list_objects(repo: &Repo, revs: &[OsString]) -> Result<Vec<Listed>, P
 
 /// The paths among `paths` whose `delta` attribute is unset (`-delta`):
 /// pack-objects must see their real names, or it would deltify them.
-pub fn no_delta_paths(repo: &Repo, paths: &[&[u8]]) -> Result<Vec<Vec<u8>>, PackError> {
+/// `feedback`'s flag stops git.
+pub fn no_delta_paths(
+    repo: &Repo,
+    paths: &[&[u8]],
+    feedback: &Feedback,
+) -> Result<Vec<Vec<u8>>, PackError> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -78,7 +87,7 @@ pub fn no_delta_paths(repo: &Repo, paths: &[&[u8]]) -> Result<Vec<Vec<u8>>, Pack
         input.extend_from_slice(p);
         input.push(0);
     }
-    let out = run(cmd, Some(&input))?;
+    let out = run(cmd, Some(&input), feedback)?;
     // -z output: path NUL attribute NUL value NUL, one triple per path.
     let fields: Vec<&[u8]> = out.split(|&b| b == 0).collect();
     Ok(fields
@@ -109,21 +118,25 @@ pub struct ListOptions<'a> {
     pub keep_unreachable: bool,
     /// How to order blobs.
     pub strategy: Strategy,
-    /// Show progress on stderr.
-    pub progress: bool,
 }
 
 /// Build the pack-objects input: every object of the walk in rev-list
 /// order (then unreachable ones, if asked), blobs and trees named into the
 /// order of `opts.strategy`, commits and tags under the names git gives
 /// them.
+///
+/// `feedback` sees the fingerprinting of blobs (the stage
+/// [`compute::STAGE`]) and the end of each step; once its flag is set,
+/// the work stops with [`PackError::Interrupted`] (git's walk included).
 pub fn pack_list(
     repo: &Repo,
     store: &mut Store,
     opts: &ListOptions,
+    feedback: &Feedback,
 ) -> Result<PackList, PackError> {
-    let (mut listed, all_blobs, all_trees, prefetched) = walk(repo, store, opts)?;
-    trace("pack list: rev-list");
+    let (mut listed, all_blobs, all_trees, prefetched) = walk(repo, store, opts, feedback)?;
+    feedback.trace("pack list: rev-list");
+    feedback.check()?;
     if opts.keep_unreachable {
         let mut seen: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
         seen.sort_unstable();
@@ -133,7 +146,8 @@ pub fn pack_list(
             }
         }
     }
-    trace("pack list: unreachable objects");
+    feedback.trace("pack list: unreachable objects");
+    feedback.check()?;
     let kind_of = |id: &ObjectId| -> Option<(Kind, u64)> {
         let find = |list: &[(ObjectId, u64)]| {
             list.binary_search_by(|(o, _)| o.cmp(id))
@@ -180,23 +194,25 @@ pub fn pack_list(
         }
     } else if opts.strategy.needs_fingerprints() {
         let ids: Vec<ObjectId> = blob_pos.iter().map(|&p| listed[p].id).collect();
-        let (entries, n) = fingerprint_all(repo, store, &ids, opts.progress)?;
+        let (entries, n) = fingerprint_all(repo, store, &ids, feedback)?;
         computed = n;
         for (slot, e) in fingerprints.iter_mut().zip(entries) {
             *slot = e.fingerprint;
         }
     }
-    trace("pack list: fingerprints");
+    feedback.trace("pack list: fingerprints");
+    feedback.check()?;
     let mut names: Vec<Option<Vec<u8>>> = listed.iter().map(|l| l.name.clone()).collect();
     let blob_order = crate::pack::order::order(&blobs, &|i| fingerprints[i], opts.strategy);
     let tree_order = crate::pack::order::tree_order(&trees, opts.strategy);
-    trace("pack list: order");
+    feedback.trace("pack list: order");
+    feedback.check()?;
     for (order, pos) in [(&blob_order, &blob_pos), (&tree_order, &tree_pos)] {
         for (rank, &k) in order.iter().enumerate() {
             names[pos[k]] = Some(crate::pack::order::crafted_name(rank).to_vec());
         }
     }
-    let input = pack_input(repo, &listed, names, &blobs, &blob_pos)?;
+    let input = pack_input(repo, &listed, names, &blobs, &blob_pos, feedback)?;
     let mut objects: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
     objects.sort_unstable();
     objects.dedup();
@@ -221,19 +237,24 @@ type Walked = (
 /// Run git's walk and, meanwhile, find every object's kind and size and,
 /// for a whole-repository walk, every blob's fingerprint, since nearly
 /// every blob will be listed.
-fn walk(repo: &Repo, store: &mut Store, opts: &ListOptions) -> Result<Walked, PackError> {
+fn walk(
+    repo: &Repo,
+    store: &mut Store,
+    opts: &ListOptions,
+    feedback: &Feedback,
+) -> Result<Walked, PackError> {
     // git's walk runs in its own process; meanwhile the object kinds and,
     // for a whole-repository walk, every blob's fingerprint are computed
     // here, since nearly every blob will be listed.
     let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints();
     let (walked, kinds, prefetched) = std::thread::scope(|s| {
-        let walk = s.spawn(|| rev_list_objects(repo, opts.revs));
+        let walk = s.spawn(|| rev_list_objects(repo, opts.revs, feedback));
         let kinds = repo.all_blobs_and_trees();
-        trace("pack list: object kinds and sizes");
+        feedback.trace("pack list: object kinds and sizes");
         let prefetched = match &kinds {
             Ok((blobs, _)) if prefetch => {
                 let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
-                Some(fingerprint_all(repo, store, &ids, opts.progress).map(|(e, n)| (ids, e, n)))
+                Some(fingerprint_all(repo, store, &ids, feedback).map(|(e, n)| (ids, e, n)))
             }
             _ => None,
         };
@@ -261,11 +282,12 @@ fn pack_input(
     mut names: Vec<Option<Vec<u8>>>,
     blobs: &[Object],
     blob_pos: &[usize],
+    feedback: &Feedback,
 ) -> Result<Vec<u8>, PackError> {
     let mut paths: Vec<&[u8]> = blobs.iter().filter_map(|b| b.path).collect();
     paths.sort_unstable();
     paths.dedup();
-    let no_delta = no_delta_paths(repo, &paths)?;
+    let no_delta = no_delta_paths(repo, &paths, feedback)?;
     if !no_delta.is_empty() {
         for &p in blob_pos {
             if listed[p]
@@ -277,7 +299,7 @@ fn pack_input(
             }
         }
     }
-    trace("pack list: delta attributes");
+    feedback.trace("pack list: delta attributes");
     let mut input = Vec::with_capacity(listed.len() * 56);
     for (l, name) in listed.iter().zip(&names) {
         input.extend_from_slice(l.id.to_hex().to_string().as_bytes());
@@ -296,14 +318,12 @@ fn fingerprint_all(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
-    progress: bool,
+    feedback: &Feedback,
 ) -> Result<(Vec<crate::similarity::fingerprint::Sketch>, usize), PackError> {
-    let progress = if progress {
-        Progress::new("Fingerprinting blobs", ids.len() as u64, false)
-    } else {
-        Progress::hidden()
-    };
-    let (entries, outcome) = compute::fingerprint_blobs(repo, store, ids, &progress)?;
-    progress.finish();
+    let (entries, outcome) =
+        compute::fingerprint_blobs(repo, store, ids, feedback).map_err(|e| match e {
+            compute::ComputeError::Interrupted(i) => PackError::Interrupted(i),
+            e => e.into(),
+        })?;
     Ok((entries, outcome.computed))
 }

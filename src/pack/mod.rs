@@ -58,4 +58,7 @@ pub enum PackError {
     /// Computing fingerprints failed.
     #[error(transparent)]
     Compute(#[from] crate::similarity::compute::ComputeError),
+    /// The work was interrupted (a git command it ran was stopped).
+    #[error("interrupted")]
+    Interrupted(#[from] crate::progress::Interrupted),
 }

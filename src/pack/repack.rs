@@ -24,19 +24,32 @@
 //! the old packs are untouched, after it the new pack holds everything. A
 //! leftover temporary directory is cleaned by the next run, and the lock
 //! dies with the process that held it.
+//!
+//! Interrupted (the [`Feedback`] flag set, as on Ctrl-C), it stops at the
+//! next check before the install, `git pack-objects` included (stopped
+//! with SIGTERM, on which git removes its own temporary files), removes
+//! its temporary directory, releases the lock and returns
+//! [`RepackError::Interrupted`] with the repository as it was. An install
+//! that has begun (step 4 to 5) is never interrupted: it takes
+//! milliseconds, and finishing it is the one way not to leave the
+//! repository half-moved. After it, `git prune-packed` and the bitmap may
+//! be interrupted: loose copies of packed objects or a missing bitmap are
+//! all that is left then.
 
 use std::path::{Path, PathBuf};
 
 use crate::pack::order::Strategy;
 use crate::pack::{self, ListOptions, PackError};
-use crate::progress::trace;
+use crate::progress::{Feedback, Interrupted, is_interrupted};
 use crate::repo::{Repo, RepoError};
 use crate::similarity::store::Store;
 
 /// Why a repack did not happen or did not finish; the repository is
 /// unchanged in every case except [`RepackError::Cleanup`], where the new
-/// pack is in place and some old files were left behind, and
-/// [`RepackError::Bitmap`], where only the bitmap is missing.
+/// pack is in place and some old files were left behind,
+/// [`RepackError::Bitmap`], where only the bitmap is missing, and
+/// [`RepackError::Interrupted`] after the install, where loose copies of
+/// packed objects or the bitmap may be left or missing.
 #[derive(Debug, thiserror::Error)]
 pub enum RepackError {
     /// A shallow clone lacks history its refs point into.
@@ -106,6 +119,9 @@ pub enum RepackError {
     /// The repository is repacked, but its bitmap could not be written.
     #[error("the repository is repacked, but writing its bitmap failed: {0}")]
     Bitmap(String),
+    /// The work was interrupted (the [`Feedback`] flag was set).
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
     /// The new pack is installed, but removing old files failed.
     #[error("the new pack is in place, but {} could not be removed", path.display())]
     Cleanup {
@@ -129,11 +145,18 @@ pub struct RepackOptions {
     pub threads: Option<u32>,
     /// How to order blobs.
     pub strategy: Strategy,
-    /// Show progress (ours and git's) on stderr when it is a terminal.
-    pub progress: bool,
+    /// Ask git for its progress (`pack-objects --progress`), which comes
+    /// to the [`Feedback`]'s observer; otherwise git runs quietly. git
+    /// draws it for a terminal, so set it when that is where it goes.
+    pub git_progress: bool,
     /// Write a reachability bitmap (`-b`); `None`: `repack.writeBitmaps`,
     /// else yes in a bare repository, as git decides.
     pub write_bitmap: Option<bool>,
+    /// For tests: abort the process (like `kill -9`: no destructors run,
+    /// nothing is cleaned up) at the named point of the run: `listed`,
+    /// `packed`, `verified`, `installing` (after each file moved into
+    /// place) or `removing` (after each old pack removed).
+    pub abort_at: Option<String>,
 }
 
 /// What a repack did.
@@ -165,13 +188,17 @@ const JOURNAL_NAME: &str = "simm-repack.installing";
 const TMP_PREFIX: &str = ".simm-tmp-";
 
 /// Repack `repo` into one pack in similarity order; see the module
-/// documentation for the steps and guarantees.
+/// documentation for the steps and guarantees, and for what an interrupt
+/// through `feedback` does. `feedback` also sees the fingerprinting of
+/// blobs, git's own progress (with [`RepackOptions::git_progress`]) and the
+/// end of each step.
 pub fn repack(
     repo: &Repo,
     store: &mut Store,
     opts: &RepackOptions,
+    feedback: &Feedback,
 ) -> Result<RepackReport, RepackError> {
-    trace("repack: start");
+    feedback.trace("repack: start");
     let pack_dir = repo.objects_dir().join("pack");
     refuse_unsafe(repo, &pack_dir)?;
     let _lock = Lock::take(repo.common_dir())?;
@@ -191,10 +218,12 @@ pub fn repack(
             revs: &[],
             keep_unreachable: true,
             strategy: opts.strategy,
-            progress: opts.progress,
         },
-    )?;
-    fault_point("listed");
+        feedback,
+    )
+    .map_err(interrupted_or)?;
+    fault_point(opts, "listed");
+    feedback.check()?;
 
     // Removed when dropped, even on an early return; a killed run's is
     // removed by the next run (remove_stale_temporaries).
@@ -206,7 +235,7 @@ pub fn repack(
             path: pack_dir.clone(),
             source,
         })?;
-    let result = pack_and_install(repo, opts, &list, tmp.path(), &pack_dir, &old);
+    let result = pack_and_install(repo, opts, &list, tmp.path(), &pack_dir, &old, feedback);
     // Whatever happened, the temporary directory holds nothing needed now.
     let _ = tmp.close();
     let (name, bytes_after) = result?;
@@ -221,12 +250,14 @@ pub fn repack(
         }
         remove_pack(base)?;
         removed += 1;
-        fault_point("removing");
+        fault_point(opts, "removing");
     }
+    // Interrupted from here on, loose copies of packed objects or the
+    // bitmap are all that is left to do.
     let mut prune = pack::git::git(repo);
     prune.args(["prune-packed", "--quiet"]);
-    pack::git::run(prune, None)?;
-    trace("repack: old packs and loose objects removed");
+    pack::git::run(prune, None, feedback).map_err(interrupted_or)?;
+    feedback.trace("repack: old packs and loose objects removed");
     // pack-objects cannot write a pack bitmap for a list it was given, so
     // the bitmap (what makes clones and fetches of a served repository
     // cheap) is a multi-pack one over the new pack.
@@ -237,11 +268,17 @@ pub fn repack(
     if bitmap {
         let mut midx = pack::git::git(repo);
         midx.args(["multi-pack-index", "write", "--bitmap"]);
-        if !opts.progress {
+        if !opts.git_progress {
             midx.arg("--no-progress");
         }
-        pack::git::run(midx, None).map_err(|e| RepackError::Bitmap(e.to_string()))?;
-        trace("repack: bitmap written");
+        pack::git::run(midx, None, feedback).map_err(|e| {
+            if is_interrupted(&e) {
+                RepackError::Interrupted(Interrupted)
+            } else {
+                RepackError::Bitmap(e.to_string())
+            }
+        })?;
+        feedback.trace("repack: bitmap written");
     }
     Ok(RepackReport {
         objects: list.objects.len(),
@@ -263,6 +300,7 @@ fn pack_and_install(
     tmp: &Path,
     pack_dir: &Path,
     old: &[PathBuf],
+    feedback: &Feedback,
 ) -> Result<(String, u64), RepackError> {
     let version = pack::git::git_version()?;
     let mut cmd = pack::git::git(repo);
@@ -279,30 +317,40 @@ fn pack_and_install(
         cmd.arg(format!("--threads={t}"));
     }
     // pack-objects only shows progress on a terminal of its own; its stderr
-    // is ours to relay, so ask for it when ours is a terminal.
-    if !opts.progress {
-        cmd.arg("-q");
-    } else if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        cmd.arg("--progress");
-    }
+    // is a pipe to us, so it is asked for when wanted.
+    cmd.arg(if opts.git_progress {
+        "--progress"
+    } else {
+        "-q"
+    });
     cmd.arg(tmp.join("pack"));
-    // Its progress goes straight to our stderr; its one line of output is
-    // the new pack's hash.
-    let out = pack::git::run_with(cmd, Some(&list.input), true)?;
+    // Its progress goes to the observer as it comes; its one line of
+    // output is the new pack's hash.
+    let out =
+        pack::git::run_with(cmd, Some(&list.input), true, feedback).map_err(interrupted_or)?;
     let hash = String::from_utf8_lossy(&out).trim().to_owned();
     if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(RepackError::PackObjects(format!(
             "unexpected output '{hash}'"
         )));
     }
-    trace("repack: pack-objects");
-    fault_point("packed");
+    feedback.trace("repack: pack-objects");
+    fault_point(opts, "packed");
+    feedback.check()?;
 
     let name = format!("pack-{hash}");
     let idx = tmp.join(format!("{name}.idx"));
-    crate::pack::verify::verify_pack(&idx, repo.object_hash(), &list.objects)?;
-    trace("repack: verified");
-    fault_point("verified");
+    crate::pack::verify::verify_pack(&idx, repo.object_hash(), &list.objects, feedback).map_err(
+        |e| match e {
+            RepoError::Interrupted(i) => RepackError::Interrupted(i),
+            e => e.into(),
+        },
+    )?;
+    feedback.trace("repack: verified");
+    fault_point(opts, "verified");
+    // The last moment to stop: from the journal on, the install runs to
+    // its end (or a killed run's is undone by the next).
+    feedback.check()?;
 
     let target = pack_dir.join(format!("{name}.pack"));
     let bytes = file_len(&tmp.join(format!("{name}.pack")));
@@ -343,7 +391,7 @@ fn pack_and_install(
             path: dest.clone(),
             source,
         })?;
-        fault_point("installing");
+        fault_point(opts, "installing");
     }
     sync_dir(pack_dir)?;
     std::fs::remove_file(&journal).map_err(|source| RepackError::Io {
@@ -610,11 +658,21 @@ impl Lock {
     }
 }
 
-/// Tests kill a repack at named points (`GIT_SIMM_TEST_REPACK_ABORT=<point>`)
-/// to check that every point leaves a complete repository: abort, like a
+/// Tests kill a repack at named points ([`RepackOptions::abort_at`]) to
+/// check that every point leaves a complete repository: abort, like a
 /// `kill -9`, runs no destructors and removes nothing.
-fn fault_point(name: &str) {
-    if std::env::var_os("GIT_SIMM_TEST_REPACK_ABORT").is_some_and(|v| v == name) {
+fn fault_point(opts: &RepackOptions, name: &str) {
+    if opts.abort_at.as_deref() == Some(name) {
         std::process::abort();
+    }
+}
+
+/// A [`PackError`] as a [`RepackError`], an interrupt as
+/// [`RepackError::Interrupted`] wherever it was noticed.
+fn interrupted_or(e: PackError) -> RepackError {
+    if is_interrupted(&e) {
+        RepackError::Interrupted(Interrupted)
+    } else {
+        RepackError::List(e)
     }
 }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use gix::ObjectId;
 
+use crate::progress::{Feedback, Interrupted};
 use crate::repo::RepoError;
 
 /// Check a pack before anything relies on it: the index's and the pack's
@@ -11,25 +12,34 @@ use crate::repo::RepoError;
 /// objects as its index, and the index lists exactly `expected` (sorted,
 /// each once). This reads the pack once for its checksum but does not
 /// inflate objects; `git pack-objects` wrote it and checked its deltas.
+/// `feedback`'s flag stops the checksums ([`RepoError::Interrupted`]).
 pub fn verify_pack(
     idx_path: &Path,
     hash: gix::hash::Kind,
     expected: &[ObjectId],
+    feedback: &Feedback,
 ) -> Result<(), RepoError> {
-    let fail = |reason: String| RepoError::PackVerification {
-        path: idx_path.to_owned(),
-        reason,
+    // gix reports an interrupt as a failure of what it was doing.
+    let fail = |reason: String| {
+        if feedback.is_interrupted() {
+            RepoError::Interrupted(Interrupted)
+        } else {
+            RepoError::PackVerification {
+                path: idx_path.to_owned(),
+                reason,
+            }
+        }
     };
     let index = gix::odb::pack::index::File::at(idx_path, hash)
         .map_err(|e| fail(format!("index unreadable: {e}")))?;
     let data_path = idx_path.with_extension("pack");
     let data = gix::odb::pack::data::File::at(&data_path, hash)
         .map_err(|e| fail(format!("pack unreadable: {e}")))?;
-    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    let interrupt = feedback.interrupt_flag();
     index
-        .verify_checksum(&mut gix::progress::Discard, &interrupt)
+        .verify_checksum(&mut gix::progress::Discard, interrupt)
         .map_err(|e| fail(format!("index checksum: {e}")))?;
-    data.verify_checksum(&mut gix::progress::Discard, &interrupt)
+    data.verify_checksum(&mut gix::progress::Discard, interrupt)
         .map_err(|e| fail(format!("pack checksum: {e}")))?;
     if index.pack_checksum() != data.checksum() {
         return Err(fail("the index belongs to another pack".into()));

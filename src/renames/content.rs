@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::Content;
 use super::ContentError;
-use crate::progress::Progress;
+use crate::progress::Feedback;
 use crate::repo::Repo;
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::Spans;
@@ -28,14 +28,18 @@ pub struct RepoContent<'a> {
     /// keeping a copy of each of 100,000 costs more than that.
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
     spans: gix::hashtable::HashMap<ObjectId, Arc<Spans>>,
+    feedback: Feedback<'a>,
 }
 
 impl<'a> RepoContent<'a> {
     /// Content from `repo`, with `extra` blobs that exist only in memory.
+    /// `feedback` sees the fingerprinting of blobs the store lacks, and its
+    /// flag stops any reading.
     pub fn new(
         repo: &'a Repo,
         store: &'a mut Store,
         extra: std::collections::HashMap<ObjectId, Vec<u8>>,
+        feedback: &Feedback<'a>,
     ) -> Self {
         RepoContent {
             repo,
@@ -43,6 +47,7 @@ impl<'a> RepoContent<'a> {
             extra,
             memo: Default::default(),
             spans: Default::default(),
+            feedback: *feedback,
         }
     }
 }
@@ -95,15 +100,13 @@ impl Content for RepoContent<'_> {
             // almost always score them exactly too, so their chunk
             // histograms are kept from the same read rather than reading
             // them a second time.
-            let progress = Progress::new("Fingerprinting blobs", in_odb.len() as u64, false);
             let (entries, spans, _) = crate::similarity::compute::fingerprint_blobs_with(
                 self.repo,
                 self.store,
                 &in_odb,
-                &progress,
+                &self.feedback,
                 |data| Arc::new(Spans::new(data)),
             )?;
-            progress.finish();
             // `spans` lists the blobs read, sorted by id: only those are
             // remembered.
             for (&i, e) in positions.iter().zip(entries) {
@@ -151,9 +154,9 @@ impl Content for RepoContent<'_> {
         let (in_memory, in_odb): (Vec<ObjectId>, Vec<ObjectId>) = missing
             .into_iter()
             .partition(|id| self.extra.contains_key(id));
-        let from_odb = self
-            .repo
-            .map_blobs(&in_odb, |_, data| Arc::new(Spans::new(data)))?;
+        let from_odb = self.repo.map_blobs(&in_odb, &self.feedback, |_, data| {
+            Arc::new(Spans::new(data))
+        })?;
         let from_memory: Vec<Arc<Spans>> = in_memory
             .par_iter()
             .map(|id| {

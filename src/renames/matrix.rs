@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use gix::ObjectId;
 use rayon::prelude::*;
 
+use super::DetectError;
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, ContentError, Detect, Dst, Options, Outcome, Scored, Src, basename_same, better,
-    is_regular,
+    Content, Detect, Dst, Options, Outcome, Scored, Src, basename_same, better, is_regular,
 };
-use crate::progress::trace;
+use crate::progress::Feedback;
 use crate::repo::Entry;
 use crate::similarity::candidates::{self};
 use crate::similarity::fingerprint::Sketch;
@@ -23,7 +23,7 @@ use crate::similarity::score;
 fn regular_items<'e>(
     entries: impl Iterator<Item = &'e Entry>,
     content: &mut impl Content,
-) -> Result<Vec<Sketch>, ContentError> {
+) -> Result<Vec<Sketch>, DetectError> {
     let entries: Vec<&Entry> = entries.collect();
     let ids: Vec<ObjectId> = entries
         .iter()
@@ -47,14 +47,16 @@ fn regular_items<'e>(
         .collect())
 }
 
-/// git's score of each (source, destination) pair, reading each blob once.
+/// git's score of each (source, destination) pair, reading each blob once;
+/// `feedback`'s flag is polled per destination.
 pub(super) fn score_pairs(
     srcs: &[Src],
     dsts: &[Dst],
     pairs: &[(usize, usize)],
     min_score: u32,
     content: &mut impl Content,
-) -> Result<Vec<u32>, ContentError> {
+    feedback: &Feedback,
+) -> Result<Vec<u32>, DetectError> {
     let mut scores = vec![0; pairs.len()];
     // A blob takes part in many pairs: each is looked up and read once (at
     // 10,000 moved files, 213,000 ids were 6,600 blobs; sorting them to
@@ -105,6 +107,9 @@ pub(super) fn score_pairs(
     let computed: Vec<Vec<(usize, u32)>> = groups
         .par_iter()
         .map_init(score::Dense::default, |dense, group| {
+            if feedback.is_interrupted() {
+                return Vec::new();
+            }
             let dst = &spans[index[&dsts[pairs[group[0]].1].entry.id]];
             dense.with(dst, |loaded| {
                 group
@@ -117,6 +122,7 @@ pub(super) fn score_pairs(
             })
         })
         .collect();
+    feedback.check()?;
     for (i, score) in computed.into_iter().flatten() {
         scores[i] = score;
     }
@@ -134,56 +140,62 @@ enum Found {
     Best,
 }
 
+/// Destinations searched for candidates between two looks at the interrupt
+/// flag: about 0.1 s of searching at 20,000 sources.
+const NEAREST_SLICE: usize = 1024;
+
 /// The kept entries of git's matrix, in the order git's stable sort leaves
 /// them: (score, same basename) descending, then destination order, then
 /// slot order.
 pub(super) fn inexact_matrix(
-    srcs: &[Src],
-    dsts: &[Dst],
-    active: &[usize],
-    remaining: &[usize],
+    sides: &Sides,
     opts: &Options,
     content: &mut impl Content,
+    feedback: &Feedback,
     outcome: &mut Outcome,
-) -> Result<Vec<(usize, Scored)>, ContentError> {
-    // Only regular files are scored inexactly, and only their blobs may be
-    // read: a submodule's commit is usually not in this repository at all.
-    // Others get a zero size, which keeps them out of every size window.
-    let src_items = regular_items(active.iter().map(|&s| &srcs[s].entry), content)?;
-    let dst_items = regular_items(remaining.iter().map(|&d| &dsts[d].entry), content)?;
+) -> Result<Vec<(usize, Scored)>, DetectError> {
+    let Sides {
+        srcs,
+        dsts,
+        active,
+        remaining,
+        ..
+    } = *sides;
     let copts = candidates::Options {
         min_score: opts.min_score,
         ..opts.candidates
     };
-    trace("fingerprints of sources and destinations");
-    let search = candidates::Search::new(&src_items);
-    let cands = search.nearest(&dst_items, &copts);
-    trace("candidate search");
+    // In slices, so an interrupt is seen within one slice's search.
+    let mut cands = Vec::with_capacity(sides.dst_items.len());
+    for slice in sides.dst_items.chunks(NEAREST_SLICE) {
+        feedback.check()?;
+        cands.extend(sides.search.nearest(slice, &copts));
+    }
+    feedback.trace("candidate search");
+    feedback.check()?;
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (k, c) in cands.iter().enumerate() {
         pairs.extend(c.sources.iter().map(|&a| (active[a], remaining[k])));
     }
     outcome.candidate_pairs = pairs.len();
-    let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content)?;
-    trace("exact scores of candidates");
-    let sides = Sides {
-        srcs,
-        dsts,
-        active,
-        remaining,
-        src_items,
-        dst_items,
-        search,
-    };
-    let extra = beyond_candidates(&sides, &cands, &scores, opts, outcome);
+    let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content, feedback)?;
+    feedback.trace("exact scores of candidates");
+    let extra = beyond_candidates(sides, &cands, &scores, opts, outcome);
     if !extra.is_empty() {
-        scores.extend(score_pairs(srcs, dsts, &extra, opts.min_score, content)?);
+        scores.extend(score_pairs(
+            srcs,
+            dsts,
+            &extra,
+            opts.min_score,
+            content,
+            feedback,
+        )?);
         pairs.extend(extra);
     }
     outcome.scored_pairs = pairs.len();
     let full = rows_at_min_score(srcs, dsts, &pairs, &scores, opts.min_score);
-    trace("exhaustive search of unpaired destinations");
-    settle_ties(&sides, &full, opts, content, outcome)
+    feedback.trace("exhaustive search of unpaired destinations");
+    settle_ties(sides, &full, opts, content, feedback, outcome)
 }
 
 /// The sources and destinations of the inexact step, with what the search
@@ -201,6 +213,39 @@ pub(super) struct Sides<'a> {
     pub(super) dst_items: Vec<Sketch>,
     /// The candidate search over `src_items`.
     pub(super) search: candidates::Search,
+}
+
+impl<'a> Sides<'a> {
+    /// The sides of the inexact step: sizes and fingerprints of
+    /// `active` sources and `remaining` destinations, and the candidate
+    /// search over the sources.
+    pub(super) fn new(
+        srcs: &'a [Src],
+        dsts: &'a [Dst],
+        active: &'a [usize],
+        remaining: &'a [usize],
+        content: &mut impl Content,
+        feedback: &Feedback,
+    ) -> Result<Sides<'a>, DetectError> {
+        // Only regular files are scored inexactly, and only their blobs may
+        // be read: a submodule's commit is usually not in this repository
+        // at all. Others get a zero size, which keeps them out of every
+        // size window.
+        let src_items = regular_items(active.iter().map(|&s| &srcs[s].entry), content)?;
+        let dst_items = regular_items(remaining.iter().map(|&d| &dsts[d].entry), content)?;
+        feedback.trace("fingerprints of sources and destinations");
+        feedback.check()?;
+        let search = candidates::Search::new(&src_items);
+        Ok(Sides {
+            srcs,
+            dsts,
+            active,
+            remaining,
+            src_items,
+            dst_items,
+            search,
+        })
+    }
 }
 
 /// The pairs to score beyond the fingerprint candidates.
@@ -336,8 +381,9 @@ pub(super) fn settle_ties(
     full: &HashMap<usize, Vec<Scored>>,
     opts: &Options,
     content: &mut impl Content,
+    feedback: &Feedback,
     outcome: &mut Outcome,
-) -> Result<Vec<(usize, Scored)>, ContentError> {
+) -> Result<Vec<(usize, Scored)>, DetectError> {
     let Sides {
         srcs,
         dsts,
@@ -353,6 +399,7 @@ pub(super) fn settle_ties(
     let mut replay_budget = opts.replay_budget;
     let mut refused: std::collections::HashSet<usize> = std::collections::HashSet::new();
     loop {
+        feedback.check()?;
         let matrix = sorted_matrix(remaining, full, &replayed);
         let hinged = hinged_on_ties(
             &matrix,
@@ -396,6 +443,9 @@ pub(super) fn settle_ties(
                 let Some(dst) = spans.get(&dsts[d].entry.id) else {
                     return Vec::new();
                 };
+                if feedback.is_interrupted() {
+                    return Vec::new();
+                }
                 dense.with(dst, |loaded| {
                     let row = Row {
                         d,
@@ -415,6 +465,8 @@ pub(super) fn settle_ties(
                 })
             })
             .collect();
+        // Rows cut short are not replays: stop before using them.
+        feedback.check()?;
         replayed.extend(chosen.into_iter().zip(rows));
     }
 }

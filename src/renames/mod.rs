@@ -60,6 +60,7 @@ mod ties;
 
 use gix::ObjectId;
 
+use crate::progress::{Feedback, Interrupted, is_interrupted};
 use crate::repo::RepoError;
 use crate::repo::changes::{Change, ChangeKind};
 use crate::repo::{Entry, EntryKind};
@@ -116,10 +117,7 @@ impl Default for Options {
             limit: 0,
             candidates: candidates::Options::default(),
             exhaustive_budget: DEFAULT_EXHAUSTIVE_BUDGET,
-            replay_budget: std::env::var("GIT_SIMM_REPLAY_BUDGET")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(DEFAULT_REPLAY_BUDGET),
+            replay_budget: DEFAULT_REPLAY_BUDGET,
         }
     }
 }
@@ -249,13 +247,16 @@ pub enum ContentError {
     Store(#[from] StoreError),
 }
 
-/// The error returned by [`detect`]: the only thing that can fail is
-/// reading the content of the blobs compared.
+/// The error returned by [`detect`]: reading the content of the blobs
+/// compared failed, or the work was interrupted.
 #[derive(Debug, thiserror::Error)]
 pub enum DetectError {
     /// The content provider failed.
     #[error(transparent)]
     Content(#[from] ContentError),
+    /// The work was interrupted (the [`Feedback`] flag was set).
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
 }
 
 /// Whether `id` is the empty blob (of either hash kind). Asked for every
@@ -310,10 +311,15 @@ fn better(a: &Scored, b: &Scored) -> std::cmp::Ordering {
 
 /// Detect renames (and copies) among `changes` (in path order) and return
 /// the output records in git's order.
+///
+/// `feedback` is told when each step of the inexact search ends (its trace
+/// events), and its flag stops the scoring between destinations (the
+/// content provider, which reads the blobs, takes its own).
 pub fn detect(
     changes: &[Change],
     opts: &Options,
     content: &mut impl Content,
+    feedback: &Feedback,
 ) -> Result<(Vec<Record>, Outcome), DetectError> {
     let mut outcome = Outcome::default();
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
@@ -367,8 +373,14 @@ pub fn detect(
             opts,
             want_copies,
             content,
+            feedback,
             &mut outcome,
-        )?;
+        )
+        .map_err(|e| match e {
+            // The provider noticed it: one way to say it.
+            DetectError::Content(c) if is_interrupted(&c) => Interrupted.into(),
+            e => e,
+        })?;
     }
     Ok((write_back(changes, &mut srcs, &dsts), outcome))
 }

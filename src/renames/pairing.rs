@@ -5,12 +5,13 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::ContentError;
+use super::DetectError;
+use super::matrix::Sides;
 use super::{
     Content, Detect, Dst, Options, Outcome, Scored, Src, basename, basename_same, inexact_matrix,
     is_regular, record, score_pairs,
 };
-use crate::progress::trace;
+use crate::progress::Feedback;
 use crate::similarity::score::MAX_SCORE;
 
 pub(super) fn pair_up(
@@ -19,8 +20,9 @@ pub(super) fn pair_up(
     opts: &Options,
     want_copies: bool,
     content: &mut impl Content,
+    feedback: &Feedback,
     outcome: &mut Outcome,
-) -> Result<(), ContentError> {
+) -> Result<(), DetectError> {
     // Exact renames. Only ids some destination has are worth indexing:
     // sources can outnumber destinations a thousandfold (copy detection
     // against a whole tree).
@@ -76,7 +78,7 @@ pub(super) fn pair_up(
         .collect();
     if !want_copies {
         let min_basename = opts.min_score + (MAX_SCORE - opts.min_score) / 2;
-        outcome.basename = basename_pass(srcs, dsts, &active, min_basename, content)?;
+        outcome.basename = basename_pass(srcs, dsts, &active, min_basename, content, feedback)?;
         active.retain(|&s| srcs[s].used == 0);
     }
 
@@ -101,9 +103,12 @@ pub(super) fn pair_up(
             }
         }
     }
-    trace("exact and basename passes");
-    let matrix = inexact_matrix(srcs, dsts, &active, &remaining, opts, content, outcome)?;
-    trace("matrix with tie replays");
+    feedback.trace("exact and basename passes");
+    let matrix = {
+        let sides = Sides::new(srcs, dsts, &active, &remaining, content, feedback)?;
+        inexact_matrix(&sides, opts, content, feedback, outcome)?
+    };
+    feedback.trace("matrix with tie replays");
     let before = srcs.iter().map(|s| s.used).sum::<u32>();
     find_renames(srcs, dsts, &matrix, opts.min_score, false);
     if want_copies {
@@ -121,7 +126,8 @@ pub(super) fn basename_pass(
     active: &[usize],
     min_score: u32,
     content: &mut impl Content,
-) -> Result<usize, ContentError> {
+    feedback: &Feedback,
+) -> Result<usize, DetectError> {
     let mut src_names: HashMap<&[u8], Option<usize>> = HashMap::new();
     for &s in active {
         src_names
@@ -150,7 +156,7 @@ pub(super) fn basename_pass(
             }
         })
         .collect();
-    let scores = score_pairs(srcs, dsts, &pairs, min_score, content)?;
+    let scores = score_pairs(srcs, dsts, &pairs, min_score, content, feedback)?;
     let mut found = 0;
     for (&(s, d), score) in pairs.iter().zip(scores) {
         if score >= min_score && dsts[d].pair.is_none() {

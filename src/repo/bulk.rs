@@ -2,14 +2,16 @@
 //! along their delta trees when much of them is wanted, otherwise one by
 //! one in pack order with a reader per thread.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
 use super::{Pack, ReaderPool, Repo, RepoError, chunk_len};
+use crate::progress::Feedback;
 
-/// How [`Repo::map_blobs_reading`] reads the packs it wants blobs from.
+/// How [`Repo::for_each_blob_reading`] reads the packs it wants blobs from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reading {
     /// Whichever [`traversal_pays`] says is cheaper, per pack.
@@ -39,22 +41,54 @@ impl Repo {
     ///   delta's base is often still in the reader's delta-base cache, with
     ///   one [`Reader`](super::Reader) and buffer per rayon thread. Loose objects go this way.
     ///
-    /// The first error stops the work and is returned.
+    /// The first error stops the work and is returned, and so does
+    /// [`Interrupted`](crate::progress::Interrupted) (as
+    /// [`RepoError::Interrupted`]) soon after `feedback`'s flag is set: it
+    /// is polled per blob and handed to gix's pack traversal.
     pub fn map_blobs<T: Send>(
         &self,
         ids: &[ObjectId],
+        feedback: &Feedback,
         f: impl Fn(usize, &[u8]) -> T + Sync + Send,
     ) -> Result<Vec<T>, RepoError> {
-        self.map_blobs_reading(ids, Reading::Cheapest, f)
+        let slots: Vec<Mutex<Option<T>>> = std::iter::repeat_with(|| Mutex::new(None))
+            .take(ids.len())
+            .collect();
+        self.for_each_blob(ids, feedback, |i, data| {
+            *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(f(i, data));
+        })?;
+        slots
+            .into_iter()
+            .zip(ids)
+            .map(|(slot, id)| {
+                slot.into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .ok_or(RepoError::MissingObject { id: *id })
+            })
+            .collect()
     }
 
-    /// [`Repo::map_blobs`], reading packs as `reading` says.
-    pub(crate) fn map_blobs_reading<T: Send>(
+    /// [`Repo::map_blobs`] without collecting: `f(index, bytes)` is called
+    /// once for each position of `ids`, on several threads, in no
+    /// particular order. On an error (or an interrupt) the calls already
+    /// made stand: a caller keeping their results keeps what was done.
+    pub fn for_each_blob(
+        &self,
+        ids: &[ObjectId],
+        feedback: &Feedback,
+        f: impl Fn(usize, &[u8]) + Sync + Send,
+    ) -> Result<(), RepoError> {
+        self.for_each_blob_reading(ids, Reading::Cheapest, feedback, f)
+    }
+
+    /// [`Repo::for_each_blob`], reading packs as `reading` says.
+    pub(crate) fn for_each_blob_reading(
         &self,
         ids: &[ObjectId],
         reading: Reading,
-        f: impl Fn(usize, &[u8]) -> T + Sync + Send,
-    ) -> Result<Vec<T>, RepoError> {
+        feedback: &Feedback,
+        f: impl Fn(usize, &[u8]) + Sync + Send,
+    ) -> Result<(), RepoError> {
         let packs = self.packs();
         let mut located: Vec<(usize, u64, usize)> = ids
             .par_iter()
@@ -73,15 +107,17 @@ impl Repo {
             .collect();
         located.par_sort_unstable();
 
-        let slots: Vec<Mutex<Option<T>>> = std::iter::repeat_with(|| Mutex::new(None))
+        let delivered: Vec<AtomicBool> = std::iter::repeat_with(|| AtomicBool::new(false))
             .take(ids.len())
             .collect();
-        let store = |i: usize, value: T| {
-            *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        let deliver = |i: usize, data: &[u8]| {
+            f(i, data);
+            delivered[i].store(true, Ordering::Relaxed);
         };
         let mut one_by_one = Vec::new();
         let mut traversed = Vec::new();
         for group in located.chunk_by(|a, b| a.0 == b.0) {
+            feedback.check()?;
             match packs.get(group[0].0) {
                 Some(pack)
                     if match reading {
@@ -90,23 +126,23 @@ impl Repo {
                         Reading::OneByOne => false,
                     } =>
                 {
-                    traverse_pack(pack, self.object_hash(), group, ids, &|i, data| {
-                        store(i, f(i, data))
-                    })?;
+                    traverse_pack(pack, self.object_hash(), group, ids, feedback, &deliver)?;
                     traversed.extend(group.iter().map(|&(_, _, i)| i));
                 }
                 _ => one_by_one.extend(group.iter().map(|&(_, _, i)| i)),
             }
         }
+        // A traversal stops early when interrupted; nothing is to be read
+        // one by one then.
+        feedback.check()?;
         // Whatever a traversal did not deliver (it stopped at a damaged or
         // thin pack, or the index disagrees with its pack) is read one by
         // one: that either succeeds or fails naming the object at fault.
-        one_by_one.extend(traversed.into_iter().filter(|&i| {
-            slots[i]
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .is_none()
-        }));
+        one_by_one.extend(
+            traversed
+                .into_iter()
+                .filter(|&i| !delivered[i].load(Ordering::Relaxed)),
+        );
 
         let readers = ReaderPool::new(self);
         one_by_one
@@ -114,21 +150,13 @@ impl Repo {
             .try_for_each(|chunk| {
                 readers.with(|reader| {
                     for &i in chunk {
+                        feedback.check()?;
                         let data = reader.blob_ref(&ids[i])?;
-                        store(i, f(i, data));
+                        deliver(i, data);
                     }
                     Ok::<_, RepoError>(())
                 })
-            })?;
-        slots
-            .into_iter()
-            .zip(ids)
-            .map(|(slot, id)| {
-                slot.into_inner()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .ok_or(RepoError::MissingObject { id: *id })
             })
-            .collect()
     }
 }
 
@@ -197,6 +225,7 @@ fn traverse_pack(
     hash: gix::hash::Kind,
     group: &[(usize, u64, usize)],
     ids: &[ObjectId],
+    feedback: &Feedback,
     deliver: &(dyn Fn(usize, &[u8]) + Sync),
 ) -> Result<(), RepoError> {
     use gix::odb::pack::index::traverse;
@@ -206,7 +235,6 @@ fn traverse_pack(
     let Ok(data) = pack.data(hash) else {
         return Ok(());
     };
-    let interrupt = std::sync::atomic::AtomicBool::new(false);
     let failure: Mutex<Option<RepoError>> = Mutex::new(None);
     let _ = pack.index.traverse_with_index(
         &data,
@@ -230,7 +258,7 @@ fn traverse_pack(
             Ok(())
         },
         &mut gix::progress::Discard,
-        &interrupt,
+        feedback.interrupt_flag(),
         traverse::with_index::Options {
             // Same trust as a normal object read, which does not re-hash either.
             check: traverse::SafetyCheck::SkipFileAndObjectChecksumVerification,
@@ -248,6 +276,15 @@ fn traverse_pack(
 mod tests {
     use super::*;
     use crate::testing::git;
+
+    fn read(repo: &Repo, ids: &[ObjectId], reading: Reading) -> Vec<Vec<u8>> {
+        let slots: Vec<Mutex<Vec<u8>>> = ids.iter().map(|_| Mutex::new(Vec::new())).collect();
+        repo.for_each_blob_reading(ids, reading, &Feedback::none(), |i, data| {
+            *slots[i].lock().unwrap() = data.to_vec();
+        })
+        .expect("read blobs");
+        slots.into_iter().map(|m| m.into_inner().unwrap()).collect()
+    }
 
     /// The pack traversal (every object inflated once, deltas applied along
     /// their trees) and one-by-one reading give every blob exactly as git
@@ -308,9 +345,7 @@ mod tests {
             .map(|id| git(dir, &["cat-file", "blob", &id.to_string()]))
             .collect();
         for reading in [Reading::Traverse, Reading::OneByOne, Reading::Cheapest] {
-            let got = repo
-                .map_blobs_reading(&ids, reading, |_, data| data.to_vec())
-                .expect("read blobs");
+            let got = read(&repo, &ids, reading);
             assert!(got == want, "{reading:?} read different bytes");
         }
         // A subset, in another order, with a duplicate.
@@ -321,9 +356,7 @@ mod tests {
             .map(|id| git(dir, &["cat-file", "blob", &id.to_string()]))
             .collect();
         for reading in [Reading::Traverse, Reading::OneByOne] {
-            let got = repo
-                .map_blobs_reading(&some, reading, |_, data| data.to_vec())
-                .expect("read blobs");
+            let got = read(&repo, &some, reading);
             assert!(got == want, "{reading:?} read different bytes for a subset");
         }
     }

@@ -170,6 +170,10 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// The work was interrupted (its [`Feedback`](crate::progress::Feedback)
+    /// flag was set).
+    #[error("interrupted")]
+    Interrupted(#[from] crate::progress::Interrupted),
     /// Hashing failed (SHA-1 collision attack detected).
     #[error("cannot hash '{path}'")]
     Hash {

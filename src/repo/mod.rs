@@ -9,6 +9,13 @@
 //! delta-base cache per thread; [`Repo::all_blobs`] tells blobs from other
 //! objects by walking pack headers instead of resolving delta chains.
 //!
+//! Discovery follows git's environment, as every git tool does:
+//! `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_CEILING_DIRECTORIES`
+//! and the like are honoured by gix ([`Repo::discover`]), so git-simm finds
+//! the repository git would, in hooks too. That is the one place the
+//! library looks at the environment; everything git-simm's own variables
+//! decide comes in as options.
+//!
 //! Error messages deliberately read like git's `fatal:` messages and always
 //! name the object, path or revision involved, because they end up in front
 //! of people who know git, not gix.
@@ -103,9 +110,7 @@ impl Repo {
             if p.is_absolute() {
                 p.to_owned()
             } else {
-                std::env::current_dir()
-                    .map(|cwd| cwd.join(p))
-                    .unwrap_or_else(|_| p.to_owned())
+                std::path::absolute(p).unwrap_or_else(|_| p.to_owned())
             }
         };
         let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));

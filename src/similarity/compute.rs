@@ -4,10 +4,12 @@
 //! Every command that needs fingerprints goes through here, so "compute
 //! once, keep forever" holds everywhere and `--no-cache` is one switch.
 
+use std::sync::{Mutex, PoisonError};
+
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use crate::progress::Progress;
+use crate::progress::{Feedback, Interrupted};
 use crate::repo::{Repo, RepoError};
 use crate::similarity::fingerprint::Fingerprinter;
 use crate::similarity::fingerprint::Sketch;
@@ -22,6 +24,10 @@ pub enum ComputeError {
     /// New fingerprints could not be stored.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The work was interrupted; the fingerprints computed until then are
+    /// in the store.
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
 }
 
 /// What [`fingerprint_blobs`] did, so nothing is silently partial.
@@ -35,15 +41,23 @@ pub struct Outcome {
     pub bytes_read: u64,
 }
 
+/// The title of the stage [`fingerprint_blobs`] reports to its
+/// [`Feedback`], counting `ids`.
+pub const STAGE: &str = "Fingerprinting blobs";
+
 /// Sizes and fingerprints of `ids` (in the same order). Duplicated ids are
 /// computed once.
+///
+/// Progress is the stage [`STAGE`] of `feedback`. Interrupted, it returns
+/// [`ComputeError::Interrupted`] after storing the fingerprints computed
+/// so far (in one table, like any insert), so a later run resumes.
 pub fn fingerprint_blobs(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
-    progress: &Progress,
+    feedback: &Feedback,
 ) -> Result<(Vec<Sketch>, Outcome), ComputeError> {
-    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, progress, |_| ())?;
+    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, feedback, |_| ())?;
     Ok((entries, outcome))
 }
 
@@ -58,9 +72,10 @@ pub fn fingerprint_blobs_with<T: Send>(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
-    progress: &Progress,
+    feedback: &Feedback,
     also: impl Fn(&[u8]) -> T + Sync + Send,
 ) -> Result<WithExtras<T>, ComputeError> {
+    let progress = feedback.stage(STAGE, ids.len() as u64);
     let mut out: Vec<Option<Sketch>> = store.get_many(ids);
     let mut missing: Vec<ObjectId> = ids
         .iter()
@@ -77,17 +92,47 @@ pub fn fingerprint_blobs_with<T: Send>(
     progress.inc(outcome.cached as u64);
     let mut extras = Vec::new();
     if !missing.is_empty() {
-        let computed = repo.map_blobs(&missing, |_, data| {
+        let slots: Vec<Mutex<Option<(Sketch, T)>>> = std::iter::repeat_with(|| Mutex::new(None))
+            .take(missing.len())
+            .collect();
+        let read = repo.for_each_blob(&missing, feedback, |i, data| {
+            let value = (entry_of(data), also(data));
+            *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
-            (entry_of(data), also(data))
-        })?;
-        outcome.computed = computed.len();
-        outcome.bytes_read = computed.iter().map(|(e, _)| e.size).sum();
+        });
+        let computed: Vec<Option<(Sketch, T)>> = slots
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .collect();
+        if let Err(e) = read {
+            // What was computed is correct whatever stopped the rest:
+            // keep it, so the next run starts from there. The store writes
+            // whole tables, so it stays valid however this ends.
+            let partial: Vec<(ObjectId, Sketch)> = missing
+                .iter()
+                .zip(&computed)
+                .filter_map(|(id, c)| c.as_ref().map(|(e, _)| (*id, *e)))
+                .collect();
+            // Failing to keep them is not worth reporting over `e`.
+            if !partial.is_empty() {
+                let _ = store.insert(partial);
+            }
+            return Err(match e {
+                RepoError::Interrupted(i) => ComputeError::Interrupted(i),
+                e => ComputeError::Repo(e),
+            });
+        }
         let mut new: Vec<(ObjectId, Sketch)> = Vec::with_capacity(computed.len());
-        for (id, (entry, extra)) in missing.iter().copied().zip(computed) {
+        for (id, c) in missing.iter().copied().zip(computed) {
+            // Every position was delivered, or the read failed above.
+            let Some((entry, extra)) = c else {
+                return Err(RepoError::MissingObject { id }.into());
+            };
+            outcome.bytes_read += entry.size;
             new.push((id, entry));
             extras.push((id, extra));
         }
+        outcome.computed = new.len();
         for (slot, id) in out.iter_mut().zip(ids) {
             if slot.is_none()
                 && let Ok(i) = new.binary_search_by(|(k, _)| k.cmp(id))
@@ -97,6 +142,7 @@ pub fn fingerprint_blobs_with<T: Send>(
         }
         store.insert(new)?;
     }
+    progress.finish();
     // Every missing id was computed above or the call returned an error.
     let entries = out
         .into_iter()

@@ -1,6 +1,7 @@
 //! The `git-simm` binary end to end, on real repositories built with the
 //! real `git`: output compared with git's own, the fingerprint store's
-//! robustness, and every kind of bad input DEVELOPERS.md lists.
+//! robustness, every kind of bad input DEVELOPERS.md lists, and Ctrl-C
+//! (SIGINT) at any moment of a long run.
 
 use crate::util;
 
@@ -398,8 +399,11 @@ fn bad_input_gets_git_style_errors() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"), "{args:?}");
     }
-    // Usage errors are 129, as in git.
+    // Usage errors are 129, as in git, bad option values included.
     assert_eq!(r.simm(&["fingerprint", "--bogus"]).status.code(), Some(129));
+    let o = r.simm(&["similar", "--threshold", "abc", "src/store.rs"]);
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));
     assert_eq!(r.simm(&["no-such-command"]).status.code(), Some(129));
     // A name that is both a file and a revision is ambiguous, as in git.
     r.write("HEAD", b"a file named HEAD\n");
@@ -503,11 +507,22 @@ fn renames_bad_input_gets_git_style_errors() {
         );
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
-    // Three revisions is a usage error.
+    // Three revisions is a usage error, and so are bad option values.
     assert_eq!(
         r.simm(&["renames", "HEAD", "HEAD", "HEAD"]).status.code(),
         Some(129)
     );
+    for (args, needle) in [
+        (["renames", "--find-renames=abc", "HEAD", "HEAD"], "score"),
+        (
+            ["renames", "--diff-filter=Q", "HEAD", "HEAD"],
+            "diff-filter",
+        ),
+    ] {
+        let o = r.simm(&args);
+        assert_eq!(o.status.code(), Some(129), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
 
     // A blob that rename scoring needs is missing: named, never a panic.
     r.write(
@@ -953,5 +968,97 @@ fn bad_option_values_are_usage_errors() {
     ] {
         let o = r.simm(ok);
         assert!(o.status.success(), "{ok:?}: {}", stderr(&o));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Ctrl-C: SIGINT stops the work promptly, exits 130 and leaves a store the
+// next run uses.
+
+/// Moments to interrupt a run at: fixed delays from its start, and the
+/// start of given steps (a `GIT_SIMM_TRACE` line marks the end of the step
+/// before).
+fn moments(steps: &[&'static str]) -> Vec<util::When> {
+    use std::time::Duration;
+    let mut at: Vec<util::When> = [0, 50, 150, 300]
+        .into_iter()
+        .map(|ms| util::When::After(Duration::from_millis(ms)))
+        .collect();
+    at.extend(steps.iter().map(|s| util::When::Trace(s)));
+    at
+}
+
+/// Nothing but whole tables in the store: a table being written when the
+/// run stopped would have left its temporary file.
+fn store_is_tidy(r: &Repo, what: &str) {
+    let Ok(rd) = std::fs::read_dir(r.store_dir()) else {
+        return;
+    };
+    for e in rd {
+        let name = e.expect("entry").file_name();
+        let name = name.to_string_lossy();
+        assert!(
+            !name.starts_with('.') && !name.contains("tmp"),
+            "{what}: {name} left in the store"
+        );
+    }
+}
+
+#[test]
+fn fingerprint_all_stops_on_sigint_and_the_store_stays_valid() {
+    let r = util::moved_files_repo(4000, 100);
+    let expected = r.simm(&["--no-cache", "fingerprint", "--all"]);
+    assert!(expected.status.success(), "{}", stderr(&expected));
+    let mut kept = 0;
+    for when in moments(&["fingerprint: blobs listed"]) {
+        let what = format!("fingerprint --all, SIGINT {when:?}");
+        let _ = std::fs::remove_dir_all(r.store_dir());
+        let s = util::interrupt(
+            simm_command()
+                .current_dir(&r.path)
+                .args(["fingerprint", "--all", "-q"]),
+            when,
+            util::To::Process,
+        );
+        util::assert_stopped(&s, &what);
+        if s.took.is_some() && !tables(&r).is_empty() {
+            kept += 1;
+        }
+        store_is_tidy(&r, &what);
+        // What the interrupted run stored is right, and the next run
+        // completes it.
+        let o = r.simm(&["fingerprint", "--all"]);
+        assert!(o.status.success(), "{what}, then: {}", stderr(&o));
+        assert!(o.stdout == expected.stdout, "{what}: wrong fingerprints");
+    }
+    eprintln!("{kept} interrupted run(s) kept fingerprints for the next");
+}
+
+#[test]
+fn renames_stops_on_sigint_at_any_step() {
+    let r = util::moved_files_repo(4000, 60);
+    let expected = r.simm(&["--no-cache", "renames", "HEAD~1", "HEAD"]);
+    assert!(expected.status.success(), "{}", stderr(&expected));
+    let steps = [
+        "exact and basename passes",
+        "fingerprints of sources and destinations",
+        "candidate search",
+    ];
+    for when in moments(&steps) {
+        let what = format!("renames, SIGINT {when:?}");
+        // A cold store: fingerprinting is part of the run.
+        let _ = std::fs::remove_dir_all(r.store_dir());
+        let s = util::interrupt(
+            simm_command()
+                .current_dir(&r.path)
+                .args(["renames", "HEAD~1", "HEAD"]),
+            when,
+            util::To::Process,
+        );
+        util::assert_stopped(&s, &what);
+        store_is_tidy(&r, &what);
+        let o = r.simm(&["renames", "HEAD~1", "HEAD"]);
+        assert!(o.status.success(), "{what}, then: {}", stderr(&o));
+        assert!(o.stdout == expected.stdout, "{what}: different renames");
     }
 }

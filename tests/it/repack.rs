@@ -1,8 +1,9 @@
 //! `git-simm pack-order` and `git-simm repack` against real git: the crafted
 //! names reproduce git's own pack byte for byte when asked for git's order,
 //! the similarity order packs a history full of renames and copies smaller
-//! than `git repack -adf`, and a repack (finished, or killed at any point)
-//! leaves `git fsck --full` clean with exactly the objects it started with.
+//! than `git repack -adf`, and a repack (finished, killed at any point, or
+//! interrupted by SIGINT) leaves `git fsck --full` clean with exactly the
+//! objects it started with, and no temporary files or lock.
 //! Fixture histories are built from real files of the pinned corpus
 //! (`fixtures/corpus.sh`), edited the way code is edited (lines inserted,
 //! changed and deleted), with pinned dates.
@@ -714,4 +715,83 @@ fn repack_writes_a_bitmap_where_git_would() {
         "repack.writeBitmaps ignored"
     );
     fsck_clean(&r.path);
+}
+
+/// What a repack must not leave in `objects/pack` however it ends: its
+/// temporary directory, its lock and journal, and git's temporary pack
+/// and index files (which pack-objects removes when it is stopped with a
+/// signal it catches, not when it is killed).
+fn leftovers(git_dir: &Path) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(git_dir.join("objects/pack"))
+        .expect("pack dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with(".simm-tmp-")
+                || n.starts_with("tmp_")
+                || n == "simm-repack.lock"
+                || n == "simm-repack.installing"
+        })
+        .collect();
+    left.sort();
+    left
+}
+
+#[test]
+fn repack_interrupted_by_sigint_keeps_every_object_and_cleans_up() {
+    use std::time::Duration;
+    use util::{To, When};
+    let r = util::moved_files_repo(1500, 60);
+    let base = r.path.parent().expect("parent");
+    git_ok(
+        base,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--no-local",
+            "repo",
+            "pristine.git",
+        ],
+    );
+    let pristine = base.join("pristine.git");
+    let before = object_set(&pristine);
+    let mut moments: Vec<(When, To)> = [0, 50, 150, 300]
+        .into_iter()
+        .map(|ms| (When::After(Duration::from_millis(ms)), To::Process))
+        .collect();
+    // Each step's start: listing, ordering, pack-objects, verification
+    // (and the install, which runs to its end once begun).
+    for step in [
+        "repack: start",
+        "pack list: fingerprints",
+        "pack list: delta attributes",
+        "repack: pack-objects",
+    ] {
+        moments.push((When::Trace(step), To::Process));
+    }
+    // Into pack-objects' run (about a second here).
+    let packing = |ms| When::AfterTrace("pack list: delta attributes", Duration::from_millis(ms));
+    moments.push((packing(250), To::Process));
+    moments.push((packing(450), To::Process));
+    // Ctrl-C in a terminal: git-simm and its pack-objects both get SIGINT.
+    moments.push((When::Trace("pack list: delta attributes"), To::Group));
+    moments.push((packing(350), To::Group));
+    moments.push((When::After(Duration::from_millis(300)), To::Group));
+    for (i, (when, to)) in moments.into_iter().enumerate() {
+        let what = format!("repack, SIGINT to {to:?} {when:?}");
+        let dir = copy(&pristine, &base.join(format!("interrupted-{i}.git")));
+        let s = util::interrupt(simm_command().current_dir(&dir).arg("repack"), when, to);
+        util::assert_stopped(&s, &what);
+        assert_intact(&dir, &before, &what);
+        assert_eq!(leftovers(&dir), Vec::<String>::new(), "{what}");
+        // No git process goes on writing after git-simm has gone.
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(leftovers(&dir), Vec::<String>::new(), "{what}, later");
+        // The next run finds nothing in its way (fsck'd by the tests above).
+        let o = simm(&dir, &["repack", "-q"]);
+        assert!(o.status.success(), "{what}, then: {}", stderr(&o));
+        assert_eq!(object_set(&dir), before, "{what}, then repacked");
+        assert_eq!(packs(&dir).len(), 1, "{what}, then repacked");
+    }
 }

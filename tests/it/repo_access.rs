@@ -12,6 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use git_simm::progress::Feedback;
 use git_simm::repo::{Entry, EntryKind, Repo, RepoError};
 use gix::ObjectId;
 use util::{cache_tree, drop_cache_tree, git_command, path_of, succeeded, write};
@@ -602,7 +603,7 @@ fn all_blobs_match_cat_file_with_loose_and_packed() {
     // for the packed blobs and one-by-one reads for the loose ones.
     let ids: Vec<ObjectId> = ours.iter().rev().map(|(id, _)| *id).collect();
     let got = repo
-        .map_blobs(&ids, |i, data| {
+        .map_blobs(&ids, &Feedback::none(), |i, data| {
             let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, data)
                 .expect("hash");
             (i, id, data.len() as u64)
@@ -616,7 +617,7 @@ fn all_blobs_match_cat_file_with_loose_and_packed() {
     }
     // The same object asked for twice is delivered twice.
     let twice = repo
-        .map_blobs(&[readme, readme], |i, d| (i, d.to_vec()))
+        .map_blobs(&[readme, readme], &Feedback::none(), |i, d| (i, d.to_vec()))
         .expect("twice");
     assert_eq!(
         twice,
@@ -628,7 +629,9 @@ fn all_blobs_match_cat_file_with_loose_and_packed() {
 
     // One blob out of a pack goes the one-by-one way.
     let grow = oid(&git_str(&dir, &["rev-parse", "HEAD~1:grow.txt"]));
-    let one = repo.map_blobs(&[grow], |_, d| d.to_vec()).expect("one");
+    let one = repo
+        .map_blobs(&[grow], &Feedback::none(), |_, d| d.to_vec())
+        .expect("one");
     assert_eq!(one[0], text.as_bytes());
     let mut reader = repo.reader();
     assert_eq!(reader.blob(&grow).expect("blob"), text.as_bytes());
@@ -666,7 +669,9 @@ fn map_blobs_rejects_non_blobs() {
     let repo = Repo::discover(&dir).expect("discover");
     let tree = repo.resolve_tree("HEAD").expect("tree");
     // Alone, the tree is read one by one ...
-    let err = repo.map_blobs(&[tree], |_, _| ()).expect_err("a tree");
+    let err = repo
+        .map_blobs(&[tree], &Feedback::none(), |_, _| ())
+        .expect_err("a tree");
     assert!(
         matches!(err, RepoError::WrongKind { id, actual: gix::object::Kind::Tree, .. } if id == tree),
         "{err:?}"
@@ -679,7 +684,9 @@ fn map_blobs_rejects_non_blobs() {
         .map(|(id, _)| id)
         .collect();
     ids.push(tree);
-    let err = repo.map_blobs(&ids, |_, _| ()).expect_err("a tree");
+    let err = repo
+        .map_blobs(&ids, &Feedback::none(), |_, _| ())
+        .expect_err("a tree");
     assert!(
         matches!(err, RepoError::WrongKind { id, actual: gix::object::Kind::Tree, .. } if id == tree),
         "{err:?}"
@@ -828,7 +835,9 @@ fn missing_and_corrupt_objects() {
         err.to_string(),
         format!("object {missing} is missing from the object database")
     );
-    let err = repo.map_blobs(&[missing], |_, _| ()).expect_err("missing");
+    let err = repo
+        .map_blobs(&[missing], &Feedback::none(), |_, _| ())
+        .expect_err("missing");
     assert!(matches!(err, RepoError::MissingObject { .. }), "{err:?}");
 
     let corrupt = git_in(
@@ -977,4 +986,52 @@ fn child_bad_git_dir() {
         err.to_string().starts_with("not a git repository: '"),
         "{err}"
     );
+}
+
+/// Interrupted (its flag set after 100 blobs), fingerprinting stops with
+/// `Interrupted` and stores what it computed, which the next run reuses.
+#[test]
+fn interrupted_fingerprinting_stops_and_keeps_what_it_computed() {
+    use git_simm::progress::Discard;
+    use git_simm::similarity::compute::{self, ComputeError};
+    use git_simm::similarity::store::Store;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let r = util::moved_files_repo(3000, 30);
+    let repo = Repo::discover(&r.path).expect("discover");
+    let ids: Vec<ObjectId> = repo
+        .all_blobs()
+        .expect("blobs")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let dir = r.path.join(".git/simm");
+    let mut store = Store::open(&dir, 20).expect("store");
+    let flag = AtomicBool::new(false);
+    let feedback = Feedback::new(&Discard, &flag);
+    let read = AtomicUsize::new(0);
+    let err = compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, |_| {
+        if read.fetch_add(1, Ordering::Relaxed) + 1 == 100 {
+            flag.store(true, Ordering::Relaxed);
+        }
+    })
+    .expect_err("interrupted");
+    assert!(matches!(err, ComputeError::Interrupted(_)), "{err:?}");
+    let mut store = Store::open(&dir, 20).expect("store reopens");
+    let kept = store.get_many(&ids).iter().flatten().count();
+    let read = read.load(Ordering::Relaxed);
+    assert!(
+        kept >= 100 && kept == read && kept < ids.len(),
+        "{kept} kept of {read} read, {} blobs",
+        ids.len()
+    );
+    let (_, outcome) =
+        compute::fingerprint_blobs(&repo, &mut store, &ids, &Feedback::none()).expect("resumed");
+    assert_eq!((outcome.cached, outcome.computed), (kept, ids.len() - kept));
+
+    // Already interrupted, reading stops before the first blob.
+    let err = repo
+        .map_blobs(&ids, &feedback, |_, _| ())
+        .expect_err("interrupted");
+    assert!(matches!(err, RepoError::Interrupted(_)), "{err:?}");
+    assert!(git_simm::progress::is_interrupted(&err));
 }

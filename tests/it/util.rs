@@ -452,3 +452,222 @@ impl Rng {
         s
     }
 }
+
+// ---------------------------------------------------------------------------
+// Repositories made at scale with `git fast-import`.
+
+/// A repository of `n` files of generated code (`lines` lines each, about
+/// 36 bytes a line) committed on `main`, and a second commit that moves
+/// every one of them to a new path and changes a tenth of its lines:
+/// `HEAD~1..HEAD` is `n` renames for detection to find, and the object
+/// database holds `2n` distinct blobs. Written with `git fast-import`, so
+/// tens of thousands of files take a second or two; the work tree is left
+/// empty (nothing is checked out).
+pub fn moved_files_repo(n: usize, lines: usize) -> Repo {
+    use std::io::Write;
+    let r = Repo::new();
+    let mut rng = Rng(0x1e7e_57ed);
+    let mut stream = Vec::new();
+    let blob = |stream: &mut Vec<u8>, mark: usize, data: &[u8]| {
+        write!(stream, "blob\nmark :{mark}\ndata {}\n", data.len()).expect("write");
+        stream.extend_from_slice(data);
+        stream.push(b'\n');
+    };
+    let mut originals = Vec::with_capacity(n);
+    for i in 0..n {
+        let text: Vec<Vec<u8>> = (0..lines).map(|_| rng.fresh_line()).collect();
+        blob(&mut stream, i + 1, &text.concat());
+        originals.push(text);
+    }
+    for (i, mut text) in originals.into_iter().enumerate() {
+        for _ in 0..lines / 10 {
+            let at = rng.below(text.len());
+            text[at] = rng.fresh_line();
+        }
+        blob(&mut stream, n + i + 1, &text.concat());
+    }
+    let commit = |stream: &mut Vec<u8>, msg: &str| {
+        write!(
+            stream,
+            "commit refs/heads/main\n\
+             author A U Thor <author@example.com> 1112911993 +0000\n\
+             committer C O Mitter <committer@example.com> 1112911993 +0000\n\
+             data {}\n{msg}\n",
+            msg.len()
+        )
+        .expect("write");
+    };
+    commit(&mut stream, "files");
+    for i in 0..n {
+        writeln!(stream, "M 100644 :{} old/d{:02}/file{i}.rs", i + 1, i % 50).expect("write");
+    }
+    commit(&mut stream, "moved");
+    for i in 0..n {
+        writeln!(stream, "D old/d{:02}/file{i}.rs", i % 50).expect("write");
+        writeln!(
+            stream,
+            "M 100644 :{} new/e{:02}/moved{i}.rs",
+            n + i + 1,
+            i % 40
+        )
+        .expect("write");
+    }
+    let mut child = git_command(&r.path)
+        .args(["fast-import", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git fast-import");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&stream)
+        .expect("feed git fast-import");
+    assert!(child.wait().expect("git fast-import").success());
+    r
+}
+
+// ---------------------------------------------------------------------------
+// Interrupting git-simm as Ctrl-C does.
+
+/// When [`interrupt`] sends SIGINT.
+#[derive(Clone, Copy, Debug)]
+pub enum When {
+    /// This long after the start.
+    After(std::time::Duration),
+    /// As soon as a `GIT_SIMM_TRACE` line containing this text is printed
+    /// (a step just ended, the next one started).
+    Trace(&'static str),
+    /// This long after such a line.
+    AfterTrace(&'static str, std::time::Duration),
+}
+
+/// How an [`interrupt`]ed run ended.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Its exit status.
+    pub status: std::process::ExitStatus,
+    /// Everything it wrote to stderr (trace lines included).
+    pub stderr: String,
+    /// From the signal to the exit; `None` when it ended before the signal
+    /// was due, so none was sent.
+    pub took: Option<std::time::Duration>,
+}
+
+/// Who gets the signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum To {
+    /// git-simm alone (`kill -INT <pid>`).
+    Process,
+    /// git-simm and the git commands it runs, as Ctrl-C in a terminal
+    /// signals the whole foreground process group.
+    Group,
+}
+
+/// Run `cmd` with `GIT_SIMM_TRACE=1` (stdout discarded), send SIGINT `to`
+/// whom and `when` it says, and wait for it to end (killing it after a
+/// minute).
+pub fn interrupt(cmd: &mut Command, when: When, to: To) -> Stopped {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    if to == To::Group {
+        // Its own group, as a shell gives a foreground job.
+        cmd.process_group(0);
+    }
+    let start = Instant::now();
+    let mut child = cmd
+        .env("GIT_SIMM_TRACE", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn git-simm");
+    let stderr = child.stderr.take().expect("stderr");
+    let (lines, arrived) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            all.push_str(&line);
+            all.push('\n');
+            let _ = lines.send(line);
+        }
+        all
+    });
+    let due = match when {
+        When::After(d) => {
+            std::thread::sleep(d.saturating_sub(start.elapsed()));
+            true
+        }
+        When::Trace(text) | When::AfterTrace(text, _) => {
+            let seen = loop {
+                match arrived.recv_timeout(Duration::from_secs(60)) {
+                    Ok(line) if line.contains(text) => break true,
+                    Ok(_) => {}
+                    Err(_) => break false,
+                }
+            };
+            if let When::AfterTrace(_, d) = when {
+                std::thread::sleep(d);
+            }
+            seen
+        }
+    };
+    let pid = Pid::from_child(&child);
+    let sent = due
+        && matches!(child.try_wait(), Ok(None))
+        && match to {
+            To::Process => kill_process(pid, Signal::INT),
+            To::Group => kill_process_group(pid, Signal::INT),
+        }
+        .is_ok();
+    let signalled = Instant::now();
+    let deadline = signalled + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for git-simm") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("git-simm did not stop within a minute of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let took = sent.then(|| signalled.elapsed());
+    Stopped {
+        status,
+        stderr: reader.join().expect("stderr reader"),
+        took,
+    }
+}
+
+/// Assert that an [`interrupt`]ed run stopped promptly and as interrupted
+/// (exit 130, or killed by the signal when it came before the handler was
+/// installed), or succeeded when it finished before the signal was due.
+pub fn assert_stopped(s: &Stopped, what: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    eprintln!("{what}: {:?}, {:?} after the signal", s.status, s.took);
+    match s.took {
+        Some(took) => {
+            assert!(
+                s.status.code() == Some(130) || s.status.signal() == Some(2),
+                "{what}: {:?} after SIGINT\n{}",
+                s.status,
+                s.stderr
+            );
+            assert!(
+                took < std::time::Duration::from_secs(2),
+                "{what}: took {took:?} to stop\n{}",
+                s.stderr
+            );
+        }
+        None => assert!(
+            s.status.success(),
+            "{what}: {:?} before any signal\n{}",
+            s.status,
+            s.stderr
+        ),
+    }
+}

@@ -1,0 +1,248 @@
+//! The terminal side of the library's [`Feedback`]: progress lines on
+//! stderr in git's style ("Fingerprinting blobs:  42% (4200/10000)", drawn
+//! by indicatif), `GIT_SIMM_TRACE` lines, git's own progress relayed, and
+//! the Ctrl-C handler that sets the interrupt flag.
+//!
+//! The library only bumps an atomic counter per item; a thread per stage
+//! copies it into the progress line ten times a second, after staying
+//! silent for the first quarter second so quick work shows nothing.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+#[cfg(doc)]
+use git_simm::progress::Feedback;
+use git_simm::progress::{Counter, Observer};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Set by SIGINT or SIGTERM (see [`catch_interrupts`]); the flag every
+/// command's [`Feedback`] carries.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Exit status of an interrupted run: 128 + SIGINT, what a shell reports
+/// for a command killed by Ctrl-C (and what git's commands exit with then).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// On SIGINT or SIGTERM, set [`INTERRUPTED`], so the work stops at its
+/// next check and cleans up after itself; a second signal, when the flag
+/// is already set, exits at once with [`EXIT_INTERRUPTED`].
+pub fn catch_interrupts() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as the previous signal
+        // left it.
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            i32::from(EXIT_INTERRUPTED),
+            &INTERRUPTED,
+        )?;
+        signal_hook::flag::register(signal, &INTERRUPTED)?;
+    }
+    Ok(())
+}
+
+/// Whether a signal asked this run to stop.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// Wait before drawing anything: work that ends sooner shows nothing.
+const FIRST_DRAW: Duration = Duration::from_millis(250);
+/// Redraw at most this often.
+const REDRAW: Duration = Duration::from_millis(100);
+
+/// What the library reports, shown on stderr.
+pub struct Terminal {
+    /// Draw progress lines (stderr is a terminal and no `--quiet`).
+    progress: bool,
+    /// With `GIT_SIMM_TRACE`: when the first trace event came, which the
+    /// times printed count from.
+    trace: Option<OnceLock<Instant>>,
+    /// Stages being drawn.
+    active: Mutex<Vec<Drawing>>,
+}
+
+/// A stage being drawn by its thread.
+struct Drawing {
+    done: Counter,
+    stop: Arc<AtomicBool>,
+    /// The line, once the thread has started drawing it.
+    bar: Arc<Mutex<Option<ProgressBar>>>,
+    thread: JoinHandle<()>,
+}
+
+impl Terminal {
+    /// Draw progress lines if `progress`, print trace lines if `trace`.
+    pub fn new(progress: bool, trace: bool) -> Terminal {
+        Terminal {
+            progress,
+            trace: trace.then(OnceLock::new),
+            active: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn active(&self) -> std::sync::MutexGuard<'_, Vec<Drawing>> {
+        self.active.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// git's progress line: "Fingerprinting blobs:  42% (4200/10000)".
+fn style(end: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!("{{msg}}: {{percent:>3}}% ({{pos}}/{{len}}){end}"))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
+/// Sleep up to `d`, waking early once `stop` is set (and the sleeper
+/// unparked).
+fn wait(stop: &AtomicBool, d: Duration) {
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::Acquire) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::park_timeout(left);
+    }
+}
+
+impl Observer for Terminal {
+    fn stage_started(&self, name: &str, total: u64, done: &Counter) {
+        if !self.progress {
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let bar = Arc::new(Mutex::new(None));
+        let thread = {
+            let (stop, bar, done, name) =
+                (stop.clone(), bar.clone(), done.clone(), name.to_owned());
+            std::thread::spawn(move || {
+                // Wait, but wake as soon as the work is done: the stage's
+                // end joins this thread, and a plain sleep here once held
+                // every quick lookup (check's, in a terminal) for 250 ms.
+                wait(&stop, FIRST_DRAW);
+                if stop.load(Ordering::Acquire) {
+                    return;
+                }
+                let line = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+                    .with_style(style(""))
+                    .with_message(name);
+                line.set_position(done.get());
+                *bar.lock().unwrap_or_else(PoisonError::into_inner) = Some(line.clone());
+                while !stop.load(Ordering::Acquire) {
+                    line.set_position(done.get());
+                    wait(&stop, REDRAW);
+                }
+            })
+        };
+        self.active().push(Drawing {
+            done: done.clone(),
+            stop,
+            bar,
+            thread,
+        });
+    }
+
+    fn stage_ended(&self, _name: &str, done: &Counter, completed: bool) {
+        let drawing = {
+            let mut active = self.active();
+            let Some(i) = active.iter().position(|d| d.done.same(done)) else {
+                return;
+            };
+            active.remove(i)
+        };
+        drawing.stop.store(true, Ordering::Release);
+        drawing.thread.thread().unpark();
+        let _ = drawing.thread.join();
+        let line = drawing
+            .bar
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(line) = line {
+            line.set_position(done.get());
+            if completed {
+                // Like git's "done".
+                line.set_style(style(", done."));
+                line.finish();
+            } else {
+                line.abandon();
+            }
+        }
+    }
+
+    fn trace(&self, event: &str) {
+        let Some(start) = &self.trace else {
+            return;
+        };
+        let start = start.get_or_init(Instant::now);
+        let text = format!("trace: {:>8.3} s  {event}", start.elapsed().as_secs_f64());
+        // A progress line being drawn steps aside for it.
+        let line = self
+            .active()
+            .iter()
+            .find_map(|d| d.bar.lock().unwrap_or_else(PoisonError::into_inner).clone());
+        let print = || {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        };
+        match line {
+            Some(line) => line.suspend(print),
+            None => print(),
+        }
+    }
+
+    fn git_stderr(&self, bytes: &[u8]) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(bytes);
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: finishing waited out the thread's first 250 ms pause, so
+    /// every quick step that counts progress cost a quarter second when
+    /// stderr was a terminal (the pre-commit hook's usual case).
+    #[test]
+    fn finishing_early_does_not_wait_for_the_first_draw() {
+        let terminal = Terminal::new(true, false);
+        let flag = AtomicBool::new(false);
+        let feedback = git_simm::progress::Feedback::new(&terminal, &flag);
+        let start = Instant::now();
+        for _ in 0..4 {
+            let stage = feedback.stage("test", 10);
+            stage.inc(10);
+            stage.finish();
+        }
+        let took = start.elapsed();
+        assert!(took < FIRST_DRAW, "{took:?} for four");
+        assert!(terminal.active().is_empty());
+    }
+
+    #[test]
+    fn a_stage_longer_than_the_first_pause_is_drawn_and_ended() {
+        let terminal = Terminal::new(true, false);
+        let flag = AtomicBool::new(false);
+        let feedback = git_simm::progress::Feedback::new(&terminal, &flag);
+        let stage = feedback.stage("test", 10);
+        stage.inc(3);
+        // The line appears after FIRST_DRAW; a loaded machine may take
+        // longer to run the drawing thread.
+        let start = Instant::now();
+        let line = loop {
+            let line = terminal.active()[0].bar.lock().unwrap().clone();
+            if line.is_some() || start.elapsed() > Duration::from_secs(10) {
+                break line;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(start.elapsed() >= FIRST_DRAW - Duration::from_millis(20));
+        assert_eq!(line.map(|l| l.position()), Some(3));
+        drop(stage);
+        assert!(terminal.active().is_empty());
+    }
+}

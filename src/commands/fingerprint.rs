@@ -86,9 +86,11 @@ pub(super) fn fingerprint(
         }
         Err(e) => return Err(e.into()),
     };
+    // Outside a repository only files are fingerprinted: the store, keyed
+    // by blob id, is never asked.
     let mut store = match &repo {
         Some(r) => open_store(r, no_cache)?,
-        None => Store::disabled(20),
+        None => Store::disabled(gix::hash::Kind::Sha1.len_in_bytes()),
     };
     if args.all {
         let repo = repo.as_ref().context("no repository")?;

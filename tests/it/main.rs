@@ -16,4 +16,5 @@ mod quality;
 mod renames_vs_git;
 mod repack;
 mod repo_access;
+mod repo_formats;
 mod score_vs_git;

@@ -170,6 +170,12 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// `GIT_CONFIG_PARAMETERS` (the values of `git -c`) cannot be read.
+    #[error("unable to parse command-line config: {reason}")]
+    ConfigParameters {
+        /// What was wrong with it.
+        reason: String,
+    },
     /// Hashing failed (SHA-1 collision attack detected).
     #[error("cannot hash '{path}'")]
     Hash {

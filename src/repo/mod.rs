@@ -60,6 +60,8 @@ impl Repo {
     /// `GIT_DIR` (and with it `GIT_WORK_TREE`, `GIT_INDEX_FILE`), as well as
     /// `GIT_CEILING_DIRECTORIES` and `GIT_DISCOVERY_ACROSS_FILESYSTEM`, are
     /// honoured the way git honours them, so git-simm behaves inside hooks.
+    /// Configuration is read as git reads it, `git -c` values
+    /// (`GIT_CONFIG_PARAMETERS`) last.
     pub fn discover(dir: &Path) -> Result<Repo, RepoError> {
         if let Err(source) = std::fs::metadata(dir) {
             return Err(RepoError::BadDirectory {
@@ -111,12 +113,26 @@ impl Repo {
         let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
         let work_dir = repo.work_dir().map(absolute);
         let git_dir = absolute(repo.git_dir());
-        Ok(Repo {
+        let mut opened = Repo {
             repo,
             common_dir,
             git_dir,
             work_dir,
-        })
+        };
+        let env = std::env::var_os(config::PARAMETERS_VAR);
+        if let Some(file) =
+            config::command_line_config(env.as_deref().map(|e| e.as_encoded_bytes()))?
+        {
+            let bad = |e: &dyn std::fmt::Display| RepoError::ConfigParameters {
+                reason: e.to_string(),
+            };
+            let mut local = opened.repo.to_thread_local();
+            let mut config = local.config_snapshot_mut();
+            config.append(file).map_err(|e| bad(&e))?;
+            config.commit().map_err(|e| bad(&e))?;
+            opened.repo = local.into_sync();
+        }
+        Ok(opened)
     }
 
     /// The common git dir, shared by all linked worktrees; git-simm keeps its

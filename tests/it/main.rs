@@ -11,6 +11,7 @@ mod util;
 
 mod check;
 mod cli;
+mod config_sources;
 mod fixtures;
 mod quality;
 mod renames_vs_git;

@@ -44,9 +44,9 @@ pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Resu
              'git-simm fingerprint [<revision>...] -- [<file>...]'"
         ),
         (Some((id, gix::object::Kind::Blob)), false) => Ok(Target::Blob(id, arg.to_owned())),
-        (Some(_), false) => {
+        (Some((id, _)), false) => {
             let repo = repo.context("no repository")?;
-            Ok(Target::Tree(repo.resolve_tree(arg)?))
+            Ok(Target::Tree(repo.peel_to_tree(id, arg)?))
         }
         (None, true) => Ok(Target::Disk(PathBuf::from(arg))),
         (None, false) if repo.is_none() => bail!(

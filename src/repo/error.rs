@@ -176,6 +176,35 @@ pub enum RepoError {
         /// What was wrong with it.
         reason: String,
     },
+    /// `extensions.refStorage` cannot be honoured: an unknown format, or
+    /// the extension in a version 0 repository; git refuses both.
+    #[error("cannot use the repository at {}: {reason}", path.display())]
+    BadRefStorage {
+        /// The repository's git dir.
+        path: PathBuf,
+        /// What is wrong, in git's words where git has them.
+        reason: String,
+    },
+    /// In a reftable repository, git could not be asked to resolve a
+    /// revision.
+    #[error(
+        "cannot resolve '{spec}' in this reftable repository (gix cannot read reftable, so git-simm asks git): {reason}"
+    )]
+    Reftable {
+        /// The revision as given.
+        spec: String,
+        /// What went wrong running git.
+        reason: String,
+    },
+    /// In a reftable repository whose configuration depends on the branch
+    /// (`includeIf "onbranch:..."`), git could not be asked for it.
+    #[error(
+        "cannot read the configuration of this reftable repository (its includeIf \"onbranch:\" needs git to tell the branch): {reason}"
+    )]
+    ReftableConfig {
+        /// What went wrong running git.
+        reason: String,
+    },
     /// Hashing failed (SHA-1 collision attack detected).
     #[error("cannot hash '{path}'")]
     Hash {

@@ -28,6 +28,7 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod refs;
 mod revision;
 mod staged;
 mod tree;
@@ -43,6 +44,7 @@ pub use staged::Staged;
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
 use odb::{Pack, ReaderPool, chunk_len, find, header};
+use refs::RefStorage;
 use staged::Shortcut;
 use tree::{walk_tree, walk_tree_with};
 
@@ -52,6 +54,7 @@ pub struct Repo {
     common_dir: PathBuf,
     git_dir: PathBuf,
     work_dir: Option<PathBuf>,
+    refs: RefStorage,
 }
 
 impl Repo {
@@ -62,6 +65,10 @@ impl Repo {
     /// honoured the way git honours them, so git-simm behaves inside hooks.
     /// Configuration is read as git reads it, `git -c` values
     /// (`GIT_CONFIG_PARAMETERS`) last.
+    ///
+    /// Repositories of either hash (SHA-1, SHA-256) open; so do reftable
+    /// repositories, whose revisions are then resolved by `git rev-parse`
+    /// (see `refs.rs`: gix cannot read reftable).
     pub fn discover(dir: &Path) -> Result<Repo, RepoError> {
         if let Err(source) = std::fs::metadata(dir) {
             return Err(RepoError::BadDirectory {
@@ -113,22 +120,40 @@ impl Repo {
         let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
         let work_dir = repo.work_dir().map(absolute);
         let git_dir = absolute(repo.git_dir());
+        let mut local = repo.to_thread_local();
+        let refs = refs::ref_storage(&local)?;
         let mut opened = Repo {
             repo,
             common_dir,
             git_dir,
             work_dir,
+            refs,
         };
-        let env = std::env::var_os(config::PARAMETERS_VAR);
-        if let Some(file) =
+        // gix matched any `onbranch:` include against the decoy HEAD of a
+        // reftable repository; git's own reading of the configuration is
+        // right, `-c` values included, and replaces gix's.
+        let from_git = refs == RefStorage::Reftable && refs::has_onbranch_include(&local);
+        let extra = if from_git {
+            Some(opened.config_from_git()?)
+        } else {
+            let env = std::env::var_os(config::PARAMETERS_VAR);
             config::command_line_config(env.as_deref().map(|e| e.as_encoded_bytes()))?
-        {
-            let bad = |e: &dyn std::fmt::Display| RepoError::ConfigParameters {
-                reason: e.to_string(),
+        };
+        if let Some(file) = extra {
+            let bad = |e: &dyn std::fmt::Display| {
+                let reason = e.to_string();
+                if from_git {
+                    RepoError::ReftableConfig { reason }
+                } else {
+                    RepoError::ConfigParameters { reason }
+                }
             };
-            let mut local = opened.repo.to_thread_local();
             let mut config = local.config_snapshot_mut();
-            config.append(file).map_err(|e| bad(&e))?;
+            if from_git {
+                *config = file;
+            } else {
+                config.append(file).map_err(|e| bad(&e))?;
+            }
             config.commit().map_err(|e| bad(&e))?;
             opened.repo = local.into_sync();
         }

@@ -1,11 +1,14 @@
-//! Repository formats git-simm must read as git does (issue 12): SHA-256
-//! object ids (`git init --object-format=sha256`).
+//! Repository formats git-simm must read as git does (issue 12): reftable
+//! reference storage (`git init --ref-format=reftable`), which gix cannot
+//! read, and SHA-256 object ids (`git init --object-format=sha256`).
 //!
 //! Each format is built by the real git with the same content as an
-//! ordinary (SHA-1) repository, and every command must answer exactly as
-//! it does there, or as git itself does where git has an equivalent
-//! command. Before the fix a SHA-256 repository failed every command with
-//! "Object format is not enabled in this build".
+//! ordinary repository (loose refs, SHA-1), and every command must answer
+//! exactly as it does there, or as git itself does where git has an
+//! equivalent command. Before the fix a reftable repository's `HEAD` read
+//! as unborn (every file "added", a strict check letting a copy through),
+//! and a SHA-256 one failed every command with "Object format is not
+//! enabled in this build".
 
 use crate::util;
 
@@ -13,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Output;
 
-use util::{Repo, Rng, git_command, lossy, stderr, stdout};
+use util::{Repo, Rng, git_command, lossy, path_with_simm, simm_command, stderr, stdout};
 
 /// `n` distinct real texts of 2 to 16 KiB from the pinned corpus.
 fn texts(n: usize) -> Vec<Vec<u8>> {
@@ -89,6 +92,33 @@ fn build_history(r: &Repo) {
     r.write("src/f8.txt", &edit(&t[8], 7, 8));
 }
 
+/// Every command against the history of [`build_history`], revisions
+/// named every way that involves references: HEAD, branches, a tag,
+/// `~`, `:path`, and revisions that do not exist.
+const COMMANDS: &[&[&str]] = &[
+    &["fingerprint", "HEAD"],
+    &["fingerprint", "main"],
+    &["fingerprint", "v1"],
+    &["fingerprint", "HEAD~1:src", "side:src/f0.txt"],
+    &["fingerprint", "nope"],
+    &["similar", "src/f5.txt"],
+    &["similar", "HEAD:lib/g2.txt", "v1"],
+    &["similar", "--json", "src/f3.txt", "side"],
+    &["renames", "HEAD~1", "HEAD"],
+    &["renames", "v1", "main"],
+    &["renames", "-C", "-C", "side", "HEAD"],
+    &["renames", "--json", "HEAD~", "HEAD"],
+    &["renames", "--cached"],
+    &["renames", "--cached", "v1"],
+    &["renames", "-C", "-C", "--cached"],
+    &["renames"],
+    &["renames", "side"],
+    &["renames", "nope", "HEAD"],
+    &["check", "--staged"],
+    &["check", "--staged", "--strict"],
+    &["pack-order"],
+];
+
 /// What a command printed and how it ended, with the repository's path
 /// replaced (install-hook names it) and an error cut after the revision it
 /// names: what follows is gix's reason in one repository and git's in the
@@ -107,6 +137,45 @@ fn outcome(r: &Repo, o: &Output) -> (Option<i32>, String, String) {
         stdout(o).replace(&repo, "<repo>"),
         err.join("\n").replace(&repo, "<repo>"),
     )
+}
+
+/// Run `args` in both repositories: the same exit status, output and
+/// errors. `pack-order` lists objects in the order of git's own walk,
+/// which git does not keep stable between two repositories (it varied
+/// with the index's timestamps here): there the same lines are compared,
+/// and each repository's order is checked against its own walk.
+fn same_in_both(files: &Repo, other: &Repo, args: &[&str]) -> Output {
+    let a = files.simm(args);
+    let b = other.simm(args);
+    let (mut left, mut right) = (outcome(files, &a), outcome(other, &b));
+    if args == ["pack-order"] {
+        for (r, o) in [(files, &mut left), (other, &mut right)] {
+            let walk = r.git_str(&[
+                "rev-list",
+                "--objects",
+                "--all",
+                "--reflog",
+                "--indexed-objects",
+            ]);
+            let walked: Vec<&str> = walk
+                .lines()
+                .map(|l| &l[..l.find(' ').unwrap_or(l.len())])
+                .collect();
+            let listed: Vec<&str> =
+                o.1.lines()
+                    .map(|l| &l[..l.find(' ').unwrap_or(l.len())])
+                    .collect();
+            assert_eq!(listed, walked, "pack-order follows git's walk");
+            let mut lines: Vec<&str> = o.1.lines().collect();
+            lines.sort_unstable();
+            o.1 = lines.join("\n");
+        }
+    }
+    assert_eq!(
+        left, right,
+        "git-simm {args:?}: files (left) and reftable (right) differ"
+    );
+    b
 }
 
 /// The ids of every object in the repository at `dir`, with their types.
@@ -154,6 +223,240 @@ fn repack_keeps_everything(r: &Repo) -> Vec<String> {
     assert_eq!(object_set(&r.path), before, "repack changed the object set");
     fsck_clean(&r.path);
     before
+}
+
+fn reftable() -> Repo {
+    let r = Repo::init(&["--ref-format=reftable"]);
+    let storage = r.git_str(&["rev-parse", "--show-ref-format"]);
+    assert_eq!(storage.trim(), "reftable");
+    r
+}
+
+/// Every command in a reftable repository answers as in an ordinary one
+/// with the same content: HEAD, branches and tags resolve (before, HEAD
+/// read as unborn and `renames --cached` listed every file as added), a
+/// strict check refuses the staged copy in both, and repack keeps every
+/// object.
+#[test]
+fn reftable_repository_answers_as_a_files_one() {
+    let files = Repo::new();
+    let other = reftable();
+    build_history(&files);
+    build_history(&other);
+    assert_eq!(files.rev("HEAD"), other.rev("HEAD"), "same history");
+    // gix alone sees no HEAD here: the decoy file git leaves for old tools.
+    let decoy = std::fs::read_to_string(other.path.join(".git/HEAD")).expect("HEAD");
+    assert_eq!(decoy.trim(), "ref: refs/heads/.invalid");
+
+    for args in COMMANDS {
+        same_in_both(&files, &other, args);
+    }
+    // Not every file added: exactly what git sees staged.
+    let cached = stdout(&other.simm(&["renames", "--cached"]));
+    let git = other.git_str(&[
+        "diff",
+        "--cached",
+        "-M",
+        "-l0",
+        "--no-rename-empty",
+        "--name-status",
+    ]);
+    assert_eq!(cached, git);
+    assert_eq!(cached.lines().count(), 3, "{cached}");
+    let o = same_in_both(&files, &other, &["check", "--staged"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("dup7.txt"), "{}", stderr(&o));
+
+    // simm.strict from the repository's configuration.
+    for r in [&files, &other] {
+        r.git(&["config", "simm.strict", "true"]);
+    }
+    let o = same_in_both(&files, &other, &["check", "--staged"]);
+    assert_eq!(o.status.code(), Some(1), "strict refuses the copy");
+    let o = same_in_both(&files, &other, &["check", "--staged", "--no-strict"]);
+    assert_eq!(o.status.code(), Some(0));
+
+    let o = same_in_both(&files, &other, &["install-hook"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(other.path.join(".git/hooks/pre-commit")).expect("hook"),
+        util::shipped_hook()
+    );
+    // The hook, run by git's own commit, refuses in both.
+    for r in [&files, &other] {
+        let o = git_command(&r.path)
+            .env("PATH", path_with_simm())
+            .args(["commit", "-q", "-m", "three"])
+            .output()
+            .expect("git commit");
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("dup7.txt"), "{}", stderr(&o));
+    }
+
+    let a = repack_keeps_everything(&files);
+    let b = repack_keeps_everything(&other);
+    assert_eq!(a, b, "the same objects in both");
+    for args in COMMANDS {
+        same_in_both(&files, &other, args);
+    }
+}
+
+/// An unborn branch in a reftable repository is unborn, as in an
+/// ordinary one: what is staged is all added, `HEAD` is no revision.
+#[test]
+fn reftable_unborn_branch_reads_as_unborn() {
+    let files = Repo::new();
+    let other = reftable();
+    let t = texts(2);
+    for r in [&files, &other] {
+        r.write("a.txt", &t[0]);
+        r.write("b.txt", &t[0]);
+        r.write("c.txt", &t[1]);
+        r.git(&["add", "-A"]);
+    }
+    for args in [
+        &["renames", "--cached"][..],
+        &["renames", "-C", "-C", "--cached"],
+        &["renames"],
+        &["check", "--staged"],
+        &["check", "--staged", "--strict"],
+        &["fingerprint", "HEAD"],
+        &["similar", "a.txt"],
+        &["pack-order"],
+    ] {
+        same_in_both(&files, &other, args);
+    }
+    let o = other.simm(&["renames", "--cached"]);
+    assert_eq!(stdout(&o), "A\ta.txt\nA\tb.txt\nA\tc.txt\n");
+    let o = other.simm(&["fingerprint", "HEAD"]);
+    assert!(stderr(&o).contains("'HEAD'"), "{}", stderr(&o));
+}
+
+/// When git itself cannot be run, a reftable repository's revisions
+/// cannot be resolved: the error says why, naming reftable, instead of
+/// taking HEAD for unborn. Commands that resolve no revision still work.
+#[test]
+fn reftable_without_git_fails_naming_reftable() {
+    let r = reftable();
+    build_history(&r);
+    let no_git = tempfile::tempdir().expect("tempdir");
+    let run = |args: &[&str]| {
+        simm_command()
+            .current_dir(&r.path)
+            .env("PATH", no_git.path())
+            .args(args)
+            .output()
+            .expect("run git-simm")
+    };
+    for args in [
+        &["renames", "--cached"][..],
+        &["renames", "HEAD~1", "HEAD"],
+        &["check", "--staged"],
+        &["fingerprint", "HEAD"],
+        &["similar", "src/f3.txt"],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stdout(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("reftable") && e.contains("cannot run git"),
+            "{args:?}: {e}"
+        );
+    }
+    for args in [&["fingerprint", "--", "src/f3.txt"][..], &["install-hook"]] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// Where git refuses the repository (the extension in a version 0
+/// repository, an unknown format), git-simm refuses it too instead of
+/// reading the references as files, as gix would.
+#[test]
+fn ref_storage_git_refuses_is_refused() {
+    let r = reftable();
+    build_history(&r);
+    let config = r.path.join(".git/config");
+    let good = std::fs::read_to_string(&config).expect("config");
+    for (from, to, says) in [
+        (
+            "repositoryformatversion = 1",
+            "repositoryformatversion = 0",
+            "v1-only extension",
+        ),
+        ("refstorage = reftable", "refstorage = bogus", "'bogus'"),
+    ] {
+        assert!(good.contains(from), "{good}");
+        std::fs::write(&config, good.replace(from, to)).expect("write config");
+        assert!(!r.git_output(&["status"]).status.success(), "git refuses");
+        let o = r.simm(&["renames", "--cached"]);
+        assert_eq!(o.status.code(), Some(128), "{}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
+
+/// `includeIf "onbranch:..."` depends on the branch, which gix reads from
+/// the decoy HEAD of a reftable repository: git-simm then takes git's own
+/// reading of the configuration (`-c` values included), so a strict
+/// setting included for the checked-out branch applies, one for another
+/// branch does not, as `git config --get` says.
+#[test]
+fn reftable_onbranch_include_applies_to_the_checked_out_branch() {
+    let r = reftable();
+    build_history(&r);
+    let inc = r.path.parent().expect("parent").join("strict.inc");
+    std::fs::write(&inc, "[simm]\n\tstrict = true\n").expect("write include");
+    let inc = inc.to_string_lossy().into_owned();
+    let strict = || r.git_output(&["config", "--get", "simm.strict"]);
+
+    r.git(&["config", "includeIf.onbranch:side.path", &inc]);
+    assert!(!strict().status.success(), "git: not on side");
+    assert_eq!(r.simm(&["check", "--staged"]).status.code(), Some(0));
+
+    r.git(&["config", "includeIf.onbranch:main.path", &inc]);
+    assert_eq!(stdout(&strict()).trim(), "true");
+    assert_eq!(r.simm(&["check", "--staged"]).status.code(), Some(1));
+    // A later `-c` still wins, as in git.
+    let o = git_command(&r.path)
+        .env("PATH", path_with_simm())
+        .args(["-c", "simm.strict=false", "simm", "check", "--staged"])
+        .output()
+        .expect("git simm");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// A linked worktree of a reftable repository has references of its own
+/// (its HEAD): they resolve too.
+#[test]
+fn reftable_linked_worktree_resolves_its_own_head() {
+    let r = reftable();
+    build_history(&r);
+    let wt = r.path.parent().expect("parent").join("wt");
+    r.git(&["worktree", "add", "-q", &wt.to_string_lossy(), "side"]);
+    let here = |args: &[&str]| util::simm_in(&wt, args);
+    let o = here(&["renames", "--cached"]);
+    assert!(
+        o.status.success() && stdout(&o).is_empty(),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let o = here(&["renames", "HEAD", "main"]);
+    let git = succeeded(
+        &wt,
+        &[
+            "diff",
+            "-M",
+            "-l0",
+            "--no-rename-empty",
+            "--name-status",
+            "HEAD",
+            "main",
+        ],
+    );
+    assert_eq!(stdout(&o), lossy(&git));
+    assert!(!stdout(&o).is_empty());
 }
 
 /// `git ls-tree -r -l -z <rev>` as (size, path) of every blob and

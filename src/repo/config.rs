@@ -5,8 +5,16 @@
 //! `extensions.worktreeConfig`, `GIT_CONFIG_COUNT`), except the values of
 //! `git -c key=value`, which git hands to the commands it runs in
 //! `GIT_CONFIG_PARAMETERS`: [`command_line_config`] reads those as git's
-//! `config.c` does, and [`Repo::discover`] puts them last, where git puts
-//! them.
+//! `config.c` does (their includes too), and [`Repo::discover`] puts them
+//! last, where git puts them.
+//!
+//! Two conditional includes gix evaluates otherwise than git, and where
+//! one of them is present, [`git_decides`] says so and the configuration
+//! is taken whole from `git config --list` instead (one process):
+//! `includeIf "onbranch:..."` in a reftable repository, whose branch gix
+//! cannot read, and `includeIf "gitdir:..."` in a linked worktree, where
+//! gix matches the pattern against other directories than git (git
+//! matches the worktree's own git dir, `.git/worktrees/<name>`).
 
 use std::path::PathBuf;
 
@@ -116,6 +124,103 @@ pub(super) fn command_line_config(
     config_file(entries, gix::config::Source::Cli)
         .map(Some)
         .map_err(bad)
+}
+
+/// Follow the includes of the `-c` values (`-c include.path=...` and
+/// `-c includeIf.<condition>.path=...`, which git follows, absolute paths
+/// only), with `gitdir:` matched against `git_dir` and `onbranch:`
+/// against `branch`.
+pub(super) fn resolve_command_line_includes(
+    file: &mut gix::config::File,
+    git_dir: &std::path::Path,
+    branch: Option<&gix::refs::FullNameRef>,
+) -> Result<(), RepoError> {
+    let home = gix::path::env::home_dir();
+    let options = gix::config::file::init::Options {
+        includes: gix::config::file::includes::Options::follow(
+            gix::config::path::interpolate::Context {
+                git_install_dir: None,
+                home_dir: home.as_deref(),
+                home_for_user: Some(gix::config::path::interpolate::home_for_user),
+            },
+            gix::config::file::includes::conditional::Context {
+                git_dir: Some(git_dir),
+                branch_name: branch,
+            },
+        ),
+        ..Default::default()
+    };
+    file.resolve_includes(options)
+        .map_err(|e| RepoError::ConfigParameters {
+            reason: format!("{e:#}"),
+        })
+}
+
+/// Why the configuration gix read cannot be trusted and git must be asked
+/// for it (see the module documentation), `None` when it can: `config` is
+/// what gix read, `command_line` the `-c` values.
+pub(super) fn git_decides(
+    config: &gix::config::File,
+    command_line: Option<&gix::config::File>,
+    reftable: bool,
+    linked_worktree: bool,
+) -> Option<&'static str> {
+    let has = |prefixes: &[&str]| {
+        [Some(config), command_line]
+            .into_iter()
+            .flatten()
+            .any(|file| {
+                file.sections_by_name("includeIf")
+                    .into_iter()
+                    .flatten()
+                    .any(|s| {
+                        s.header()
+                            .subsection_name()
+                            .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p.as_bytes())))
+                    })
+            })
+    };
+    if reftable && has(&["onbranch:"]) {
+        Some("includeIf \"onbranch:\" in a reftable repository, whose branch gix cannot read")
+    } else if linked_worktree && has(&["gitdir:", "gitdir/i:"]) {
+        Some("includeIf \"gitdir:\" in a linked worktree, which gix matches otherwise than git")
+    } else {
+        None
+    }
+}
+
+impl Repo {
+    /// The configuration as `git config --list -z` prints it: every value
+    /// git sees, includes (conditional ones too) and `-c` values resolved
+    /// by git, in git's order, as one file of command-line scope. `why`
+    /// says in errors why git was asked.
+    pub(super) fn config_from_git(
+        &self,
+        why: &'static str,
+    ) -> Result<gix::config::File, RepoError> {
+        let mut cmd = self.git_command();
+        cmd.args(["config", "--list", "-z"]);
+        let failed = |reason: String| RepoError::ConfigFromGit { why, reason };
+        let out = cmd
+            .output()
+            .map_err(|e| failed(format!("cannot run git: {e}")))?;
+        if !out.status.success() {
+            return Err(failed(super::refs::git_stderr(&out.stderr, out.status)));
+        }
+        let entries = out
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|e| !e.is_empty())
+            .map(|entry| match entry.find_byte(b'\n') {
+                Some(nl) => (
+                    BString::from(&entry[..nl]),
+                    Some(BString::from(&entry[nl + 1..])),
+                ),
+                None => (BString::from(entry), None),
+            });
+        config_file(entries, gix::config::Source::Cli)
+            .map_err(|e| failed(format!("git config --list printed {e}")))
+    }
 }
 
 /// Entries as one configuration file of `source`, in order: `key` is

@@ -196,12 +196,12 @@ pub enum RepoError {
         /// What went wrong running git.
         reason: String,
     },
-    /// In a reftable repository whose configuration depends on the branch
-    /// (`includeIf "onbranch:..."`), git could not be asked for it.
-    #[error(
-        "cannot read the configuration of this reftable repository (its includeIf \"onbranch:\" needs git to tell the branch): {reason}"
-    )]
-    ReftableConfig {
+    /// The configuration had to be read by git (a conditional include gix
+    /// evaluates otherwise), and git could not be asked.
+    #[error("cannot read the configuration through git, needed for {why}: {reason}")]
+    ConfigFromGit {
+        /// Why git was asked.
+        why: &'static str,
         /// What went wrong running git.
         reason: String,
     },

@@ -129,27 +129,41 @@ impl Repo {
             work_dir,
             refs,
         };
-        // gix matched any `onbranch:` include against the decoy HEAD of a
-        // reftable repository; git's own reading of the configuration is
-        // right, `-c` values included, and replaces gix's.
-        let from_git = refs == RefStorage::Reftable && refs::has_onbranch_include(&local);
-        let extra = if from_git {
-            Some(opened.config_from_git()?)
-        } else {
-            let env = std::env::var_os(config::PARAMETERS_VAR);
-            config::command_line_config(env.as_deref().map(|e| e.as_encoded_bytes()))?
+        let env = std::env::var_os(config::PARAMETERS_VAR);
+        let command_line =
+            config::command_line_config(env.as_deref().map(|e| e.as_encoded_bytes()))?;
+        let why = config::git_decides(
+            local.config_snapshot().plumbing(),
+            command_line.as_ref(),
+            refs == RefStorage::Reftable,
+            opened.git_dir != opened.common_dir,
+        );
+        let extra = match (why, command_line) {
+            (Some(why), _) => Some(opened.config_from_git(why)?),
+            (None, Some(mut file)) => {
+                let branch = local.head_name().ok().flatten();
+                config::resolve_command_line_includes(
+                    &mut file,
+                    &opened.git_dir,
+                    branch.as_ref().map(|b| b.as_ref()),
+                )?;
+                Some(file)
+            }
+            (None, None) => None,
         };
         if let Some(file) = extra {
-            let bad = |e: &dyn std::fmt::Display| {
-                let reason = e.to_string();
-                if from_git {
-                    RepoError::ReftableConfig { reason }
-                } else {
-                    RepoError::ConfigParameters { reason }
-                }
+            let bad = |e: &dyn std::fmt::Display| match why {
+                Some(why) => RepoError::ConfigFromGit {
+                    why,
+                    reason: e.to_string(),
+                },
+                None => RepoError::ConfigParameters {
+                    reason: e.to_string(),
+                },
             };
             let mut config = local.config_snapshot_mut();
-            if from_git {
+            if why.is_some() {
+                // git's reading has everything, `-c` values included.
                 *config = file;
             } else {
                 config.append(file).map_err(|e| bad(&e))?;

@@ -11,15 +11,12 @@
 //! revision (a command names a few), and everything else (objects, trees,
 //! the index) is still read with gix: the object database is the same in
 //! both formats. The other thing gix reads references for is
-//! `includeIf "onbranch:..."`; when a reftable repository's configuration
-//! has such an include, the whole configuration is read from
-//! `git config --list` instead, since gix could not tell which branch is
-//! checked out.
+//! `includeIf "onbranch:..."`: see `config.rs` for that.
 
 use std::process::{Command, Stdio};
 
 use gix::ObjectId;
-use gix::bstr::{BString, ByteSlice};
+use gix::bstr::ByteSlice;
 
 use super::{Repo, RepoError};
 
@@ -69,23 +66,6 @@ pub(super) fn ref_storage(repo: &gix::Repository) -> Result<RefStorage, RepoErro
             value.to_str_lossy()
         )))
     }
-}
-
-/// Whether the configuration has an `includeIf "onbranch:..."` section,
-/// which gix evaluates against the `HEAD` it reads (wrongly, in a reftable
-/// repository).
-pub(super) fn has_onbranch_include(repo: &gix::Repository) -> bool {
-    let config = repo.config_snapshot();
-    config
-        .plumbing()
-        .sections_by_name("includeIf")
-        .into_iter()
-        .flatten()
-        .any(|s| {
-            s.header()
-                .subsection_name()
-                .is_some_and(|n| n.starts_with(b"onbranch:"))
-        })
 }
 
 impl Repo {
@@ -155,38 +135,10 @@ impl Repo {
             Err(e) => Err(e),
         }
     }
-
-    /// The configuration as `git config --list -z` prints it: every value
-    /// git would see, includes (conditional ones too) and `-c` values
-    /// resolved by git, in git's order, as one file of command-line scope.
-    pub(super) fn config_from_git(&self) -> Result<gix::config::File, RepoError> {
-        let mut cmd = self.git_command();
-        cmd.args(["config", "--list", "-z"]);
-        let failed = |reason: String| RepoError::ReftableConfig { reason };
-        let out = cmd
-            .output()
-            .map_err(|e| failed(format!("cannot run git: {e}")))?;
-        if !out.status.success() {
-            return Err(failed(git_stderr(&out.stderr, out.status)));
-        }
-        let entries = out
-            .stdout
-            .split(|&b| b == 0)
-            .filter(|e| !e.is_empty())
-            .map(|entry| match entry.find_byte(b'\n') {
-                Some(nl) => (
-                    BString::from(&entry[..nl]),
-                    Some(BString::from(&entry[nl + 1..])),
-                ),
-                None => (BString::from(entry), None),
-            });
-        super::config::config_file(entries, gix::config::Source::Cli)
-            .map_err(|e| failed(format!("git config --list printed {e}")))
-    }
 }
 
 /// git's stderr as one line for an error message.
-fn git_stderr(stderr: &[u8], status: std::process::ExitStatus) -> String {
+pub(super) fn git_stderr(stderr: &[u8], status: std::process::ExitStatus) -> String {
     let text = stderr.to_str_lossy();
     let text = text.trim();
     if text.is_empty() {

@@ -215,6 +215,68 @@ fn includes_and_conditional_includes_are_followed() {
     check_agrees_with_git(&r.path, &[], false);
 }
 
+/// `-c include.path=...` and `-c includeIf.<condition>.path=...` are
+/// followed, as git follows them.
+#[test]
+fn git_dash_c_includes_are_followed() {
+    let r = copy_staged();
+    let inc = r.path.parent().expect("parent").join("strict.inc");
+    std::fs::write(&inc, "[simm]\n\tstrict = true\n").expect("write include");
+    let inc = inc.to_string_lossy().into_owned();
+    let git_dir = r.path.join(".git").to_string_lossy().into_owned();
+    for (key, strict) in [
+        ("include.path".to_owned(), true),
+        (format!("includeIf.gitdir:{git_dir}.path"), true),
+        (format!("includeIf.gitdir:{git_dir}/other.path"), false),
+        ("includeIf.onbranch:main.path".to_owned(), true),
+        ("includeIf.onbranch:side.path".to_owned(), false),
+    ] {
+        let c = format!("{key}={inc}");
+        check_agrees_with_git(&r.path, &["-c", &c], strict);
+    }
+}
+
+/// `includeIf "gitdir:..."` in a linked worktree matches the worktree's
+/// own git dir (`.git/worktrees/<name>`), as in git; gix matched other
+/// directories (the common `.git` among them), so these patterns are
+/// checked in both worktrees against `git config --get`.
+#[test]
+fn gitdir_includes_match_a_linked_worktree_as_in_git() {
+    let r = copy_staged();
+    r.git(&["commit", "-q", "-m", "copy"]);
+    let wt = r.path.parent().expect("parent").join("wt");
+    r.git(&["worktree", "add", "-q", "-b", "side", &wt.to_string_lossy()]);
+    let text = std::fs::read(r.path.join("a.txt")).expect("a.txt");
+    for dir in [&r.path, &wt] {
+        std::fs::write(dir.join("c.txt"), &text).expect("write");
+        let o = git_command(dir)
+            .args(["add", "c.txt"])
+            .output()
+            .expect("git add");
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let inc = r.path.parent().expect("parent").join("strict.inc");
+    std::fs::write(&inc, "[simm]\n\tstrict = true\n").expect("write include");
+    let inc = inc.to_string_lossy().into_owned();
+    let common = r.path.join(".git").to_string_lossy().into_owned();
+    for pattern in [
+        common.clone(),
+        format!("{common}/"),
+        format!("{common}/worktrees/wt"),
+        format!("{common}/worktrees/wt/"),
+        format!("{common}/worktrees/"),
+        format!("{}/", wt.display()),
+    ] {
+        let key = format!("includeIf.gitdir:{pattern}.path");
+        r.git(&["config", &key, &inc]);
+        for dir in [&r.path, &wt] {
+            let strict = git_says_strict(dir, &[]).as_deref() == Some("true");
+            check_agrees_with_git(dir, &[], strict);
+        }
+        r.git(&["config", "--unset", &key]);
+    }
+}
+
 /// With `extensions.worktreeConfig`, a linked worktree's `config.worktree`
 /// applies there and only there.
 #[test]

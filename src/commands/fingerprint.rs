@@ -44,9 +44,9 @@ pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Resu
              'git-simm fingerprint [<revision>...] -- [<file>...]'"
         ),
         (Some((id, gix::object::Kind::Blob)), false) => Ok(Target::Blob(id, arg.to_owned())),
-        (Some(_), false) => {
+        (Some((id, _)), false) => {
             let repo = repo.context("no repository")?;
-            Ok(Target::Tree(repo.resolve_tree(arg)?))
+            Ok(Target::Tree(repo.peel_to_tree(id, arg)?))
         }
         (None, true) => Ok(Target::Disk(PathBuf::from(arg))),
         (None, false) if repo.is_none() => bail!(
@@ -87,9 +87,11 @@ pub(super) fn fingerprint(
         }
         Err(e) => return Err(e.into()),
     };
+    // Outside a repository only files are fingerprinted: the store, keyed
+    // by blob id, is never asked.
     let mut store = match &repo {
         Some(r) => open_store(r, no_cache)?,
-        None => Store::disabled(20),
+        None => Store::disabled(gix::hash::Kind::Sha1.len_in_bytes()),
     };
     if args.all {
         let repo = repo.as_ref().context("no repository")?;

@@ -208,6 +208,7 @@ pub(super) fn general_changes(
         &new.entries,
         &unmerged,
         detect == git_simm::renames::Detect::CopiesHarder,
+        repo.object_hash(),
     );
     Ok((changes, new.contents))
 }

@@ -258,12 +258,15 @@ fn diff_into(
 
 /// Like [`diff`], with a new side (the index) that has `unmerged` paths in
 /// conflict, sorted: each becomes one [`ChangeKind::Unmerged`] change in its
-/// place, and the old side's entry there takes no other part.
+/// place, and the old side's entry there takes no other part. A conflicted
+/// path the old side lacks gets the null id of `hash` (as `git diff --raw`
+/// shows it).
 pub fn diff_with_unmerged(
     old: &[Entry],
     new: &[Entry],
     unmerged: &[Vec<u8>],
     include_unchanged: bool,
+    hash: gix::hash::Kind,
 ) -> Vec<Change> {
     if unmerged.is_empty() {
         return diff(old, new, include_unchanged);
@@ -278,17 +281,21 @@ pub fn diff_with_unmerged(
         .collect();
     merge(
         diff(&kept_old, new, include_unchanged),
-        unmerged.iter().map(|u| unmerged_change(u, &old_at)),
+        unmerged.iter().map(|u| unmerged_change(u, &old_at, hash)),
     )
 }
 
-fn unmerged_change(path: &[u8], old_at: &std::collections::HashMap<&[u8], &Entry>) -> Change {
+fn unmerged_change(
+    path: &[u8],
+    old_at: &std::collections::HashMap<&[u8], &Entry>,
+    hash: gix::hash::Kind,
+) -> Change {
     let old = old_at.get(path).map(|e| (*e).clone());
     let new = old.clone().or_else(|| {
         Some(Entry {
             path: path.to_vec(),
             kind: EntryKind::Regular,
-            id: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            id: gix::ObjectId::null(hash),
         })
     });
     Change {

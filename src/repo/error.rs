@@ -174,6 +174,41 @@ pub enum RepoError {
     /// flag was set).
     #[error("interrupted")]
     Interrupted(#[from] crate::progress::Interrupted),
+    /// `GIT_CONFIG_PARAMETERS` (the values of `git -c`) cannot be read.
+    #[error("unable to parse command-line config: {reason}")]
+    ConfigParameters {
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// `extensions.refStorage` cannot be honoured: an unknown format, or
+    /// the extension in a version 0 repository; git refuses both.
+    #[error("cannot use the repository at {}: {reason}", path.display())]
+    BadRefStorage {
+        /// The repository's git dir.
+        path: PathBuf,
+        /// What is wrong, in git's words where git has them.
+        reason: String,
+    },
+    /// In a reftable repository, git could not be asked to resolve a
+    /// revision.
+    #[error(
+        "cannot resolve '{spec}' in this reftable repository (gix cannot read reftable, so git-simm asks git): {reason}"
+    )]
+    Reftable {
+        /// The revision as given.
+        spec: String,
+        /// What went wrong running git.
+        reason: String,
+    },
+    /// The configuration had to be read by git (a conditional include gix
+    /// evaluates otherwise), and git could not be asked.
+    #[error("cannot read the configuration through git, needed for {why}: {reason}")]
+    ConfigFromGit {
+        /// Why git was asked.
+        why: &'static str,
+        /// What went wrong running git.
+        reason: String,
+    },
     /// Hashing failed (SHA-1 collision attack detected).
     #[error("cannot hash '{path}'")]
     Hash {

@@ -35,6 +35,7 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod refs;
 mod revision;
 mod staged;
 mod tree;
@@ -50,6 +51,7 @@ pub use staged::Staged;
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
 use odb::{Pack, ReaderPool, chunk_len, find, header};
+use refs::RefStorage;
 use staged::Shortcut;
 use tree::{walk_tree, walk_tree_with};
 
@@ -59,6 +61,7 @@ pub struct Repo {
     common_dir: PathBuf,
     git_dir: PathBuf,
     work_dir: Option<PathBuf>,
+    refs: RefStorage,
 }
 
 impl Repo {
@@ -67,6 +70,12 @@ impl Repo {
     /// `GIT_DIR` (and with it `GIT_WORK_TREE`, `GIT_INDEX_FILE`), as well as
     /// `GIT_CEILING_DIRECTORIES` and `GIT_DISCOVERY_ACROSS_FILESYSTEM`, are
     /// honoured the way git honours them, so git-simm behaves inside hooks.
+    /// Configuration is read as git reads it, `git -c` values
+    /// (`GIT_CONFIG_PARAMETERS`) last.
+    ///
+    /// Repositories of either hash (SHA-1, SHA-256) open; so do reftable
+    /// repositories, whose revisions are then resolved by `git rev-parse`
+    /// (see `refs.rs`: gix cannot read reftable).
     pub fn discover(dir: &Path) -> Result<Repo, RepoError> {
         if let Err(source) = std::fs::metadata(dir) {
             return Err(RepoError::BadDirectory {
@@ -116,12 +125,58 @@ impl Repo {
         let common_dir = absolute(repo.common_dir.as_deref().unwrap_or_else(|| repo.git_dir()));
         let work_dir = repo.work_dir().map(absolute);
         let git_dir = absolute(repo.git_dir());
-        Ok(Repo {
+        let mut local = repo.to_thread_local();
+        let refs = refs::ref_storage(&local)?;
+        let mut opened = Repo {
             repo,
             common_dir,
             git_dir,
             work_dir,
-        })
+            refs,
+        };
+        let env = std::env::var_os(config::PARAMETERS_VAR);
+        let command_line =
+            config::command_line_config(env.as_deref().map(|e| e.as_encoded_bytes()))?;
+        let why = config::git_decides(
+            local.config_snapshot().plumbing(),
+            command_line.as_ref(),
+            refs == RefStorage::Reftable,
+            opened.git_dir != opened.common_dir,
+        );
+        let extra = match (why, command_line) {
+            (Some(why), _) => Some(opened.config_from_git(why)?),
+            (None, Some(mut file)) => {
+                let branch = local.head_name().ok().flatten();
+                config::resolve_command_line_includes(
+                    &mut file,
+                    &opened.git_dir,
+                    branch.as_ref().map(|b| b.as_ref()),
+                )?;
+                Some(file)
+            }
+            (None, None) => None,
+        };
+        if let Some(file) = extra {
+            let bad = |e: &dyn std::fmt::Display| match why {
+                Some(why) => RepoError::ConfigFromGit {
+                    why,
+                    reason: e.to_string(),
+                },
+                None => RepoError::ConfigParameters {
+                    reason: e.to_string(),
+                },
+            };
+            let mut config = local.config_snapshot_mut();
+            if why.is_some() {
+                // git's reading has everything, `-c` values included.
+                *config = file;
+            } else {
+                config.append(file).map_err(|e| bad(&e))?;
+            }
+            config.commit().map_err(|e| bad(&e))?;
+            opened.repo = local.into_sync();
+        }
+        Ok(opened)
     }
 
     /// The common git dir, shared by all linked worktrees; git-simm keeps its

@@ -6,6 +6,9 @@ use super::{Repo, RepoError, find, header};
 
 impl Repo {
     fn rev_parse(&self, repo: &gix::Repository, spec: &str) -> Result<ObjectId, RepoError> {
+        if self.refs == super::RefStorage::Reftable {
+            return self.rev_parse_with_git(repo, spec);
+        }
         repo.rev_parse_single(spec)
             .map(|id| id.detach())
             .map_err(|source| RepoError::UnknownRevision {
@@ -18,7 +21,22 @@ impl Repo {
     /// `HEAD:dir`) to a tree id, peeling tags and commits like git does.
     pub fn resolve_tree(&self, spec: &str) -> Result<ObjectId, RepoError> {
         let repo = self.local();
-        let mut id = self.rev_parse(&repo, spec)?;
+        let id = self.rev_parse(&repo, spec)?;
+        self.peel(&repo, id, spec)
+    }
+
+    /// The tree of an object [`Repo::resolve_object`] found for `spec`
+    /// (named in errors): itself if a tree, a commit's, a tag's target's.
+    pub fn peel_to_tree(&self, id: ObjectId, spec: &str) -> Result<ObjectId, RepoError> {
+        self.peel(&self.local(), id, spec)
+    }
+
+    fn peel(
+        &self,
+        repo: &gix::Repository,
+        mut id: ObjectId,
+        spec: &str,
+    ) -> Result<ObjectId, RepoError> {
         let hash = self.object_hash();
         let mut buf = Vec::new();
         // Tags can point at tags; a chain longer than this is a cycle.

@@ -23,8 +23,14 @@
 //!   value, and every table's header, size and fan-out are checked when it
 //!   is opened. A table that fails any check is reported, deleted, and its
 //!   blobs are recomputed: the store is a cache, so rebuilding is always
-//!   correct. Tables of another [`FINGERPRINT_VERSION`] are ignored and
-//!   removed at the next compaction.
+//!   correct. Tables of another [`FINGERPRINT_VERSION`] are ignored.
+//! - **One store, two hashes.** Every table's header records the length of
+//!   its object ids: 20 bytes for SHA-1, 32 for SHA-256, the only two hash
+//!   functions git has, so the length names the hash. A store opened for
+//!   one hash sees only that hash's tables, and never touches (merges,
+//!   discards, deletes) the others, so a SHA-1 and a SHA-256 repository
+//!   can share one `simm.storeDir` without either confusing or destroying
+//!   the other's fingerprints.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -103,13 +109,11 @@ impl Table {
         let fp_version = read_u32(&map, 12);
         let table_hash_len = read_u32(&map, 16) as usize;
         let count = read_u64(&map, 20);
-        if format != TABLE_FORMAT || fp_version != FINGERPRINT_VERSION {
+        // A table of another hash (a SHA-1 and a SHA-256 repository
+        // sharing `simm.storeDir`) is the other repository's, not damaged.
+        if format != TABLE_FORMAT || fp_version != FINGERPRINT_VERSION || table_hash_len != hash_len
+        {
             return Ok(None);
-        }
-        if table_hash_len != hash_len {
-            return Err(format!(
-                "object id length {table_hash_len} does not match the repository's {hash_len}"
-            ));
         }
         let count = usize::try_from(count).map_err(|_| "record count overflows".to_string())?;
         let expected = count
@@ -782,6 +786,46 @@ mod tests {
         store.compact().expect("compact");
         assert_eq!(names(dir.path()), ["tmp-live"]);
         assert_eq!(store.get(&id(3)), Some(entry(3)));
+    }
+
+    /// A SHA-1 and a SHA-256 repository sharing one store directory: each
+    /// sees only its own tables, neither warns about nor deletes the
+    /// other's (not even by compacting), and an id of one length is never
+    /// looked up among ids of the other.
+    #[test]
+    fn sha1_and_sha256_tables_share_a_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let long = |n: u64| {
+            let mut b = [0u8; 32];
+            b[..20].copy_from_slice(id(n).as_slice());
+            b[20..28].copy_from_slice(&n.to_le_bytes());
+            ObjectId::from_bytes_or_panic(&b)
+        };
+        let mut sha1 = Store::open(dir.path(), 20).expect("open");
+        sha1.insert((0..100).map(|n| (id(n), entry(n))).collect())
+            .expect("insert");
+        let mut sha256 = Store::open(dir.path(), 32).expect("open");
+        assert_eq!(sha256.table_count(), 0);
+        for round in 0..=MAX_TABLES as u64 {
+            sha256
+                .insert(vec![(long(round), entry(round + 1))])
+                .expect("insert");
+        }
+        assert!(sha256.table_count() < MAX_TABLES, "compacted");
+        assert!(sha256.take_warnings().is_empty());
+        assert_eq!(sha256.get(&long(3)), Some(entry(4)));
+        // The same first 20 bytes, another hash: not the SHA-1 blob.
+        assert_eq!(sha256.get(&id(3)), None);
+        assert_eq!(sha256.get(&long(500)), None);
+
+        let mut sha1 = Store::open(dir.path(), 20).expect("reopen");
+        assert!(sha1.take_warnings().is_empty());
+        assert_eq!(sha1.table_count(), 1);
+        assert_eq!(sha1.get(&id(3)), Some(entry(3)));
+        assert_eq!(sha1.get(&long(3)), None);
+        sha1.compact().expect("compact");
+        let sha256 = Store::open(dir.path(), 32).expect("reopen");
+        assert_eq!(sha256.table_count(), 1);
     }
 
     /// A damaged record found by the size-only walk drops its table, as

@@ -11,9 +11,11 @@ mod util;
 
 mod check;
 mod cli;
+mod config_sources;
 mod fixtures;
 mod quality;
 mod renames_vs_git;
 mod repack;
 mod repo_access;
+mod repo_formats;
 mod score_vs_git;

@@ -171,11 +171,19 @@ impl Repo {
     /// ending conversion) is switched off in the repository's own config,
     /// which git-simm reads too.
     pub fn new() -> Repo {
+        Repo::init(&[])
+    }
+
+    /// [`Repo::new`] with more `git init` options, e.g.
+    /// `--ref-format=reftable` or `--object-format=sha256`.
+    pub fn init(opts: &[&str]) -> Repo {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("repo");
         std::fs::create_dir(&path).expect("mkdir");
         let r = Repo { _dir: dir, path };
-        r.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
+        let mut args = vec!["-c", "init.defaultBranch=main", "init", "-q"];
+        args.extend_from_slice(opts);
+        r.git(&args);
         r.git(&["config", "gc.auto", "0"]);
         r.git(&["config", "commit.gpgsign", "false"]);
         r.git(&["config", "core.autocrlf", "false"]);

@@ -45,29 +45,7 @@ pub(crate) fn real_text() -> Vec<Vec<u8>> {
 /// and from any repository the tests run inside of, with pinned
 /// identities; its output, after checking that it succeeded.
 pub(crate) fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let mut cmd = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(k);
-        }
-    }
-    let out = cmd
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "A U Thor")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
-        .env("GIT_COMMITTER_NAME", "C O Mitter")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "gc.auto=0",
-        ])
+    let out = fixture::git_env(&mut Command::new("git"))
         .args(args)
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
@@ -79,4 +57,31 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// splitmix64: a seeded generator, so every failure reproduces.
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+
+    /// Fewer than `max` random bytes.
+    pub(crate) fn some_bytes(&mut self, max: usize) -> Vec<u8> {
+        let n = self.below(max);
+        self.bytes(n)
+    }
 }

@@ -2,33 +2,7 @@
 //! the module reads as the format and the algorithm.
 
 use super::*;
-
-/// splitmix64: a seeded generator, so every failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-
-    /// Fewer than `max` random bytes.
-    fn some_bytes(&mut self, max: usize) -> Vec<u8> {
-        let n = self.below(max);
-        self.bytes(n)
-    }
-}
+use crate::testing::Rng;
 
 /// One decoded instruction, to check what the encoder chose.
 #[derive(Debug, PartialEq)]

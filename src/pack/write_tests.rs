@@ -9,29 +9,9 @@ use gix::zlib::{Decompress, FlushDecompress};
 
 use super::*;
 use crate::pack::delta::{self, Index, apply};
+use crate::testing::Rng;
 
 const SHA1: HashKind = HashKind::Sha1;
-
-/// splitmix64: a seeded generator, so every failure reproduces.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
 
 /// What a test pack holds: every object's kind and content, and how
 /// each entry stores it.

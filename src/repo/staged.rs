@@ -219,25 +219,21 @@ mod tests {
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", "one"]);
         let repo = Repo::discover(dir).expect("open");
-        let ls_tree = |repo: &Repo| -> Vec<(Vec<u8>, ObjectId)> {
+        let ls_tree = |rev: &str| -> Vec<(Vec<u8>, ObjectId)> {
             let out = git(
                 dir,
-                &[
-                    "ls-tree",
-                    "-r",
-                    "-z",
-                    "--format=%(objectname) %(path)",
-                    "HEAD",
-                ],
+                &["ls-tree", "-r", "-z", "--format=%(objectname) %(path)", rev],
             );
-            let _ = repo;
-            out.split(|&b| b == 0)
+            let mut listed: Vec<(Vec<u8>, ObjectId)> = out
+                .split(|&b| b == 0)
                 .filter(|l| !l.is_empty())
                 .map(|l| {
                     let (id, path) = l.split_at(40);
                     (path[1..].to_vec(), ObjectId::from_hex(id).expect("hex"))
                 })
-                .collect()
+                .collect();
+            listed.sort();
+            listed
         };
         let rebuilt = |staged: &Staged| -> Vec<(Vec<u8>, ObjectId)> {
             let index = staged.index.to_vec();
@@ -254,7 +250,7 @@ mod tests {
         // Right after a commit the cache-tree is valid everywhere: nothing
         // of the tree need be read.
         let staged = repo.staged(Some(head())).expect("staged");
-        assert_eq!(rebuilt(&staged), ls_tree(&repo));
+        assert_eq!(rebuilt(&staged), ls_tree("HEAD"));
         assert!(staged.tree.is_empty(), "{:?}", staged.tree.len());
 
         // Staging a change invalidates its directories (and their parents):
@@ -264,7 +260,7 @@ mod tests {
         // Named paths: `git add -A` invalidates the whole cache-tree.
         git(dir, &["add", "a/deep/f1", "c/new"]);
         let staged = repo.staged(Some(head())).expect("staged");
-        assert_eq!(rebuilt(&staged), ls_tree(&repo));
+        assert_eq!(rebuilt(&staged), ls_tree("HEAD"));
         let listed: Vec<&[u8]> = staged.tree.iter().map(|e| e.path.as_slice()).collect();
         assert!(listed.contains(&&b"a/deep/f1"[..]), "{listed:?}");
         assert!(
@@ -278,26 +274,7 @@ mod tests {
         git(dir, &["commit", "-q", "-m", "two"]);
         let first = repo.resolve_tree("HEAD~1").expect("HEAD~1");
         let staged = repo.staged(Some(first)).expect("staged");
-        let mut want: Vec<(Vec<u8>, ObjectId)> = {
-            let out = git(
-                dir,
-                &[
-                    "ls-tree",
-                    "-r",
-                    "-z",
-                    "--format=%(objectname) %(path)",
-                    "HEAD~1",
-                ],
-            );
-            out.split(|&b| b == 0)
-                .filter(|l| !l.is_empty())
-                .map(|l| {
-                    let (id, path) = l.split_at(40);
-                    (path[1..].to_vec(), ObjectId::from_hex(id).expect("hex"))
-                })
-                .collect()
-        };
-        want.sort();
+        let want = ls_tree("HEAD~1");
         assert_eq!(rebuilt(&staged), want);
     }
 }

@@ -101,9 +101,15 @@ pub fn is_interrupted(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<git_simm::progress::Interrupted>())
 }
 
+/// Whether `e` is a closed pipe (`git simm ... | head`), which ends the
+/// output quietly with exit 0, as git does: an I/O error among its causes,
+/// or one serde_json wrapped while writing a `--json` document.
 pub(super) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
     })
 }

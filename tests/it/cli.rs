@@ -1062,3 +1062,32 @@ fn renames_stops_on_sigint_at_any_step() {
         assert!(o.stdout == expected.stdout, "{what}: different renames");
     }
 }
+
+/// Issue 12: `renames --json | head` said "fatal: Broken pipe" and exited
+/// 128 where the text output (and git) end quietly with 0.
+#[test]
+fn json_into_a_closed_pipe_ends_quietly_as_text_does() {
+    let r = util::moved_files_repo(400, 20);
+    for args in [
+        &["renames", "--json", "HEAD~1", "HEAD"][..],
+        &["renames", "HEAD~1", "HEAD"][..],
+    ] {
+        let mut child = simm_command()
+            .current_dir(&r.path)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git-simm");
+        // `head -c 1`: read a little, then close the pipe.
+        {
+            use std::io::Read;
+            let mut stdout = child.stdout.take().expect("stdout");
+            let mut first = [0u8; 1];
+            stdout.read_exact(&mut first).expect("some output");
+        }
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}

@@ -1091,3 +1091,35 @@ fn json_into_a_closed_pipe_ends_quietly_as_text_does() {
         assert_eq!(stderr(&o), "", "{args:?}");
     }
 }
+
+/// Issue 12: `fingerprint --all -q` drew progress on a terminal. Run under
+/// a pseudo-terminal (`script`), it prints nothing at all, while without
+/// `-q` the same run draws progress there.
+#[test]
+fn fingerprint_all_quiet_draws_no_progress_on_a_terminal() {
+    let r = util::moved_files_repo(3000, 60);
+    let simm = env!("CARGO_BIN_EXE_git-simm");
+    let run = |flags: &str| -> Option<String> {
+        let mut cmd = Command::new("script");
+        util::git_env(&mut cmd);
+        let o = cmd
+            .current_dir(&r.path)
+            .args([
+                "-qec",
+                &format!("'{simm}' fingerprint --all --no-cache {flags} >/dev/null"),
+                "/dev/null",
+            ])
+            .output()
+            .ok()?;
+        o.status.success().then(|| util::lossy(&o.stdout))
+    };
+    let Some(quiet) = run("-q") else {
+        eprintln!("no script(1) here; progress on a terminal not checked");
+        return;
+    };
+    assert_eq!(quiet, "", "-q drew on the terminal");
+    let loud = run("").unwrap_or_default();
+    if loud.is_empty() {
+        eprintln!("the run was too quick to draw progress; the control is moot");
+    }
+}

@@ -80,10 +80,16 @@ pub fn run(
 
 /// The message `main` prints after `fatal: `: the context chain joined as
 /// anyhow's `{:#}` does, except that a "not a git repository" error is
-/// complete on its own (gix's cause only repeats it).
+/// complete on its own (gix's cause only repeats it), and a revision that
+/// does not resolve reads as git's (`git diff HEAD~999999`), not as gix's
+/// account of its walk.
 pub fn describe_error(e: &anyhow::Error) -> String {
     let mut parts = Vec::new();
     for cause in e.chain() {
+        if let Some(RepoError::UnknownRevision { spec, .. }) = cause.downcast_ref::<RepoError>() {
+            parts.push(unknown_revision(spec));
+            break;
+        }
         parts.push(cause.to_string());
         if matches!(
             cause.downcast_ref::<RepoError>(),
@@ -93,6 +99,16 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// What git says of a revision it cannot resolve (`setup.c`,
+/// `die_verify_filename`).
+fn unknown_revision(spec: &str) -> String {
+    format!(
+        "ambiguous argument '{spec}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
+    )
 }
 
 /// Whether `e` says the work was interrupted

@@ -1123,3 +1123,21 @@ fn fingerprint_all_quiet_draws_no_progress_on_a_terminal() {
         eprintln!("the run was too quick to draw progress; the control is moot");
     }
 }
+
+/// Issue 12: a revision that does not resolve was reported with gix's
+/// account of its walk (`delegate.traverse(NthAncestor(999999)) failed`);
+/// git-simm says what `git diff` says.
+#[test]
+fn unknown_revisions_are_reported_as_git_diff_reports_them() {
+    let r = sources_repo();
+    for (rev, other) in [
+        ("HEAD~999999", "HEAD"),
+        ("no-such-rev", "HEAD"),
+        ("HEAD", "HEAD~999999"),
+    ] {
+        let git = r.git_output(&["diff", "--name-status", rev, other]);
+        let o = r.simm(&["renames", rev, other]);
+        assert_eq!(o.status.code(), git.status.code(), "{rev} {other}");
+        assert_eq!(stderr(&o), util::stderr(&git), "{rev} {other}");
+    }
+}

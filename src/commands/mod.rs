@@ -68,7 +68,7 @@ pub fn run(
         Command::Check(args) => check::check(&cwd, nc, args, fb, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
-        Command::Repack(args) => pack::repack(&cwd, nc, args, fb, err),
+        Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),
     };

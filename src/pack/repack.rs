@@ -172,7 +172,8 @@ pub struct RepackReport {
     pub bytes_after: u64,
     /// Old packs removed.
     pub packs_removed: usize,
-    /// The new pack's file name.
+    /// The new pack's file name; empty when there was nothing to pack
+    /// (`objects` is 0), as in an empty repository.
     pub pack: String,
     /// Whether a bitmap was written.
     pub bitmap: bool,
@@ -224,6 +225,20 @@ pub fn repack(
     .map_err(interrupted_or)?;
     fault_point(opts, "listed");
     feedback.check()?;
+    if list.objects.is_empty() {
+        // An empty repository: `git repack` says "Nothing new to pack."
+        // and succeeds, changing nothing; so does this (`--non-empty`
+        // would have pack-objects write nothing).
+        return Ok(RepackReport {
+            objects: 0,
+            blobs: 0,
+            bytes_before,
+            bytes_after: bytes_before,
+            packs_removed: 0,
+            pack: String::new(),
+            bitmap: false,
+        });
+    }
 
     // Removed when dropped, even on an early return; a killed run's is
     // removed by the next run (remove_stale_temporaries).

@@ -795,3 +795,20 @@ fn repack_interrupted_by_sigint_keeps_every_object_and_cleans_up() {
         assert_eq!(packs(&dir).len(), 1, "{what}, then repacked");
     }
 }
+
+/// Issue 12: `repack` of an empty repository failed ("unexpected output
+/// ''") where `git repack -a -d` says "Nothing new to pack." and succeeds.
+#[test]
+fn repack_of_an_empty_repository_says_nothing_new_to_pack_as_git_does() {
+    let r = Repo::new();
+    let git = r.git_output(&["repack", "-a", "-d"]);
+    assert!(git.status.success());
+    let o = r.simm(&["repack"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lossy(&o.stdout), lossy(&git.stdout));
+    assert_eq!(lossy(&o.stdout), "Nothing new to pack.\n");
+    assert!(packs(&r.path.join(".git")).is_empty());
+    let q = r.simm(&["repack", "-q"]);
+    assert_eq!(q.status.code(), Some(0), "{}", stderr(&q));
+    assert!(q.stdout.is_empty() && q.stderr.is_empty());
+}

@@ -220,7 +220,9 @@ const INSTALL_HOOK_HELP: &str = "\
 Writes a pre-commit hook that runs `git-simm check --staged` (only
 warning unless simm.strict is set) and lets the commit through, with a
 note, when git-simm is not on PATH. An existing hook that is not
-git-simm's is left alone unless --force is given; to keep it, add
+git-simm's is left alone unless --force is given, which copies it to
+pre-commit.simm-backup first (pre-commit.simm-backup.1, ... if that name
+is taken) and says so; to keep it running, add
 `git-simm check --staged || exit 1` to it instead. With the pre-commit
 framework, use the `git-simm-check` hook of .pre-commit-hooks.yaml.
 

@@ -60,7 +60,16 @@ pub fn run(
     let terminal = settings::terminal(quiet);
     let feedback = Feedback::new(&terminal, interrupt);
     let fb = &feedback;
-    let nc = cli.no_cache;
+    let nc = cli.no_cache
+        || match &cli.command {
+            Command::Fingerprint(args) => args.store.no_cache,
+            Command::Similar(args) => args.store.no_cache,
+            Command::Renames(args) => args.store.no_cache,
+            Command::Check(args) => args.store.no_cache,
+            Command::PackOrder(args) => args.store.no_cache,
+            Command::Repack(args) => args.store.no_cache,
+            Command::InstallHook(_) | Command::Completions(_) | Command::Manpage(_) => false,
+        };
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
         Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),

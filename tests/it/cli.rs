@@ -686,6 +686,79 @@ fn completions_cover_every_subcommand_and_their_options() {
     assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
 }
 
+/// Issue 12: completions offered file names for `--order`, listed
+/// `--no-cache` for commands without a store, and the man page's synopsis
+/// read `[-C ]` and `[-z ]`.
+#[test]
+fn completions_and_man_pages_show_values_and_only_options_that_apply() {
+    let bash = simm_ok(&["completions", "bash"]);
+    let order = bash
+        .split("--order)")
+        .nth(1)
+        .and_then(|rest| rest.lines().nth(1))
+        .unwrap_or_default();
+    assert!(
+        order.contains(r#"compgen -W "similarity path git""#),
+        "{order}"
+    );
+    for sub in ["completions", "manpage", "install-hook"] {
+        assert!(!simm_ok(&[sub, "--help"]).contains("--no-cache"), "{sub}");
+        let o = simm_command()
+            .args([sub, "--no-cache"])
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(129), "{sub}: {}", stderr(&o));
+    }
+    for sub in [
+        "fingerprint",
+        "similar",
+        "renames",
+        "check",
+        "pack-order",
+        "repack",
+    ] {
+        assert!(simm_ok(&[sub, "--help"]).contains("--no-cache"), "{sub}");
+    }
+    let o = simm_command()
+        .args(["repack", "--order", "nope"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("similarity, path, git"),
+        "{}",
+        stderr(&o)
+    );
+
+    let page = simm_ok(&["manpage"]);
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(synopsis.contains(r"[\fB\-C\fR <\fIpath\fR>]"), "{synopsis}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    simm_ok(&["manpage", "--dir", &dir.path().to_string_lossy()]);
+    let page = std::fs::read_to_string(dir.path().join("git-simm-fingerprint.1")).expect("page");
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(synopsis.contains(r"[\fB\-z\fR]"), "{synopsis}");
+    assert!(!synopsis.contains(r" \fR]"), "{synopsis}");
+    let page = std::fs::read_to_string(dir.path().join("git-simm-repack.1")).expect("page");
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        synopsis.contains(r"[\fB\-\-order\fR <\fIorder\fR>]"),
+        "{synopsis}"
+    );
+}
+
 /// Run `cmd` with `input` on its stdin; `None` when it cannot be started
 /// (the tool is not installed).
 fn with_stdin(cmd: &mut Command, input: &str) -> Option<std::process::Output> {

@@ -1214,3 +1214,25 @@ fn unknown_revisions_are_reported_as_git_diff_reports_them() {
         assert_eq!(stderr(&o), util::stderr(&git), "{rev} {other}");
     }
 }
+
+/// Issue 12: the README's quick start says what fills the store: a range
+/// whose renames are all exact fingerprints nothing (no store appears),
+/// `similar` fingerprints the tree and fills it.
+#[test]
+fn store_appears_only_when_something_is_fingerprinted() {
+    let r = Repo::new();
+    let text = corpus_text("rust/serde_json-1.0.133/src/raw.rs");
+    r.write("a.rs", &text);
+    r.commit_all("one");
+    r.git_mv("a.rs", "b.rs");
+    r.commit_all("two");
+    let o = r.simm(&["renames", "HEAD~1", "HEAD"]);
+    assert_eq!(
+        stdout(&o),
+        r.git_str(&["diff", "-M", "--name-status", "HEAD~1", "HEAD"])
+    );
+    assert!(!r.store_dir().exists());
+    let o = r.simm(&["similar", "b.rs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(r.store_dir().exists());
+}

@@ -444,6 +444,11 @@ pub struct SimilarArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// End lines with NUL and print paths verbatim, as git's -z
+    /// (`git ls-tree -z`: `<score>%<TAB><path><NUL>`).
+    #[arg(short = 'z')]
+    pub nul: bool,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -1236,3 +1236,21 @@ fn store_appears_only_when_something_is_fingerprinted() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(r.store_dir().exists());
 }
+
+/// Issue 12: `similar -z` prints paths verbatim and ends records with NUL,
+/// as `git ls-tree -z` does.
+#[test]
+fn similar_z_prints_raw_paths_with_nul() {
+    let r = Repo::new();
+    let text = corpus_text("rust/serde_json-1.0.133/src/raw.rs");
+    r.write("tab\there.rs", &text);
+    r.write("plain.rs", b"unrelated\n");
+    r.commit_all("one");
+    let o = r.simm(&["similar", "-z", "tab\there.rs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"100%\ttab\there.rs\0");
+    let ls = r.git(&["ls-tree", "-z", "--name-only", "HEAD", "tab\there.rs"]);
+    assert!(o.stdout.ends_with(&ls));
+    let o = r.simm(&["similar", "tab\there.rs"]);
+    assert_eq!(stdout(&o), "100%\t\"tab\\there.rs\"\n");
+}

@@ -355,6 +355,9 @@ Which sides are compared:
   git simm renames <old> <new>          two tree-ishes
   git simm renames --cached [<tree>]    a tree (default HEAD) and the index
   git simm renames [<tree>]             a tree (default HEAD) and the work tree
+  git simm renames <a>..<b>             as <a> <b>
+  git simm renames <a>...<b>            their merge base and <b>
+  ... -- <path>...                      only these paths (before detection)
 
 Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
 --find-copies-harder), -l<n>, --diff-filter=<letters>, -z. There is no
@@ -365,7 +368,8 @@ Examples:
   git simm renames HEAD~1 HEAD
   git simm renames -M30% --diff-filter=RC v1.0 v2.0
   git simm renames --cached -C
-  git simm renames --json main feature";
+  git simm renames --json main feature
+  git simm renames --exit-code main...feature -- src/";
 
 const FINGERPRINT_HELP: &str = "\
 Output: one line per blob, `<fingerprint> <size> <path>`, where the
@@ -518,6 +522,22 @@ pub struct RenamesArgs {
     /// every change, and counts of the work done.
     #[arg(long)]
     pub json: bool,
+
+    /// Limit the comparison to these paths (after `--`, relative to the
+    /// current directory; a directory takes what is under it; `*`, `?` and
+    /// `[...]` as in git's pathspecs), before rename detection, as git
+    /// diff does: a file moved in from elsewhere shows as added.
+    #[arg(last = true, value_name = "path")]
+    pub pathspecs: Vec<String>,
+
+    /// Exit 1 when there are changes (after --diff-filter), 0 when there
+    /// are none, as git diff --exit-code.
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// Print nothing; implies --exit-code, as git diff --quiet.
+    #[arg(long)]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,

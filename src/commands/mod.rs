@@ -34,6 +34,9 @@ pub enum Status {
     NothingFound,
     /// Exit 1: `check --strict` warned, so the hook refuses the commit.
     Refused,
+    /// Exit 1: `renames --exit-code` (or `--quiet`) found changes, as
+    /// `git diff --exit-code`.
+    Differences,
 }
 
 /// Run a parsed command line, writing results to `out` and warnings to

@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use util::{Repo, corpus_text, git_env, path_with_simm, simm_command, simm_in, stderr, stdout};
+use util::{
+    Repo, corpus_text, git_command, git_env, path_with_simm, simm_command, simm_in, stderr, stdout,
+};
 
 /// A repository of real files (pinned corpus texts under the names of a
 /// small crate's sources), plus awkward names.
@@ -1235,6 +1237,111 @@ fn store_appears_only_when_something_is_fingerprinted() {
     let o = r.simm(&["similar", "b.rs"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(r.store_dir().exists());
+}
+
+/// A history with a move into `dir/`, a rename inside `other/`, an edit,
+/// and a side branch, for comparing `renames` with `git diff -M`.
+fn ranges_repo() -> Repo {
+    let r = Repo::new();
+    let text = |i: usize| -> Vec<u8> {
+        (0..200)
+            .map(|n| format!("line {i} {n}\n"))
+            .collect::<String>()
+            .into_bytes()
+    };
+    for i in 1..=3 {
+        r.write(format!("other/f{i}.txt"), &text(i));
+    }
+    r.write("dir/keep.txt", &text(9));
+    r.commit_all("a");
+    r.git(&["branch", "side"]);
+    r.git_mv("other/f1.txt", "dir/f1.txt");
+    r.git_mv("other/f2.txt", "other/g2.txt");
+    r.write("dir/keep.txt", &[text(9), b"x\n".to_vec()].concat());
+    r.commit_all("b");
+    r.git(&["checkout", "-q", "side"]);
+    r.write("side.txt", &text(7));
+    r.commit_all("side");
+    r.git(&["checkout", "-q", "main"]);
+    r
+}
+
+/// Issue 12: `renames` reads `A..B`, `A...B` (from the merge base) and
+/// pathspecs after `--` as `git diff -M` does; a pathspec limits the diff
+/// before rename detection, so a file moved into `dir/` from outside is an
+/// add.
+#[test]
+fn renames_takes_ranges_and_pathspecs_as_git_diff_does() {
+    let r = ranges_repo();
+    let cases: &[&[&str]] = &[
+        &["main~1..main"],
+        &["side...main"],
+        &["main...side"],
+        &["..side"],
+        &["side.."],
+        &["main~1", "main", "--", "dir/"],
+        &["main~1", "main", "--", "dir"],
+        &["main~1", "main", "--", "other", "dir/keep.txt"],
+        &["main~1", "main", "--", "*.txt"],
+        &["main~1..main", "--", "dir"],
+        &["main~1", "main", "--", "nothing-here"],
+    ];
+    for args in cases {
+        let git: Vec<&str> = ["diff", "-M", "--name-status"]
+            .iter()
+            .chain(args.iter())
+            .copied()
+            .collect();
+        let simm: Vec<&str> = ["renames"].iter().chain(args.iter()).copied().collect();
+        let o = r.simm(&simm);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), r.git_str(&git), "{args:?}");
+    }
+    assert!(stdout(&r.simm(&["renames", "main~1", "main", "--", "dir"])).contains("A\tdir/f1.txt"));
+    // Relative to the current directory, as git's pathspecs are.
+    let sub = r.path.join("dir");
+    for spec in [".", "../other"] {
+        let o = simm_in(&sub, &["renames", "main~1", "main", "--", spec]);
+        let git = git_command(&sub)
+            .args(["diff", "-M", "--name-status", "main~1", "main", "--", spec])
+            .output()
+            .expect("git");
+        assert_eq!(stdout(&o), stdout(&git), "{spec}");
+    }
+    // Work tree mode with a pathspec.
+    r.write("dir/keep.txt", b"changed\n");
+    r.write("other/f3.txt", b"changed too\n");
+    let o = r.simm(&["renames", "--", "dir"]);
+    assert_eq!(
+        stdout(&o),
+        r.git_str(&["diff", "-M", "--name-status", "--", "dir"])
+    );
+}
+
+/// Issue 12: `--exit-code` and `--quiet` as `git diff` has them.
+#[test]
+fn renames_exit_code_and_quiet_as_git_diff() {
+    let r = ranges_repo();
+    for args in [
+        &["--exit-code", "main~1", "main"][..],
+        &["--quiet", "main~1", "main"][..],
+        &["--exit-code", "main", "main"][..],
+        &["--quiet", "main", "main"][..],
+        &["--exit-code", "--diff-filter=R", "main~1", "main"][..],
+        &["--exit-code", "--diff-filter=C", "main~1", "main"][..],
+        &["--quiet", "main~1", "main", "--", "nothing-here"][..],
+    ] {
+        let git: Vec<&str> = ["diff", "-M", "--name-status"]
+            .iter()
+            .chain(args.iter())
+            .copied()
+            .collect();
+        let g = r.git_output(&git);
+        let simm: Vec<&str> = ["renames"].iter().chain(args.iter()).copied().collect();
+        let o = r.simm(&simm);
+        assert_eq!(o.status.code(), g.status.code(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&g), "{args:?}");
+    }
 }
 
 /// Issue 12: `similar -z` prints paths verbatim and ends records with NUL,

@@ -1361,3 +1361,54 @@ fn similar_z_prints_raw_paths_with_nul() {
     let o = r.simm(&["similar", "tab\there.rs"]);
     assert_eq!(stdout(&o), "100%\t\"tab\\there.rs\"\n");
 }
+
+/// Issue 12: JSON gave a non-UTF-8 name as git's quoted form in the same
+/// string a UTF-8 name uses, so `caf\351.txt` (Latin-1) and a file really
+/// named `"caf\351.txt"` printed the same. Now `path_bytes` carries the
+/// bytes of a non-UTF-8 name, and every path read back from JSON equals
+/// what `git diff --name-status -z` prints.
+#[test]
+fn json_paths_are_unambiguous_and_match_git_z() {
+    let r = Repo::new();
+    r.write("base.txt", b"base\n");
+    r.commit_all("one");
+    r.write(b"caf\xe9.txt", b"latin-1 name\n");
+    r.write(b"\"caf\\351.txt\"", b"a name that looks quoted\n");
+    r.commit_all("two");
+    let o = r.simm(&["renames", "--json", "HEAD~1", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let paths: Vec<Vec<u8>> = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            let side = &c["new"];
+            match side["path_bytes"].as_array() {
+                Some(bytes) => bytes
+                    .iter()
+                    .map(|b| u8::try_from(b.as_u64().expect("number")).expect("byte"))
+                    .collect(),
+                None => side["path"].as_str().expect("path").as_bytes().to_vec(),
+            }
+        })
+        .collect();
+    let git = r.git(&["diff", "--name-status", "-z", "HEAD~1", "HEAD"]);
+    let from_git: Vec<Vec<u8>> = git
+        .split(|&b| b == 0)
+        .collect::<Vec<_>>()
+        .chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| c[1].to_vec())
+        .collect();
+    assert_eq!(paths, from_git);
+    assert_eq!(paths.len(), 2);
+    assert_ne!(paths[0], paths[1]);
+    let utf8 = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter(|c| c["new"]["path_bytes"].is_null())
+        .count();
+    assert_eq!(utf8, 1);
+}

@@ -266,13 +266,64 @@ pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Resul
         entries: Vec::with_capacity(mapped.len()),
         contents: Default::default(),
     };
-    for (entry, data) in mapped {
+    for (mut entry, data) in mapped {
         if let Some(data) = data {
             side.contents.insert(entry.id, data);
+        }
+        if entry.kind == EntryKind::Submodule
+            && let Some(work_dir) = repo.work_dir()
+        {
+            entry.id = submodule_state(repo, work_dir, &entry)?;
         }
         side.entries.push(entry);
     }
     Ok(side)
+}
+
+/// The id git's diff gives a checked-out submodule on the work-tree side
+/// (`diff-lib.c`, `match_stat_with_submodule`): the commit its HEAD is at,
+/// or the null id when its tracked content is modified (as `git status
+/// --porcelain=2` in the submodule reports it, which is what git runs
+/// too; untracked files do not count), so that a submodule moved or dirty
+/// is `M`. `diff.ignoreSubmodules` and `submodule.<name>.ignore` are not
+/// read.
+/// A submodule that is not checked out keeps the index's commit.
+fn submodule_state(
+    repo: &Repo,
+    work_dir: &Path,
+    entry: &git_simm::repo::Entry,
+) -> Result<ObjectId> {
+    let Ok(rel) = std::str::from_utf8(&entry.path) else {
+        return Ok(entry.id);
+    };
+    let dir = work_dir.join(rel);
+    if !dir.join(".git").exists() {
+        return Ok(entry.id);
+    }
+    let git = |args: &[&str]| -> Result<std::process::Output> {
+        std::process::Command::new("git")
+            .current_dir(&dir)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .args(args)
+            .output()
+            .with_context(|| format!("cannot run git in submodule '{rel}'"))
+    };
+    // git's diff does not count untracked files in a submodule.
+    let status = git(&["status", "--porcelain=2", "--untracked-files=no"])?;
+    if !status.status.success() {
+        bail!(
+            "cannot read the status of submodule '{rel}': {}",
+            String::from_utf8_lossy(&status.stderr).trim()
+        );
+    }
+    if !status.stdout.is_empty() {
+        return Ok(ObjectId::null(repo.object_hash()));
+    }
+    let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
+    let head = String::from_utf8_lossy(&head.stdout);
+    Ok(ObjectId::from_hex(head.trim().as_bytes()).unwrap_or(entry.id))
 }
 
 /// git's pathspecs without magic: each names a path or a directory (what is

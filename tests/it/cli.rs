@@ -1412,3 +1412,61 @@ fn json_paths_are_unambiguous_and_match_git_z() {
         .count();
     assert_eq!(utf8, 1);
 }
+
+/// Issue 12: in work-tree mode a checked-out submodule that is dirty or at
+/// another commit is `M`, as `git diff --name-status HEAD` prints it (and
+/// untracked files in it do not count); a conflicted file shows as git
+/// shows it against HEAD.
+#[test]
+fn work_tree_submodules_and_conflicts_as_git_diff_head() {
+    let sub = Repo::new();
+    sub.write("s.txt", b"s\n");
+    sub.commit_all("s");
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &sub.path.to_string_lossy(),
+        "sub",
+    ]);
+    r.commit_all("base");
+    let in_sub = |args: &[&str]| {
+        let o = git_command(&r.path.join("sub"))
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    };
+    let same = |what: &str| {
+        let o = r.simm(&["renames"]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            r.git_str(&["diff", "--name-status", "HEAD"]),
+            "{what}"
+        );
+    };
+    same("clean");
+    std::fs::write(r.path.join("sub/s.txt"), b"dirty\n").expect("write");
+    same("dirty");
+    assert_eq!(stdout(&r.simm(&["renames"])), "M\tsub\n");
+    in_sub(&["commit", "-q", "-am", "moved"]);
+    same("moved");
+    in_sub(&["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(r.path.join("sub/untracked"), b"u\n").expect("write");
+    same("untracked only");
+    std::fs::remove_file(r.path.join("sub/untracked")).expect("rm");
+
+    r.git(&["checkout", "-q", "-b", "other"]);
+    r.write("a.txt", b"b\n");
+    r.commit_all("b");
+    r.git(&["checkout", "-q", "main"]);
+    r.write("a.txt", b"c\n");
+    r.commit_all("c");
+    assert!(!r.git_output(&["merge", "-q", "other"]).status.success());
+    same("conflict");
+}

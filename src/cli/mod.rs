@@ -421,6 +421,12 @@ pub struct FingerprintArgs {
     #[arg(short = 'z')]
     pub nul: bool,
 
+    /// In a repository, directories on disk include the files git ignores
+    /// too (by default they are skipped, as `git ls-files --cached
+    /// --others --exclude-standard` skips them).
+    #[arg(long)]
+    pub no_exclude_standard: bool,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

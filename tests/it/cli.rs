@@ -1470,3 +1470,46 @@ fn work_tree_submodules_and_conflicts_as_git_diff_head() {
     assert!(!r.git_output(&["merge", "-q", "other"]).status.success());
     same("conflict");
 }
+
+/// Issue 12: `fingerprint <dir>` walked ignored files (9.4 s in target/).
+/// In a repository it lists what `git ls-files --cached --others
+/// --exclude-standard` lists; `--no-exclude-standard` walks everything.
+#[test]
+fn fingerprint_of_a_directory_skips_what_git_ignores() {
+    let r = Repo::new();
+    r.write(".gitignore", b"build/\n*.log\n");
+    r.write("src/a.rs", b"fn a() {}\n");
+    r.commit_all("one");
+    r.write("src/new.rs", b"fn new() {}\n");
+    r.write("src/debug.log", b"noise\n");
+    r.write("build/out.o", b"object\n");
+    r.write("src/forced.log", b"tracked though ignored\n");
+    r.git(&["add", "-f", "src/forced.log"]);
+    let names = |o: std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut v: Vec<String> = stdout(&o)
+            .lines()
+            .filter_map(|l| l.split(' ').nth(2))
+            .map(|n| n.trim_start_matches("./").to_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut git: Vec<String> = r
+        .git_str(&["ls-files", "--cached", "--others", "--exclude-standard"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    git.sort();
+    assert_eq!(names(r.simm(&["fingerprint", "--", "."])), git);
+    let all = names(r.simm(&["fingerprint", "--no-exclude-standard", "--", "."]));
+    assert!(all.contains(&"build/out.o".to_owned()), "{all:?}");
+    assert!(all.contains(&"src/debug.log".to_owned()), "{all:?}");
+    // From a subdirectory, through `..`.
+    let o = simm_in(&r.path.join("src"), &["fingerprint", "--", "../src"]);
+    let sub: Vec<String> = names(o);
+    assert_eq!(
+        sub,
+        ["../src/a.rs", "../src/forced.log", "../src/new.rs"].map(String::from)
+    );
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use clap_complete::Shell;
-use clap_mangen::roff::{Roff, roman};
+use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use crate::cli::Cli;
 
@@ -108,6 +108,7 @@ fn render(cmd: &clap::Command, parent: Option<&str>, out: &mut impl Write) -> io
     clap_mangen::Man::new(bare)
         .title(page_name(cmd).to_uppercase())
         .render(&mut page)?;
+    let page = with_synopsis(page, cmd);
 
     let mut extra = Roff::new();
     if let Some(notes) = notes {
@@ -136,4 +137,108 @@ fn render(cmd: &clap::Command, parent: Option<&str>, out: &mut impl Write) -> io
     out.write_all(&page[..at])?;
     out.write_all(extra.as_bytes())?;
     out.write_all(&page[at..])
+}
+
+/// `page` with its synopsis line replaced by [`synopsis`]'s: clap_mangen's
+/// leaves out option values and pads a short-only option (`[-C ]`, `[-z ]`).
+fn with_synopsis(page: Vec<u8>, cmd: &clap::Command) -> Vec<u8> {
+    let heading = b".SH SYNOPSIS\n";
+    let Some(start) = page
+        .windows(heading.len())
+        .position(|w| w == heading)
+        .map(|i| i + heading.len())
+    else {
+        return page;
+    };
+    let Some(len) = page[start..].iter().position(|&b| b == b'\n') else {
+        return page;
+    };
+    let preamble = Roff::new().render();
+    let line = Roff::new().text(synopsis(cmd)).render();
+    let line = line.strip_prefix(&preamble).unwrap_or(&line);
+    let mut out = page[..start].to_vec();
+    out.extend_from_slice(line.trim_end_matches('\n').as_bytes());
+    out.extend_from_slice(&page[start + len..]);
+    out
+}
+
+/// The synopsis as git's pages write it: `git-simm [-C <path>]
+/// [--no-cache] ... <command>`, options in clap_mangen's order, each with
+/// its value (`[--order <order>]`), flags bare (`[-z]`).
+fn synopsis(cmd: &clap::Command) -> Vec<Inline> {
+    let name = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
+    let mut line = vec![bold(name)];
+    let mut opts: Vec<&clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_positional())
+        .collect();
+    opts.sort_by_key(|a| {
+        let key = match (a.get_short(), a.get_long()) {
+            (Some(c), _) => format!(
+                "{}{}",
+                c.to_ascii_lowercase(),
+                u8::from(c.is_ascii_uppercase())
+            ),
+            (None, Some(l)) => l.to_owned(),
+            (None, None) => a.get_id().to_string(),
+        };
+        (u8::from(a.is_required_set()), a.get_display_order(), key)
+    });
+    for a in opts {
+        let (l, r) = if a.is_required_set() {
+            ("<", ">")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(format!(" {l}")));
+        match (a.get_short(), a.get_long()) {
+            (Some(c), Some(long)) => {
+                line.push(bold(format!("-{c}")));
+                line.push(roman("|"));
+                line.push(bold(format!("--{long}")));
+            }
+            (Some(c), None) => line.push(bold(format!("-{c}"))),
+            (None, Some(long)) => line.push(bold(format!("--{long}"))),
+            (None, None) => continue,
+        }
+        if a.get_action().takes_values() && a.get_num_args().is_some_and(|n| n.takes_values()) {
+            let value = value_name(a);
+            if a.get_num_args().is_some_and(|n| n.min_values() == 0) {
+                // `-M[=<n>]`: the value is optional and attached.
+                line.push(roman("[=<"));
+                line.push(italic(value));
+                line.push(roman(">]"));
+            } else {
+                line.push(roman(" <"));
+                line.push(italic(value));
+                line.push(roman(">"));
+            }
+        }
+        line.push(roman(r));
+    }
+    for a in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let (l, r) = if a.is_required_set() {
+            ("<", ">")
+        } else {
+            ("[", "]")
+        };
+        line.push(roman(format!(" {l}")));
+        line.push(italic(value_name(a)));
+        line.push(roman(r));
+        if a.get_num_args().is_some_and(|n| n.max_values() > 1) {
+            line.push(roman("..."));
+        }
+    }
+    if cmd.has_subcommands() {
+        line.push(roman(" <"));
+        line.push(italic("command"));
+        line.push(roman(">"));
+    }
+    line
+}
+
+fn value_name(a: &clap::Arg) -> String {
+    a.get_value_names()
+        .map(|v| v.join(" "))
+        .unwrap_or_else(|| a.get_id().to_string())
 }

@@ -34,14 +34,25 @@ pub struct Cli {
     #[arg(short = 'C', value_name = "path")]
     pub directory: Option<PathBuf>,
 
-    /// Do not read or write the fingerprint store: compute every
-    /// fingerprint from the blob.
-    #[arg(long, global = true)]
+    /// `--no-cache` before the command (`git simm --no-cache renames`),
+    /// as it was once given; each command that uses the store takes it
+    /// ([`StoreArgs`]), and only those list it.
+    #[arg(long, hide = true)]
     pub no_cache: bool,
 
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The option of every command that reads or writes the fingerprint
+/// store (and only of those).
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Do not read or write the fingerprint store: compute every
+    /// fingerprint from the blob.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// The subcommands.
@@ -144,7 +155,7 @@ pub struct PackOrderArgs {
     pub keep_unreachable: bool,
 
     /// How blobs and trees are ordered: similarity, path or git.
-    #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
+    #[arg(long, value_name = "order", default_value = "similarity", value_parser = order_parser())]
     pub order: git_simm::pack::order::Strategy,
 
     /// Options for `git rev-list --objects` (revisions, --all, ...).
@@ -154,6 +165,9 @@ pub struct PackOrderArgs {
         allow_hyphen_values = true
     )]
     pub revs: Vec<std::ffi::OsString>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Arguments of `git-simm repack`.
@@ -172,7 +186,7 @@ pub struct RepackArgs {
     pub threads: Option<u32>,
 
     /// How blobs and trees are ordered: similarity, path or git.
-    #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
+    #[arg(long, value_name = "order", default_value = "similarity", value_parser = order_parser())]
     pub order: git_simm::pack::order::Strategy,
 
     /// Write a reachability bitmap (a multi-pack one over the new pack).
@@ -187,16 +201,19 @@ pub struct RepackArgs {
     /// No progress and no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
-fn parse_order(s: &str) -> Result<git_simm::pack::order::Strategy, String> {
-    git_simm::pack::order::Strategy::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = git_simm::pack::order::Strategy::ALL
-            .iter()
-            .map(|(n, _)| *n)
-            .collect();
-        format!("unknown order '{s}' (one of: {})", names.join(", "))
-    })
+/// `--order`: one of [`Strategy::ALL`](git_simm::pack::order::Strategy::ALL)'s
+/// names, given to clap as possible values so that completions offer them
+/// and help lists them.
+fn order_parser() -> impl clap::builder::TypedValueParser<Value = git_simm::pack::order::Strategy> {
+    use clap::builder::TypedValueParser;
+    use git_simm::pack::order::Strategy;
+    clap::builder::PossibleValuesParser::new(Strategy::ALL.map(|(n, _)| n))
+        .try_map(|s: String| Strategy::from_name(&s).ok_or_else(|| format!("unknown order '{s}'")))
 }
 
 /// A similarity as git's `-M<n>` takes it, checked here so that a bad
@@ -220,7 +237,9 @@ const INSTALL_HOOK_HELP: &str = "\
 Writes a pre-commit hook that runs `git-simm check --staged` (only
 warning unless simm.strict is set) and lets the commit through, with a
 note, when git-simm is not on PATH. An existing hook that is not
-git-simm's is left alone unless --force is given; to keep it, add
+git-simm's is left alone unless --force is given, which copies it to
+pre-commit.simm-backup first (pre-commit.simm-backup.1, ... if that name
+is taken) and says so; to keep it running, add
 `git-simm check --staged || exit 1` to it instead. With the pre-commit
 framework, use the `git-simm-check` hook of .pre-commit-hooks.yaml.
 
@@ -314,12 +333,16 @@ pub struct CheckArgs {
     /// Never exit 1 for warnings, whatever simm.strict says.
     #[arg(long)]
     pub no_strict: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Arguments of `git-simm install-hook`.
 #[derive(Debug, Args)]
 pub struct InstallHookArgs {
-    /// Replace an existing pre-commit hook that is not git-simm's.
+    /// Replace an existing pre-commit hook that is not git-simm's, keeping
+    /// it as pre-commit.simm-backup.
     #[arg(long, short = 'f')]
     pub force: bool,
 }
@@ -332,6 +355,9 @@ Which sides are compared:
   git simm renames <old> <new>          two tree-ishes
   git simm renames --cached [<tree>]    a tree (default HEAD) and the index
   git simm renames [<tree>]             a tree (default HEAD) and the work tree
+  git simm renames <a>..<b>             as <a> <b>
+  git simm renames <a>...<b>            their merge base and <b>
+  ... -- <path>...                      only these paths (before detection)
 
 Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
 --find-copies-harder), -l<n>, --diff-filter=<letters>, -z. There is no
@@ -342,7 +368,8 @@ Examples:
   git simm renames HEAD~1 HEAD
   git simm renames -M30% --diff-filter=RC v1.0 v2.0
   git simm renames --cached -C
-  git simm renames --json main feature";
+  git simm renames --json main feature
+  git simm renames --exit-code main...feature -- src/";
 
 const FINGERPRINT_HELP: &str = "\
 Output: one line per blob, `<fingerprint> <size> <path>`, where the
@@ -393,6 +420,15 @@ pub struct FingerprintArgs {
     /// End lines with NUL and print paths verbatim, as git's -z.
     #[arg(short = 'z')]
     pub nul: bool,
+
+    /// In a repository, directories on disk include the files git ignores
+    /// too (by default they are skipped, as `git ls-files --cached
+    /// --others --exclude-standard` skips them).
+    #[arg(long)]
+    pub no_exclude_standard: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Arguments of `git-simm similar`.
@@ -417,6 +453,14 @@ pub struct SimilarArgs {
     /// Print a JSON document instead of lines.
     #[arg(long)]
     pub json: bool,
+
+    /// End lines with NUL and print paths verbatim, as git's -z
+    /// (`git ls-tree -z`: `<score>%<TAB><path><NUL>`).
+    #[arg(short = 'z')]
+    pub nul: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Arguments of `git-simm renames`.
@@ -484,6 +528,25 @@ pub struct RenamesArgs {
     /// every change, and counts of the work done.
     #[arg(long)]
     pub json: bool,
+
+    /// Limit the comparison to these paths (after `--`, relative to the
+    /// current directory; a directory takes what is under it; `*`, `?` and
+    /// `[...]` as in git's pathspecs), before rename detection, as git
+    /// diff does: a file moved in from elsewhere shows as added.
+    #[arg(last = true, value_name = "path")]
+    pub pathspecs: Vec<String>,
+
+    /// Exit 1 when there are changes (after --diff-filter), 0 when there
+    /// are none, as git diff --exit-code.
+    #[arg(long)]
+    pub exit_code: bool,
+
+    /// Print nothing; implies --exit-code, as git diff --quiet.
+    #[arg(long)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Rewrite git's attached short options (`-M50%`, `-C`, `-C -C`, `-l0`)

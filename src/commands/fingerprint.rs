@@ -1,6 +1,7 @@
 //! `git simm fingerprint`: blobs of trees, single blobs, files on disk, or
 //! every blob with `--all`.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -140,7 +141,16 @@ pub(super) fn fingerprint(
                     })
                     .collect()
             }
-            Target::Disk(path) => disk_lines(&cwd.join(&path), &path)?,
+            Target::Disk(path) => {
+                let full = cwd.join(&path);
+                let wanted = match &repo {
+                    Some(r) if !args.no_exclude_standard && full.is_dir() => {
+                        not_ignored(r, cwd, &path)?
+                    }
+                    _ => None,
+                };
+                disk_lines(&full, &path, wanted.as_ref())?
+            }
         };
         flush_warnings(&mut store, err);
         if !args.quiet {
@@ -201,9 +211,9 @@ pub(super) fn write_lines(lines: &[Line], nul: bool, out: &mut impl Write) -> Re
 /// Fingerprint a file, or every file below a directory (skipping `.git`),
 /// in path order. Symlinks are fingerprinted as git stores them: the target
 /// path's bytes.
-pub(super) fn disk_lines(path: &Path, shown: &Path) -> Result<Vec<Line>> {
+pub(super) fn disk_lines(path: &Path, shown: &Path, wanted: Option<&Wanted>) -> Result<Vec<Line>> {
     let mut files = Vec::new();
-    collect_files(path, shown, &mut files)?;
+    collect_files(path, shown, wanted, &mut files)?;
     files.sort_by(|a, b| a.1.cmp(&b.1));
     let mut fpr = Fingerprinter::new();
     let mut lines = Vec::with_capacity(files.len());
@@ -218,14 +228,98 @@ pub(super) fn disk_lines(path: &Path, shown: &Path) -> Result<Vec<Line>> {
     Ok(lines)
 }
 
+/// The files below a directory git does not ignore, and the directories
+/// that lead to them, as lexically normalized paths ([`normalized`]).
+pub(super) struct Wanted {
+    files: HashSet<PathBuf>,
+    dirs: HashSet<PathBuf>,
+}
+
+/// `path` with `.` and `..` resolved lexically (as git resolves the
+/// pathspecs it is given), so that the names git lists and the paths of
+/// the walk compare equal.
+fn normalized(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The files below `dir` (as given, relative to `cwd`) that `git ls-files
+/// --cached --others --exclude-standard` lists: tracked files and
+/// untracked ones no `.gitignore`, `.git/info/exclude` or
+/// `core.excludesFile` pattern ignores. `None` when git cannot say (a
+/// directory outside the work tree, a bare repository): then everything is
+/// walked.
+fn not_ignored(repo: &Repo, cwd: &Path, dir: &Path) -> Result<Option<Wanted>> {
+    if repo.work_dir().is_none() {
+        return Ok(None);
+    }
+    let o = std::process::Command::new("git")
+        .current_dir(cwd)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+        ])
+        .arg(dir)
+        .output()
+        .context("cannot run git ls-files")?;
+    if !o.status.success() {
+        return Ok(None);
+    }
+    let mut wanted = Wanted {
+        files: HashSet::new(),
+        dirs: HashSet::new(),
+    };
+    for name in o.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let file = normalized(&cwd.join(path_from_bytes(name)));
+        let mut parent = file.parent();
+        while let Some(p) = parent {
+            if !wanted.dirs.insert(p.to_owned()) {
+                break;
+            }
+            parent = p.parent();
+        }
+        wanted.files.insert(file);
+    }
+    Ok(Some(wanted))
+}
+
+#[cfg(unix)]
+fn path_from_bytes(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
 pub(super) fn collect_files(
     path: &Path,
     shown: &Path,
+    wanted: Option<&Wanted>,
     out: &mut Vec<(PathBuf, Vec<u8>)>,
 ) -> Result<()> {
     let meta = std::fs::symlink_metadata(path)
         .with_context(|| format!("cannot read '{}'", shown.display()))?;
     if meta.is_dir() {
+        if wanted.is_some_and(|w| !w.dirs.contains(&normalized(path))) {
+            return Ok(());
+        }
         let mut children: Vec<_> = std::fs::read_dir(path)
             .with_context(|| format!("cannot read directory '{}'", shown.display()))?
             .collect::<std::io::Result<_>>()
@@ -235,9 +329,11 @@ pub(super) fn collect_files(
             if c.file_name() == ".git" {
                 continue;
             }
-            collect_files(&c.path(), &shown.join(c.file_name()), out)?;
+            collect_files(&c.path(), &shown.join(c.file_name()), wanted, out)?;
         }
-    } else if meta.is_file() || meta.file_type().is_symlink() {
+    } else if (meta.is_file() || meta.file_type().is_symlink())
+        && wanted.is_none_or(|w| w.files.contains(&normalized(path)))
+    {
         out.push((path.to_owned(), path_bytes(shown)));
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! `git simm install-hook`: the pre-commit hook, installed atomically.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use git_simm::repo::Repo;
@@ -20,7 +20,7 @@ pub(super) fn install_hook(
     let repo = Repo::discover(cwd)?;
     let dir = repo.hooks_dir();
     let path = dir.join("pre-commit");
-    match std::fs::read(&path) {
+    let replaced = match std::fs::read(&path) {
         Ok(existing) if existing == PRE_COMMIT_HOOK.as_bytes() => {
             make_executable(&path)?;
             writeln!(
@@ -35,12 +35,17 @@ pub(super) fn install_hook(
              (use --force to replace it, or call `git-simm check --staged` from it)",
             path.display()
         ),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Ok(existing) => Some(existing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             return Err(e).with_context(|| format!("cannot read {}", path.display()));
         }
-    }
+    };
+    // `--force` over someone's hook: theirs is kept beside it first.
+    let backup = match &replaced {
+        Some(existing) => Some(back_up(&path, existing)?),
+        None => None,
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Write beside it and rename, so a failed write never leaves half a
     // hook; the temporary file is deleted if anything fails before.
@@ -62,6 +67,13 @@ pub(super) fn install_hook(
     tmp.persist(&path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(backup) = backup {
+        writeln!(
+            out,
+            "kept the previous pre-commit hook as {}",
+            backup.display()
+        )?;
+    }
     writeln!(
         out,
         "installed git-simm's pre-commit hook in {}",
@@ -69,6 +81,39 @@ pub(super) fn install_hook(
     )?;
     out.flush()?;
     Ok(Status::Success)
+}
+
+/// Copy the hook at `path` (whose content is `existing`) to
+/// `pre-commit.simm-backup` beside it, or `pre-commit.simm-backup.<n>` if
+/// a different backup is there already; an identical backup is reused.
+/// The copy keeps the hook's mode, so it can be run from git-simm's or
+/// put back.
+fn back_up(path: &Path, existing: &[u8]) -> Result<PathBuf> {
+    let base = path.with_file_name("pre-commit.simm-backup");
+    for n in 0u32.. {
+        let candidate = if n == 0 {
+            base.clone()
+        } else {
+            base.with_file_name(format!("pre-commit.simm-backup.{n}"))
+        };
+        match std::fs::read(&candidate) {
+            Ok(kept) if kept == existing => return Ok(candidate),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::copy(path, &candidate).with_context(|| {
+                    format!(
+                        "cannot keep the previous hook as {}; not replacing it",
+                        candidate.display()
+                    )
+                })?;
+                return Ok(candidate);
+            }
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", candidate.display()));
+            }
+        }
+    }
+    bail!("no free name for a backup of {}", path.display())
 }
 
 #[cfg(unix)]

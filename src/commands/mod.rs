@@ -34,6 +34,9 @@ pub enum Status {
     NothingFound,
     /// Exit 1: `check --strict` warned, so the hook refuses the commit.
     Refused,
+    /// Exit 1: `renames --exit-code` (or `--quiet`) found changes, as
+    /// `git diff --exit-code`.
+    Differences,
 }
 
 /// Run a parsed command line, writing results to `out` and warnings to
@@ -60,7 +63,16 @@ pub fn run(
     let terminal = settings::terminal(quiet);
     let feedback = Feedback::new(&terminal, interrupt);
     let fb = &feedback;
-    let nc = cli.no_cache;
+    let nc = cli.no_cache
+        || match &cli.command {
+            Command::Fingerprint(args) => args.store.no_cache,
+            Command::Similar(args) => args.store.no_cache,
+            Command::Renames(args) => args.store.no_cache,
+            Command::Check(args) => args.store.no_cache,
+            Command::PackOrder(args) => args.store.no_cache,
+            Command::Repack(args) => args.store.no_cache,
+            Command::InstallHook(_) | Command::Completions(_) | Command::Manpage(_) => false,
+        };
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
         Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),
@@ -68,7 +80,7 @@ pub fn run(
         Command::Check(args) => check::check(&cwd, nc, args, fb, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
-        Command::Repack(args) => pack::repack(&cwd, nc, args, fb, err),
+        Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),
     };
@@ -80,10 +92,16 @@ pub fn run(
 
 /// The message `main` prints after `fatal: `: the context chain joined as
 /// anyhow's `{:#}` does, except that a "not a git repository" error is
-/// complete on its own (gix's cause only repeats it).
+/// complete on its own (gix's cause only repeats it), and a revision that
+/// does not resolve reads as git's (`git diff HEAD~999999`), not as gix's
+/// account of its walk.
 pub fn describe_error(e: &anyhow::Error) -> String {
     let mut parts = Vec::new();
     for cause in e.chain() {
+        if let Some(RepoError::UnknownRevision { spec, .. }) = cause.downcast_ref::<RepoError>() {
+            parts.push(unknown_revision(spec));
+            break;
+        }
         parts.push(cause.to_string());
         if matches!(
             cause.downcast_ref::<RepoError>(),
@@ -95,15 +113,31 @@ pub fn describe_error(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
+/// What git says of a revision it cannot resolve (`setup.c`,
+/// `die_verify_filename`).
+fn unknown_revision(spec: &str) -> String {
+    format!(
+        "ambiguous argument '{spec}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
+    )
+}
+
 /// Whether `e` says the work was interrupted
 /// ([`git_simm::progress::Interrupted`] among its causes).
 pub fn is_interrupted(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<git_simm::progress::Interrupted>())
 }
 
+/// Whether `e` is a closed pipe (`git simm ... | head`), which ends the
+/// output quietly with exit 0, as git does: an I/O error among its causes,
+/// or one serde_json wrapped while writing a `--json` document.
 pub(super) fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
     })
 }

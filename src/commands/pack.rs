@@ -42,6 +42,7 @@ pub(super) fn repack(
     no_cache: bool,
     args: &RepackArgs,
     feedback: &Feedback,
+    out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
     let repo = Repo::discover(cwd)?;
@@ -63,6 +64,14 @@ pub(super) fn repack(
     };
     let report = git_simm::pack::repack::repack(&repo, &mut store, &opts, feedback)?;
     flush_warnings(&mut store, err);
+    if report.objects == 0 {
+        // git's words, on stdout as git writes them (`builtin/repack.c`).
+        if !args.quiet {
+            writeln!(out, "Nothing new to pack.")?;
+            out.flush()?;
+        }
+        return Ok(Status::Success);
+    }
     if !args.quiet {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         let change = if report.bytes_before > 0 {

@@ -96,7 +96,7 @@ pub(super) fn renames(
     // can, as `git diff --cached` does; copy detection against every file
     // and unmerged entries take the general path.
     let staged = match (args.cached, args.revs.as_slice()) {
-        (true, [] | [_]) if opts.detect != Detect::CopiesHarder => {
+        (true, [] | [_]) if opts.detect != Detect::CopiesHarder && args.pathspecs.is_empty() => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             cached_changes(&repo, spec, args.revs.is_empty())?
         }
@@ -132,13 +132,18 @@ pub(super) fn renames(
         .into_iter()
         .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
         .collect();
-    if args.json {
+    if args.quiet {
+        // Nothing printed, as git diff --quiet.
+    } else if args.json {
         let doc = output::json::Renames::new(&records, &outcome, &store_sizes(&repo, &records));
         output::json::write(out, &doc)?;
     } else {
         output::write_name_status(out, &records, args.nul)?;
     }
     out.flush()?;
+    if (args.exit_code || args.quiet) && !records.is_empty() {
+        return Ok(Status::Differences);
+    }
     Ok(Status::Success)
 }
 
@@ -176,8 +181,20 @@ pub(super) fn general_changes(
     detect: git_simm::renames::Detect,
 ) -> Result<Compared> {
     let mut unmerged: Vec<Vec<u8>> = Vec::new();
-    let (old, new) = match (args.cached, args.revs.as_slice()) {
-        (true, [] | [_]) => {
+    // `A..B` and `A...B`, read as git diff reads them.
+    let range = match (args.cached, args.revs.as_slice()) {
+        (false, [one]) => repo.resolve_diff_range(one)?,
+        _ => None,
+    };
+    let (old, new) = match (args.cached, args.revs.as_slice(), range) {
+        (_, _, Some((a, b))) => (
+            repo.tree_entries(a)?,
+            Side {
+                entries: repo.tree_entries(b)?,
+                contents: Default::default(),
+            },
+        ),
+        (true, [] | [_], None) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(repo, spec, args.revs.is_empty())?;
             let (entries, conflicts) = repo.index_entries_with_conflicts()?;
@@ -188,20 +205,31 @@ pub(super) fn general_changes(
             };
             (old, new)
         }
-        (false, [a, b]) => (
+        (false, [a, b], None) => (
             tree_side(repo, a, false)?,
             Side {
                 entries: tree_side(repo, b, false)?,
                 contents: Default::default(),
             },
         ),
-        (false, [] | [_]) => {
+        (false, [] | [_], None) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(repo, spec, args.revs.is_empty())?;
             let new = worktree_side(repo, &old)?;
             (old, new)
         }
         _ => bail!("--cached takes at most one tree-ish"),
+    };
+    let (old, new) = match Pathspecs::new(repo, &args.pathspecs)? {
+        Some(specs) => {
+            let mut old = old;
+            let mut new = new;
+            old.retain(|e| specs.matches(&e.path));
+            new.entries.retain(|e| specs.matches(&e.path));
+            unmerged.retain(|p| specs.matches(p));
+            (old, new)
+        }
+        None => (old, new),
     };
     let changes = git_simm::repo::changes::diff_with_unmerged(
         &old,
@@ -239,11 +267,122 @@ pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Resul
         entries: Vec::with_capacity(mapped.len()),
         contents: Default::default(),
     };
-    for (entry, data) in mapped {
+    for (mut entry, data) in mapped {
         if let Some(data) = data {
             side.contents.insert(entry.id, data);
+        }
+        if entry.kind == EntryKind::Submodule
+            && let Some(work_dir) = repo.work_dir()
+        {
+            entry.id = submodule_state(repo, work_dir, &entry)?;
         }
         side.entries.push(entry);
     }
     Ok(side)
+}
+
+/// The id git's diff gives a checked-out submodule on the work-tree side
+/// (`diff-lib.c`, `match_stat_with_submodule`): the commit its HEAD is at,
+/// or the null id when its tracked content is modified (as `git status
+/// --porcelain=2` in the submodule reports it, which is what git runs
+/// too; untracked files do not count), so that a submodule moved or dirty
+/// is `M`. `diff.ignoreSubmodules` and `submodule.<name>.ignore` are not
+/// read.
+/// A submodule that is not checked out keeps the index's commit.
+fn submodule_state(
+    repo: &Repo,
+    work_dir: &Path,
+    entry: &git_simm::repo::Entry,
+) -> Result<ObjectId> {
+    let Ok(rel) = std::str::from_utf8(&entry.path) else {
+        return Ok(entry.id);
+    };
+    let dir = work_dir.join(rel);
+    if !dir.join(".git").exists() {
+        return Ok(entry.id);
+    }
+    let git = |args: &[&str]| -> Result<std::process::Output> {
+        std::process::Command::new("git")
+            .current_dir(&dir)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .args(args)
+            .output()
+            .with_context(|| format!("cannot run git in submodule '{rel}'"))
+    };
+    // git's diff does not count untracked files in a submodule.
+    let status = git(&["status", "--porcelain=2", "--untracked-files=no"])?;
+    if !status.status.success() {
+        bail!(
+            "cannot read the status of submodule '{rel}': {}",
+            String::from_utf8_lossy(&status.stderr).trim()
+        );
+    }
+    if !status.stdout.is_empty() {
+        return Ok(ObjectId::null(repo.object_hash()));
+    }
+    let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
+    let head = String::from_utf8_lossy(&head.stdout);
+    Ok(ObjectId::from_hex(head.trim().as_bytes()).unwrap_or(entry.id))
+}
+
+/// git's pathspecs without magic: each names a path or a directory (what is
+/// under it) relative to the current directory, or is a wildmatch pattern
+/// against the whole path, where `*` crosses `/` (git's `pathspec.c`,
+/// `match_pathspec_item`).
+struct Pathspecs {
+    specs: Vec<Vec<u8>>,
+}
+
+impl Pathspecs {
+    /// `None` when there are no pathspecs (everything matches).
+    fn new(repo: &Repo, given: &[String]) -> Result<Option<Pathspecs>> {
+        if given.is_empty() {
+            return Ok(None);
+        }
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let prefix = match repo.work_dir() {
+            Some(top) => {
+                let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
+                let cwd = cwd.canonicalize().unwrap_or(cwd);
+                cwd.strip_prefix(&top)
+                    .map(|p| p.to_string_lossy().replace('\\', "/"))
+                    .unwrap_or_default()
+            }
+            None => String::new(),
+        };
+        let mut specs = Vec::new();
+        for spec in given {
+            let mut parts: Vec<&str> = prefix.split('/').filter(|p| !p.is_empty()).collect();
+            for part in spec.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => {
+                        if parts.pop().is_none() {
+                            bail!("{spec}: '{spec}' is outside repository");
+                        }
+                    }
+                    p => parts.push(p),
+                }
+            }
+            specs.push(parts.join("/").into_bytes());
+        }
+        Ok(Some(Pathspecs { specs }))
+    }
+
+    fn matches(&self, path: &[u8]) -> bool {
+        use gix::bstr::ByteSlice;
+        self.specs.iter().any(|spec| {
+            spec.is_empty()
+                || path == spec.as_slice()
+                || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
+                || (spec.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
+                    && gix::glob::wildmatch(
+                        spec.as_bstr(),
+                        path.as_bstr(),
+                        gix::glob::wildmatch::Mode::empty(),
+                    ))
+        })
+    }
 }

@@ -74,8 +74,13 @@ pub(super) fn similar(
         let mut buf = Vec::new();
         for m in &matches {
             write!(buf, "{}%\t", score::percent(m.score))?;
-            write_quoted_path(&mut buf, &m.path)?;
-            buf.push(b'\n');
+            if args.nul {
+                buf.extend_from_slice(&m.path);
+                buf.push(b'\0');
+            } else {
+                write_quoted_path(&mut buf, &m.path)?;
+                buf.push(b'\n');
+            }
         }
         out.write_all(&buf)?;
     }

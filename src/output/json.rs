@@ -5,8 +5,10 @@
 //! newline ([`write()`]). Keys appear in alphabetical order, the order the
 //! output has always had (it was first built as a `serde_json::Value`,
 //! whose maps sort their keys), so fields are declared in that order.
-//! Paths are strings: the path itself when it is valid UTF-8, else git's
-//! quoted form ([`json_path`]), so the bytes can still be recovered.
+//! Paths are two fields ([`json_path`]): `path`, the path itself when it
+//! is valid UTF-8, and `path_bytes`, `null` then, else the name's bytes
+//! as an array of numbers (`path` is then only readable, invalid bytes
+//! replaced by U+FFFD), so every name is recovered exactly.
 //! Optional values are `null`, never left out.
 
 use std::collections::HashMap;
@@ -56,8 +58,11 @@ pub struct Change {
 pub struct Side {
     /// The object id in hex: the blob's (a commit's for a submodule).
     pub blob: String,
-    /// The path from the top of the repository.
+    /// The path from the top of the repository (exact when `path_bytes`
+    /// is `null`).
     pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
     /// The object's size in bytes; `null` when the object database does
     /// not have it (a work-tree file, a submodule's commit).
     pub size: Option<u64>,
@@ -101,10 +106,14 @@ impl Renames {
     /// each object the object database has.
     pub fn new(records: &[Record], outcome: &Outcome, sizes: &HashMap<ObjectId, u64>) -> Renames {
         let side = |e: &Option<crate::repo::Entry>| {
-            e.as_ref().map(|e| Side {
-                blob: e.id.to_string(),
-                path: json_path(&e.path),
-                size: sizes.get(&e.id).copied(),
+            e.as_ref().map(|e| {
+                let (path, path_bytes) = json_path(&e.path);
+                Side {
+                    blob: e.id.to_string(),
+                    path,
+                    path_bytes,
+                    size: sizes.get(&e.id).copied(),
+                }
             })
         };
         Renames {
@@ -157,8 +166,10 @@ pub struct Match {
     /// How many of the 256 fingerprint bits differ from the query's;
     /// `null` when either has no fingerprint (under 192 bytes).
     pub distance: Option<u32>,
-    /// The file's path in the tree.
+    /// The file's path in the tree (exact when `path_bytes` is `null`).
     pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
     /// git's rename similarity score in percent (0-100).
     pub score: u32,
     /// The file's size in bytes.
@@ -177,12 +188,16 @@ impl Similar {
         Similar {
             matches: matches
                 .iter()
-                .map(|m| Match {
-                    blob: m.id.to_string(),
-                    distance: m.distance,
-                    path: json_path(&m.path),
-                    score: score::percent(m.score),
-                    size: m.size,
+                .map(|m| {
+                    let (path, path_bytes) = json_path(&m.path);
+                    Match {
+                        blob: m.id.to_string(),
+                        distance: m.distance,
+                        path,
+                        path_bytes,
+                        score: score::percent(m.score),
+                        size: m.size,
+                    }
                 })
                 .collect(),
             query: query.to_owned(),
@@ -210,7 +225,8 @@ mod tests {
             matches: vec![Match {
                 blob: "ab".repeat(20),
                 distance: None,
-                path: "\"caf\\351\"".into(),
+                path: "caf\u{fffd}".into(),
+                path_bytes: Some(b"caf\xe9".to_vec()),
                 score: 94,
                 size: 120,
             }],
@@ -227,7 +243,13 @@ mod tests {
     {{
       "blob": "{blob}",
       "distance": null,
-      "path": "\"caf\\351\"",
+      "path": "caf�",
+      "path_bytes": [
+        99,
+        97,
+        102,
+        233
+      ],
       "score": 94,
       "size": 120
     }}
@@ -246,6 +268,7 @@ mod tests {
         let side = |path: &str, size| Side {
             blob: "0".repeat(40),
             path: path.into(),
+            path_bytes: None,
             size,
         };
         let doc = Renames {
@@ -287,11 +310,13 @@ mod tests {
       "new": {{
         "blob": "{z}",
         "path": "b",
+        "path_bytes": null,
         "size": null
       }},
       "old": {{
         "blob": "{z}",
         "path": "a",
+        "path_bytes": null,
         "size": 7
       }},
       "score": 87,
@@ -301,6 +326,7 @@ mod tests {
       "new": {{
         "blob": "{z}",
         "path": "c",
+        "path_bytes": null,
         "size": 1
       }},
       "old": null,

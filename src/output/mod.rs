@@ -50,12 +50,19 @@ pub fn quoted(path: &[u8]) -> String {
     String::from_utf8_lossy(&v).into_owned()
 }
 
-/// A path for JSON: the string when it is valid UTF-8, else git's quoted
-/// form so the bytes can still be recovered unambiguously.
-pub fn json_path(path: &[u8]) -> String {
+/// A path for JSON, as the pair of fields documents carry: the path as a
+/// string, exact when it is valid UTF-8, and for any other name its bytes
+/// (with the string then only a readable approximation, invalid bytes
+/// replaced by U+FFFD). Two different names never give the same pair,
+/// which git's quoted form in the string did not ensure (a UTF-8 name
+/// can look like a quoted one).
+pub fn json_path(path: &[u8]) -> (String, Option<Vec<u8>>) {
     match std::str::from_utf8(path) {
-        Ok(s) => s.to_owned(),
-        Err(_) => quoted(path),
+        Ok(s) => (s.to_owned(), None),
+        Err(_) => (
+            String::from_utf8_lossy(path).into_owned(),
+            Some(path.to_vec()),
+        ),
     }
 }
 

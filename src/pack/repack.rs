@@ -22,8 +22,10 @@
 //!
 //! Killed at any point, the repository holds every object: before step 4
 //! the old packs are untouched, after it the new pack holds everything. A
-//! leftover temporary directory is cleaned by the next run, and the lock
-//! dies with the process that held it.
+//! leftover temporary directory is cleaned by the next run, as are the
+//! `tmp_pack_*` and `tmp_idx_*` files a killed `git pack-objects` leaves,
+//! once they are as old as `git gc` wants (`gc.pruneExpire`, two weeks by
+//! default), and the lock dies with the process that held it.
 //!
 //! Interrupted (the [`Feedback`] flag set, as on Ctrl-C), it stops at the
 //! next check before the install, `git pack-objects` included (stopped
@@ -37,6 +39,7 @@
 //! all that is left then.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crate::pack::order::Strategy;
 use crate::pack::{self, ListOptions, PackError};
@@ -172,7 +175,8 @@ pub struct RepackReport {
     pub bytes_after: u64,
     /// Old packs removed.
     pub packs_removed: usize,
-    /// The new pack's file name.
+    /// The new pack's file name; empty when there was nothing to pack
+    /// (`objects` is 0), as in an empty repository.
     pub pack: String,
     /// Whether a bitmap was written.
     pub bitmap: bool,
@@ -202,7 +206,7 @@ pub fn repack(
     let pack_dir = repo.objects_dir().join("pack");
     refuse_unsafe(repo, &pack_dir)?;
     let _lock = Lock::take(repo.common_dir())?;
-    remove_stale_temporaries(&pack_dir);
+    remove_stale_temporaries(&pack_dir, git_tmp_expiry(repo));
     undo_interrupted_install(&pack_dir)?;
     let old = existing_packs(&pack_dir)?;
     let bytes_before = old
@@ -224,6 +228,20 @@ pub fn repack(
     .map_err(interrupted_or)?;
     fault_point(opts, "listed");
     feedback.check()?;
+    if list.objects.is_empty() {
+        // An empty repository: `git repack` says "Nothing new to pack."
+        // and succeeds, changing nothing; so does this (`--non-empty`
+        // would have pack-objects write nothing).
+        return Ok(RepackReport {
+            objects: 0,
+            blobs: 0,
+            bytes_before,
+            bytes_after: bytes_before,
+            packs_removed: 0,
+            pack: String::new(),
+            bitmap: false,
+        });
+    }
 
     // Removed when dropped, even on an early return; a killed run's is
     // removed by the next run (remove_stale_temporaries).
@@ -609,15 +627,78 @@ fn sync_dir(dir: &Path) -> Result<(), RepackError> {
 
 /// Temporary directories of runs that died: nobody else can be using them
 /// while we hold the lock.
-fn remove_stale_temporaries(pack_dir: &Path) {
+fn remove_stale_temporaries(pack_dir: &Path, git_expiry: Option<Duration>) {
     let Ok(read) = std::fs::read_dir(pack_dir) else {
         return;
     };
+    let now = SystemTime::now();
     for e in read.filter_map(Result::ok) {
-        if e.file_name().to_string_lossy().starts_with(TMP_PREFIX) {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TMP_PREFIX) {
             let _ = std::fs::remove_dir_all(e.path());
+        } else if name.starts_with(GIT_TMP_PREFIX)
+            && let Some(expiry) = git_expiry
+            && let Ok(meta) = e.path().symlink_metadata()
+            && meta
+                .modified()
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age >= expiry))
+        {
+            // What a killed `git pack-objects` (ours, or any git's) left:
+            // `tmp_pack_*`, `tmp_idx_*`, `tmp_rev_*`. A young one may belong
+            // to a git still writing it, so the rule is `git gc`'s.
+            let _ = if meta.is_dir() {
+                std::fs::remove_dir_all(e.path())
+            } else {
+                std::fs::remove_file(e.path())
+            };
         }
     }
+}
+
+/// How git's own temporary files in `objects/pack` start.
+const GIT_TMP_PREFIX: &str = "tmp_";
+
+/// How old a `tmp_*` file in `objects/pack` must be before it is removed,
+/// or `None` to keep them all: `git gc` runs `git prune --expire
+/// <gc.pruneExpire>` (default `2.weeks.ago`), and `git prune` removes the
+/// `tmp_` files of `objects/pack` whose mtime is at or before that date
+/// (`builtin/prune.c`, `prune_tmp_file`). `gc.pruneExpire` is read in the
+/// forms `now`, `never` and `<n>.<unit>.ago` (or with spaces); any other
+/// date falls back to git's default of two weeks.
+fn git_tmp_expiry(repo: &Repo) -> Option<Duration> {
+    const TWO_WEEKS: Duration = Duration::from_secs(14 * 24 * 3600);
+    match repo.config_string("gc.pruneExpire") {
+        None => Some(TWO_WEEKS),
+        Some(v) => parse_expiry(&v).unwrap_or(Some(TWO_WEEKS)),
+    }
+}
+
+/// `now` -> `Some(0)`, `never` -> `None`, `3.days.ago` or `3 days ago`
+/// -> three days; `None` for what is not understood.
+fn parse_expiry(v: &str) -> Option<Option<Duration>> {
+    let v = v.trim().to_ascii_lowercase();
+    match v.as_str() {
+        "now" => return Some(Some(Duration::ZERO)),
+        "never" | "false" => return Some(None),
+        _ => {}
+    }
+    let words: Vec<&str> = v.split(['.', ' ']).filter(|w| !w.is_empty()).collect();
+    let [n, unit, "ago"] = words.as_slice() else {
+        return None;
+    };
+    let n: u64 = n.parse().ok()?;
+    let secs = match unit.trim_end_matches('s') {
+        "second" => 1,
+        "minute" => 60,
+        "hour" => 3600,
+        "day" => 86_400,
+        "week" => 7 * 86_400,
+        "month" => 30 * 86_400,
+        "year" => 365 * 86_400,
+        _ => return None,
+    };
+    Some(Some(Duration::from_secs(n.checked_mul(secs)?)))
 }
 
 /// The repack lock: an advisory lock on `simm-repack.lock` in the git
@@ -674,5 +755,21 @@ fn interrupted_or(e: PackError) -> RepackError {
         RepackError::Interrupted(Interrupted)
     } else {
         RepackError::List(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_expire_reads_like_git() {
+        let day = Duration::from_secs(86_400);
+        assert_eq!(parse_expiry("now"), Some(Some(Duration::ZERO)));
+        assert_eq!(parse_expiry("never"), Some(None));
+        assert_eq!(parse_expiry("2.weeks.ago"), Some(Some(14 * day)));
+        assert_eq!(parse_expiry("1 day ago"), Some(Some(day)));
+        assert_eq!(parse_expiry("3.hours.ago"), Some(Some(3 * day / 24)));
+        assert_eq!(parse_expiry("2024-01-01"), None);
     }
 }

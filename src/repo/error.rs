@@ -170,6 +170,12 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// The two ends of `A...B` have no common ancestor.
+    #[error("{spec}: no merge base")]
+    NoMergeBase {
+        /// The range as given.
+        spec: String,
+    },
     /// The work was interrupted (its [`Feedback`](crate::progress::Feedback)
     /// flag was set).
     #[error("interrupted")]

@@ -17,6 +17,43 @@ impl Repo {
             })
     }
 
+    /// The two trees `git diff` compares for a range: `A..B` as `A` and
+    /// `B`, `A...B` as the merge base of `A` and `B`, and `B`; an end left
+    /// out is `HEAD`. `None` when `spec` is not a range (no `..`).
+    pub fn resolve_diff_range(
+        &self,
+        spec: &str,
+    ) -> Result<Option<(ObjectId, ObjectId)>, RepoError> {
+        use gix::revision::plumbing::Spec;
+        if !spec.contains("..") {
+            return Ok(None);
+        }
+        let repo = self.local();
+        let unknown = |source: gix::Error| RepoError::UnknownRevision {
+            spec: spec.to_owned(),
+            source,
+        };
+        let parsed = repo.rev_parse(spec).map_err(unknown)?.detach();
+        let (old, new) = match parsed {
+            Spec::Range { from, to } => (from, to),
+            Spec::Merge { theirs, ours } => {
+                let base = repo
+                    .merge_base(theirs, ours)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| RepoError::NoMergeBase {
+                        spec: spec.to_owned(),
+                    })?;
+                (base.detach(), ours)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some((
+            self.resolve_tree(&old.to_string())?,
+            self.resolve_tree(&new.to_string())?,
+        )))
+    }
+
     /// Resolve a tree-ish (commit, tag, tree, `HEAD~2`, `v1.0^{tree}`,
     /// `HEAD:dir`) to a tree id, peeling tags and commits like git does.
     pub fn resolve_tree(&self, spec: &str) -> Result<ObjectId, RepoError> {

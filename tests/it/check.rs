@@ -350,9 +350,36 @@ fn install_hook_honours_hooks_path_and_refuses_to_overwrite() {
         std::fs::read(&hook).expect("read"),
         b"#!/bin/sh\necho mine\n"
     );
+    // Issue 12: --force keeps the hook it replaces, and says where.
     let o = r.simm(&["install-hook", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&hook).expect("read"), util::shipped_hook());
+    let backup = r.path.join("my hooks/pre-commit.simm-backup");
+    assert_eq!(
+        std::fs::read(&backup).expect("backup kept"),
+        b"#!/bin/sh\necho mine\n"
+    );
+    assert!(
+        util::stdout(&o).contains(&format!(
+            "kept the previous pre-commit hook as {}",
+            backup.display()
+        )),
+        "{}",
+        util::stdout(&o)
+    );
+    // A second, different hook forced over does not clobber the first
+    // backup.
+    std::fs::write(&hook, "#!/bin/sh\necho other\n").expect("write");
+    let o = r.simm(&["install-hook", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&backup).expect("backup kept"),
+        b"#!/bin/sh\necho mine\n"
+    );
+    assert_eq!(
+        std::fs::read(r.path.join("my hooks/pre-commit.simm-backup.1")).expect("second backup"),
+        b"#!/bin/sh\necho other\n"
+    );
 }
 
 #[test]

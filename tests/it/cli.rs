@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use util::{Repo, corpus_text, git_env, path_with_simm, simm_command, simm_in, stderr, stdout};
+use util::{
+    Repo, corpus_text, git_command, git_env, path_with_simm, simm_command, simm_in, stderr, stdout,
+};
 
 /// A repository of real files (pinned corpus texts under the names of a
 /// small crate's sources), plus awkward names.
@@ -686,6 +688,79 @@ fn completions_cover_every_subcommand_and_their_options() {
     assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
 }
 
+/// Issue 12: completions offered file names for `--order`, listed
+/// `--no-cache` for commands without a store, and the man page's synopsis
+/// read `[-C ]` and `[-z ]`.
+#[test]
+fn completions_and_man_pages_show_values_and_only_options_that_apply() {
+    let bash = simm_ok(&["completions", "bash"]);
+    let order = bash
+        .split("--order)")
+        .nth(1)
+        .and_then(|rest| rest.lines().nth(1))
+        .unwrap_or_default();
+    assert!(
+        order.contains(r#"compgen -W "similarity path git""#),
+        "{order}"
+    );
+    for sub in ["completions", "manpage", "install-hook"] {
+        assert!(!simm_ok(&[sub, "--help"]).contains("--no-cache"), "{sub}");
+        let o = simm_command()
+            .args([sub, "--no-cache"])
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(129), "{sub}: {}", stderr(&o));
+    }
+    for sub in [
+        "fingerprint",
+        "similar",
+        "renames",
+        "check",
+        "pack-order",
+        "repack",
+    ] {
+        assert!(simm_ok(&[sub, "--help"]).contains("--no-cache"), "{sub}");
+    }
+    let o = simm_command()
+        .args(["repack", "--order", "nope"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("similarity, path, git"),
+        "{}",
+        stderr(&o)
+    );
+
+    let page = simm_ok(&["manpage"]);
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(synopsis.contains(r"[\fB\-C\fR <\fIpath\fR>]"), "{synopsis}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    simm_ok(&["manpage", "--dir", &dir.path().to_string_lossy()]);
+    let page = std::fs::read_to_string(dir.path().join("git-simm-fingerprint.1")).expect("page");
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(synopsis.contains(r"[\fB\-z\fR]"), "{synopsis}");
+    assert!(!synopsis.contains(r" \fR]"), "{synopsis}");
+    let page = std::fs::read_to_string(dir.path().join("git-simm-repack.1")).expect("page");
+    let synopsis = page
+        .lines()
+        .skip_while(|l| *l != ".SH SYNOPSIS")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        synopsis.contains(r"[\fB\-\-order\fR <\fIorder\fR>]"),
+        "{synopsis}"
+    );
+}
+
 /// Run `cmd` with `input` on its stdin; `None` when it cannot be started
 /// (the tool is not installed).
 fn with_stdin(cmd: &mut Command, input: &str) -> Option<std::process::Output> {
@@ -1061,4 +1136,380 @@ fn renames_stops_on_sigint_at_any_step() {
         assert!(o.status.success(), "{what}, then: {}", stderr(&o));
         assert!(o.stdout == expected.stdout, "{what}: different renames");
     }
+}
+
+/// Issue 12: `renames --json | head` said "fatal: Broken pipe" and exited
+/// 128 where the text output (and git) end quietly with 0.
+#[test]
+fn json_into_a_closed_pipe_ends_quietly_as_text_does() {
+    let r = util::moved_files_repo(400, 20);
+    for args in [
+        &["renames", "--json", "HEAD~1", "HEAD"][..],
+        &["renames", "HEAD~1", "HEAD"][..],
+    ] {
+        let mut child = simm_command()
+            .current_dir(&r.path)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git-simm");
+        // `head -c 1`: read a little, then close the pipe.
+        {
+            use std::io::Read;
+            let mut stdout = child.stdout.take().expect("stdout");
+            let mut first = [0u8; 1];
+            stdout.read_exact(&mut first).expect("some output");
+        }
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}
+
+/// Issue 12: `fingerprint --all -q` drew progress on a terminal. Run under
+/// a pseudo-terminal (`script`), it prints nothing at all, while without
+/// `-q` the same run draws progress there.
+#[test]
+fn fingerprint_all_quiet_draws_no_progress_on_a_terminal() {
+    let r = util::moved_files_repo(3000, 60);
+    let simm = env!("CARGO_BIN_EXE_git-simm");
+    let run = |flags: &str| -> Option<String> {
+        let mut cmd = Command::new("script");
+        util::git_env(&mut cmd);
+        let o = cmd
+            .current_dir(&r.path)
+            .args([
+                "-qec",
+                &format!("'{simm}' fingerprint --all --no-cache {flags} >/dev/null"),
+                "/dev/null",
+            ])
+            .output()
+            .ok()?;
+        o.status.success().then(|| util::lossy(&o.stdout))
+    };
+    let Some(quiet) = run("-q") else {
+        eprintln!("no script(1) here; progress on a terminal not checked");
+        return;
+    };
+    assert_eq!(quiet, "", "-q drew on the terminal");
+    let loud = run("").unwrap_or_default();
+    if loud.is_empty() {
+        eprintln!("the run was too quick to draw progress; the control is moot");
+    }
+}
+
+/// Issue 12: a revision that does not resolve was reported with gix's
+/// account of its walk (`delegate.traverse(NthAncestor(999999)) failed`);
+/// git-simm says what `git diff` says.
+#[test]
+fn unknown_revisions_are_reported_as_git_diff_reports_them() {
+    let r = sources_repo();
+    for (rev, other) in [
+        ("HEAD~999999", "HEAD"),
+        ("no-such-rev", "HEAD"),
+        ("HEAD", "HEAD~999999"),
+    ] {
+        let git = r.git_output(&["diff", "--name-status", rev, other]);
+        let o = r.simm(&["renames", rev, other]);
+        assert_eq!(o.status.code(), git.status.code(), "{rev} {other}");
+        assert_eq!(stderr(&o), util::stderr(&git), "{rev} {other}");
+    }
+}
+
+/// Issue 12: the README's quick start says what fills the store: a range
+/// whose renames are all exact fingerprints nothing (no store appears),
+/// `similar` fingerprints the tree and fills it.
+#[test]
+fn store_appears_only_when_something_is_fingerprinted() {
+    let r = Repo::new();
+    let text = corpus_text("rust/serde_json-1.0.133/src/raw.rs");
+    r.write("a.rs", &text);
+    r.commit_all("one");
+    r.git_mv("a.rs", "b.rs");
+    r.commit_all("two");
+    let o = r.simm(&["renames", "HEAD~1", "HEAD"]);
+    assert_eq!(
+        stdout(&o),
+        r.git_str(&["diff", "-M", "--name-status", "HEAD~1", "HEAD"])
+    );
+    assert!(!r.store_dir().exists());
+    let o = r.simm(&["similar", "b.rs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(r.store_dir().exists());
+}
+
+/// A history with a move into `dir/`, a rename inside `other/`, an edit,
+/// and a side branch, for comparing `renames` with `git diff -M`.
+fn ranges_repo() -> Repo {
+    let r = Repo::new();
+    let text = |i: usize| -> Vec<u8> {
+        (0..200)
+            .map(|n| format!("line {i} {n}\n"))
+            .collect::<String>()
+            .into_bytes()
+    };
+    for i in 1..=3 {
+        r.write(format!("other/f{i}.txt"), &text(i));
+    }
+    r.write("dir/keep.txt", &text(9));
+    r.commit_all("a");
+    r.git(&["branch", "side"]);
+    r.git_mv("other/f1.txt", "dir/f1.txt");
+    r.git_mv("other/f2.txt", "other/g2.txt");
+    r.write("dir/keep.txt", &[text(9), b"x\n".to_vec()].concat());
+    r.commit_all("b");
+    r.git(&["checkout", "-q", "side"]);
+    r.write("side.txt", &text(7));
+    r.commit_all("side");
+    r.git(&["checkout", "-q", "main"]);
+    r
+}
+
+/// Issue 12: `renames` reads `A..B`, `A...B` (from the merge base) and
+/// pathspecs after `--` as `git diff -M` does; a pathspec limits the diff
+/// before rename detection, so a file moved into `dir/` from outside is an
+/// add.
+#[test]
+fn renames_takes_ranges_and_pathspecs_as_git_diff_does() {
+    let r = ranges_repo();
+    let cases: &[&[&str]] = &[
+        &["main~1..main"],
+        &["side...main"],
+        &["main...side"],
+        &["..side"],
+        &["side.."],
+        &["main~1", "main", "--", "dir/"],
+        &["main~1", "main", "--", "dir"],
+        &["main~1", "main", "--", "other", "dir/keep.txt"],
+        &["main~1", "main", "--", "*.txt"],
+        &["main~1..main", "--", "dir"],
+        &["main~1", "main", "--", "nothing-here"],
+    ];
+    for args in cases {
+        let git: Vec<&str> = ["diff", "-M", "--name-status"]
+            .iter()
+            .chain(args.iter())
+            .copied()
+            .collect();
+        let simm: Vec<&str> = ["renames"].iter().chain(args.iter()).copied().collect();
+        let o = r.simm(&simm);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), r.git_str(&git), "{args:?}");
+    }
+    assert!(stdout(&r.simm(&["renames", "main~1", "main", "--", "dir"])).contains("A\tdir/f1.txt"));
+    // Relative to the current directory, as git's pathspecs are.
+    let sub = r.path.join("dir");
+    for spec in [".", "../other"] {
+        let o = simm_in(&sub, &["renames", "main~1", "main", "--", spec]);
+        let git = git_command(&sub)
+            .args(["diff", "-M", "--name-status", "main~1", "main", "--", spec])
+            .output()
+            .expect("git");
+        assert_eq!(stdout(&o), stdout(&git), "{spec}");
+    }
+    // Work tree mode with a pathspec.
+    r.write("dir/keep.txt", b"changed\n");
+    r.write("other/f3.txt", b"changed too\n");
+    let o = r.simm(&["renames", "--", "dir"]);
+    assert_eq!(
+        stdout(&o),
+        r.git_str(&["diff", "-M", "--name-status", "--", "dir"])
+    );
+}
+
+/// Issue 12: `--exit-code` and `--quiet` as `git diff` has them.
+#[test]
+fn renames_exit_code_and_quiet_as_git_diff() {
+    let r = ranges_repo();
+    for args in [
+        &["--exit-code", "main~1", "main"][..],
+        &["--quiet", "main~1", "main"][..],
+        &["--exit-code", "main", "main"][..],
+        &["--quiet", "main", "main"][..],
+        &["--exit-code", "--diff-filter=R", "main~1", "main"][..],
+        &["--exit-code", "--diff-filter=C", "main~1", "main"][..],
+        &["--quiet", "main~1", "main", "--", "nothing-here"][..],
+    ] {
+        let git: Vec<&str> = ["diff", "-M", "--name-status"]
+            .iter()
+            .chain(args.iter())
+            .copied()
+            .collect();
+        let g = r.git_output(&git);
+        let simm: Vec<&str> = ["renames"].iter().chain(args.iter()).copied().collect();
+        let o = r.simm(&simm);
+        assert_eq!(o.status.code(), g.status.code(), "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), stdout(&g), "{args:?}");
+    }
+}
+
+/// Issue 12: `similar -z` prints paths verbatim and ends records with NUL,
+/// as `git ls-tree -z` does.
+#[test]
+fn similar_z_prints_raw_paths_with_nul() {
+    let r = Repo::new();
+    let text = corpus_text("rust/serde_json-1.0.133/src/raw.rs");
+    r.write("tab\there.rs", &text);
+    r.write("plain.rs", b"unrelated\n");
+    r.commit_all("one");
+    let o = r.simm(&["similar", "-z", "tab\there.rs"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"100%\ttab\there.rs\0");
+    let ls = r.git(&["ls-tree", "-z", "--name-only", "HEAD", "tab\there.rs"]);
+    assert!(o.stdout.ends_with(&ls));
+    let o = r.simm(&["similar", "tab\there.rs"]);
+    assert_eq!(stdout(&o), "100%\t\"tab\\there.rs\"\n");
+}
+
+/// Issue 12: JSON gave a non-UTF-8 name as git's quoted form in the same
+/// string a UTF-8 name uses, so `caf\351.txt` (Latin-1) and a file really
+/// named `"caf\351.txt"` printed the same. Now `path_bytes` carries the
+/// bytes of a non-UTF-8 name, and every path read back from JSON equals
+/// what `git diff --name-status -z` prints.
+#[test]
+fn json_paths_are_unambiguous_and_match_git_z() {
+    let r = Repo::new();
+    r.write("base.txt", b"base\n");
+    r.commit_all("one");
+    r.write(b"caf\xe9.txt", b"latin-1 name\n");
+    r.write(b"\"caf\\351.txt\"", b"a name that looks quoted\n");
+    r.commit_all("two");
+    let o = r.simm(&["renames", "--json", "HEAD~1", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let paths: Vec<Vec<u8>> = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            let side = &c["new"];
+            match side["path_bytes"].as_array() {
+                Some(bytes) => bytes
+                    .iter()
+                    .map(|b| u8::try_from(b.as_u64().expect("number")).expect("byte"))
+                    .collect(),
+                None => side["path"].as_str().expect("path").as_bytes().to_vec(),
+            }
+        })
+        .collect();
+    let git = r.git(&["diff", "--name-status", "-z", "HEAD~1", "HEAD"]);
+    let from_git: Vec<Vec<u8>> = git
+        .split(|&b| b == 0)
+        .collect::<Vec<_>>()
+        .chunks(2)
+        .filter(|c| c.len() == 2)
+        .map(|c| c[1].to_vec())
+        .collect();
+    assert_eq!(paths, from_git);
+    assert_eq!(paths.len(), 2);
+    assert_ne!(paths[0], paths[1]);
+    let utf8 = doc["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .filter(|c| c["new"]["path_bytes"].is_null())
+        .count();
+    assert_eq!(utf8, 1);
+}
+
+/// Issue 12: in work-tree mode a checked-out submodule that is dirty or at
+/// another commit is `M`, as `git diff --name-status HEAD` prints it (and
+/// untracked files in it do not count); a conflicted file shows as git
+/// shows it against HEAD.
+#[test]
+fn work_tree_submodules_and_conflicts_as_git_diff_head() {
+    let sub = Repo::new();
+    sub.write("s.txt", b"s\n");
+    sub.commit_all("s");
+    let r = Repo::new();
+    r.write("a.txt", b"a\n");
+    r.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &sub.path.to_string_lossy(),
+        "sub",
+    ]);
+    r.commit_all("base");
+    let in_sub = |args: &[&str]| {
+        let o = git_command(&r.path.join("sub"))
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    };
+    let same = |what: &str| {
+        let o = r.simm(&["renames"]);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert_eq!(
+            stdout(&o),
+            r.git_str(&["diff", "--name-status", "HEAD"]),
+            "{what}"
+        );
+    };
+    same("clean");
+    std::fs::write(r.path.join("sub/s.txt"), b"dirty\n").expect("write");
+    same("dirty");
+    assert_eq!(stdout(&r.simm(&["renames"])), "M\tsub\n");
+    in_sub(&["commit", "-q", "-am", "moved"]);
+    same("moved");
+    in_sub(&["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::write(r.path.join("sub/untracked"), b"u\n").expect("write");
+    same("untracked only");
+    std::fs::remove_file(r.path.join("sub/untracked")).expect("rm");
+
+    r.git(&["checkout", "-q", "-b", "other"]);
+    r.write("a.txt", b"b\n");
+    r.commit_all("b");
+    r.git(&["checkout", "-q", "main"]);
+    r.write("a.txt", b"c\n");
+    r.commit_all("c");
+    assert!(!r.git_output(&["merge", "-q", "other"]).status.success());
+    same("conflict");
+}
+
+/// Issue 12: `fingerprint <dir>` walked ignored files (9.4 s in target/).
+/// In a repository it lists what `git ls-files --cached --others
+/// --exclude-standard` lists; `--no-exclude-standard` walks everything.
+#[test]
+fn fingerprint_of_a_directory_skips_what_git_ignores() {
+    let r = Repo::new();
+    r.write(".gitignore", b"build/\n*.log\n");
+    r.write("src/a.rs", b"fn a() {}\n");
+    r.commit_all("one");
+    r.write("src/new.rs", b"fn new() {}\n");
+    r.write("src/debug.log", b"noise\n");
+    r.write("build/out.o", b"object\n");
+    r.write("src/forced.log", b"tracked though ignored\n");
+    r.git(&["add", "-f", "src/forced.log"]);
+    let names = |o: std::process::Output| -> Vec<String> {
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut v: Vec<String> = stdout(&o)
+            .lines()
+            .filter_map(|l| l.split(' ').nth(2))
+            .map(|n| n.trim_start_matches("./").to_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut git: Vec<String> = r
+        .git_str(&["ls-files", "--cached", "--others", "--exclude-standard"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    git.sort();
+    assert_eq!(names(r.simm(&["fingerprint", "--", "."])), git);
+    let all = names(r.simm(&["fingerprint", "--no-exclude-standard", "--", "."]));
+    assert!(all.contains(&"build/out.o".to_owned()), "{all:?}");
+    assert!(all.contains(&"src/debug.log".to_owned()), "{all:?}");
+    // From a subdirectory, through `..`.
+    let o = simm_in(&r.path.join("src"), &["fingerprint", "--", "../src"]);
+    let sub: Vec<String> = names(o);
+    assert_eq!(
+        sub,
+        ["../src/a.rs", "../src/forced.log", "../src/new.rs"].map(String::from)
+    );
 }

@@ -12,6 +12,7 @@ use crate::util;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::{Duration, SystemTime};
 
 use util::{Repo, Rng, corpus_text, git_command, lossy, simm_command, stderr};
 
@@ -739,7 +740,6 @@ fn leftovers(git_dir: &Path) -> Vec<String> {
 
 #[test]
 fn repack_interrupted_by_sigint_keeps_every_object_and_cleans_up() {
-    use std::time::Duration;
     use util::{To, When};
     let r = util::moved_files_repo(1500, 60);
     let base = r.path.parent().expect("parent");
@@ -794,4 +794,66 @@ fn repack_interrupted_by_sigint_keeps_every_object_and_cleans_up() {
         assert_eq!(object_set(&dir), before, "{what}, then repacked");
         assert_eq!(packs(&dir).len(), 1, "{what}, then repacked");
     }
+}
+
+/// Issue 12: `repack` of an empty repository failed ("unexpected output
+/// ''") where `git repack -a -d` says "Nothing new to pack." and succeeds.
+#[test]
+fn repack_of_an_empty_repository_says_nothing_new_to_pack_as_git_does() {
+    let r = Repo::new();
+    let git = r.git_output(&["repack", "-a", "-d"]);
+    assert!(git.status.success());
+    let o = r.simm(&["repack"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(lossy(&o.stdout), lossy(&git.stdout));
+    assert_eq!(lossy(&o.stdout), "Nothing new to pack.\n");
+    assert!(packs(&r.path.join(".git")).is_empty());
+    let q = r.simm(&["repack", "-q"]);
+    assert_eq!(q.status.code(), Some(0), "{}", stderr(&q));
+    assert!(q.stdout.is_empty() && q.stderr.is_empty());
+}
+
+/// Issue 12: a killed `git pack-objects` leaves `tmp_pack_*` and
+/// `tmp_idx_*` in `objects/pack`; repack removes them once they are as old
+/// as `git gc` (through `git prune --expire <gc.pruneExpire>`) would remove
+/// them, and keeps younger ones, which a running git may still be writing.
+#[test]
+fn repack_removes_old_git_temporaries_as_git_gc_does() {
+    let r = Repo::new();
+    r.write("a.txt", b"some text\n");
+    r.commit_all("one");
+    let pack_dir = r.path.join(".git/objects/pack");
+    std::fs::create_dir_all(&pack_dir).expect("mkdir");
+    let old = SystemTime::now() - Duration::from_secs(15 * 24 * 3600);
+    for name in ["tmp_pack_old", "tmp_idx_old"] {
+        let f = std::fs::File::create(pack_dir.join(name)).expect("create");
+        f.set_modified(old).expect("mtime");
+    }
+    std::fs::write(pack_dir.join("tmp_pack_young"), b"").expect("create");
+    // git's own rule, as the oracle: a copy cleaned by `git gc`.
+    let copy = r.path.parent().expect("parent").join("copy");
+    git_ok(
+        r.path.parent().expect("parent"),
+        &["clone", "-q", "--mirror", "repo", "copy"],
+    );
+    for name in ["tmp_pack_old", "tmp_idx_old"] {
+        let f = std::fs::File::create(copy.join("objects/pack").join(name)).expect("create");
+        f.set_modified(old).expect("mtime");
+    }
+    std::fs::write(copy.join("objects/pack/tmp_pack_young"), b"").expect("create");
+    git_ok(&copy, &["gc", "-q"]);
+    let o = simm(&r.path, &["repack", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tmp = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("pack dir")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tmp_"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(tmp(&pack_dir), vec!["tmp_pack_young".to_owned()]);
+    assert_eq!(tmp(&pack_dir), tmp(&copy.join("objects/pack")));
 }

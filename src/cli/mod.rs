@@ -175,6 +175,12 @@ pub struct RepackArgs {
     #[arg(long, value_name = "order", default_value = "similarity", value_parser = parse_order)]
     pub order: git_simm::pack::order::Strategy,
 
+    /// Who chooses delta bases: git (pack-objects' window, fed in --order)
+    /// or simm (git-simm chooses every base and writes the pack itself;
+    /// experimental).
+    #[arg(long, value_name = "who", default_value = "git", value_parser = parse_bases)]
+    pub bases: git_simm::pack::repack::Bases,
+
     /// Write a reachability bitmap (a multi-pack one over the new pack).
     /// Default: repack.writeBitmaps, else only in bare repositories, as git.
     #[arg(long, short = 'b', overrides_with = "no_write_bitmap_index")]
@@ -187,6 +193,16 @@ pub struct RepackArgs {
     /// No progress and no summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+fn parse_bases(s: &str) -> Result<git_simm::pack::repack::Bases, String> {
+    git_simm::pack::repack::Bases::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = git_simm::pack::repack::Bases::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        format!("unknown bases '{s}' (one of: {})", names.join(", "))
+    })
 }
 
 fn parse_order(s: &str) -> Result<git_simm::pack::order::Strategy, String> {

@@ -58,6 +58,17 @@ const BATCH_BYTES: u64 = 256 << 20;
 /// them too: a delta header and base reference cost as much).
 const MIN_DELTA_SIZE: usize = 50;
 
+/// How many of the objects visited before one are scanned for the nearest
+/// fingerprints.
+const MAX_SCANNED: usize = 2048;
+
+/// How many nearest fingerprints are tried besides the window.
+const NEAR_CANDIDATES: usize = 3;
+
+/// Fingerprints farther apart than this are not tried as bases beyond the
+/// window.
+const NEAR_DISTANCE: u32 = 64;
+
 /// One entry ready to append: compressed content or delta.
 struct Ready {
     /// Position in the list.
@@ -251,8 +262,108 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
             None => list.push(vec![i]),
         }
     }
+    let blobs = join_continued(objects, blobs);
     trees.extend(blobs);
     (whole, trees)
+}
+
+/// Fingerprints at most this far apart make two path groups one (a rename,
+/// a copy, a vendored tree): about 80% of the content shared.
+const JOIN_DISTANCE: u32 = 40;
+
+/// Joined groups stay below this many objects (boilerplate copied into
+/// hundreds of paths would otherwise make one huge group).
+const MAX_JOINED: usize = 4096;
+
+/// Join path groups whose largest blob's nearest fingerprint in another
+/// group is within [`JOIN_DISTANCE`]: the history of a file that moved, or
+/// was copied, continues in the other group, so their versions are each
+/// other's bases. A joined group lists its objects in list order.
+fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    use crate::similarity::candidates::{Options, Search};
+    use crate::similarity::fingerprint::Sketch;
+    // Every fingerprinted blob, and the group each is in.
+    let mut group_of = Vec::new();
+    let mut sketches = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        for &o in group {
+            if let Some(f) = objects[o].fingerprint {
+                group_of.push((g, o));
+                sketches.push(Sketch {
+                    size: objects[o].size,
+                    fingerprint: Some(f),
+                });
+            }
+        }
+    }
+    // Each group's largest fingerprinted blob.
+    let mut roots: Vec<(usize, usize)> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let root = group
+            .iter()
+            .filter(|&&o| objects[o].fingerprint.is_some())
+            .max_by_key(|&&o| objects[o].size);
+        if let Some(&o) = root {
+            roots.push((g, o));
+        }
+    }
+    if roots.len() < 2 {
+        return groups;
+    }
+    let search = Search::new(&sketches);
+    let dsts: Vec<Sketch> = roots
+        .iter()
+        .map(|&(_, o)| Sketch {
+            size: objects[o].size,
+            fingerprint: objects[o].fingerprint,
+        })
+        .collect();
+    let opts = Options {
+        min_score: 0,
+        per_destination: 8,
+        tie_margin: 0,
+        max_ties: 0,
+    };
+    let nearest = search.nearest(&dsts, &opts);
+    let mut parent: Vec<usize> = (0..groups.len()).collect();
+    let mut members: Vec<usize> = groups.iter().map(Vec::len).collect();
+    fn find(parent: &mut [usize], mut g: usize) -> usize {
+        while parent[g] != g {
+            parent[g] = parent[parent[g]];
+            g = parent[g];
+        }
+        g
+    }
+    for ((g, o), cands) in roots.iter().zip(nearest) {
+        let Some(f) = objects[*o].fingerprint else {
+            continue;
+        };
+        let other = cands.sources.iter().find_map(|&s| {
+            let (h, so) = group_of[s];
+            let d = objects[so].fingerprint.map(|sf| sf.distance(&f))?;
+            (h != *g && d <= JOIN_DISTANCE).then_some(h)
+        });
+        if let Some(h) = other {
+            let (a, b) = (find(&mut parent, *g), find(&mut parent, h));
+            if a != b && members[a] + members[b] <= MAX_JOINED {
+                parent[b] = a;
+                members[a] += members[b];
+            }
+        }
+    }
+    let mut joined: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (g, group) in groups.into_iter().enumerate() {
+        let r = find(&mut parent, g);
+        joined[r].extend(group);
+    }
+    joined
+        .into_iter()
+        .filter(|g| !g.is_empty())
+        .map(|mut g| {
+            g.sort_unstable();
+            g
+        })
+        .collect()
 }
 
 enum SearchError {
@@ -315,6 +426,22 @@ fn search_group(
             for h in [k.wrapping_sub(1), k + 1, k.wrapping_sub(2), k + 2] {
                 if h < n && rank[h] < r && !cands.contains(&h) {
                     cands.push(h);
+                }
+            }
+            // And the nearest fingerprints among those visited already.
+            if let Some(f) = objects[group[k]].fingerprint {
+                let mut near: Vec<(u32, usize)> = visit[r.saturating_sub(MAX_SCANNED)..r]
+                    .iter()
+                    .filter_map(|&h| {
+                        let d = objects[group[h]].fingerprint?.distance(&f);
+                        (d <= NEAR_DISTANCE).then_some((d, h))
+                    })
+                    .collect();
+                near.sort_unstable();
+                for (_, h) in near.into_iter().take(NEAR_CANDIDATES) {
+                    if !cands.contains(&h) {
+                        cands.push(h);
+                    }
                 }
             }
             for c in cands {

@@ -52,7 +52,7 @@ pub struct BasesOptions {
 
 /// Batches hold groups up to this many bytes of content (a single larger
 /// group is a batch of its own).
-const BATCH_BYTES: u64 = 256 << 20;
+const BATCH_BYTES: u64 = 32 << 20;
 
 /// Objects smaller than this are written whole (git's delta search skips
 /// them too: a delta header and base reference cost as much).
@@ -115,6 +115,7 @@ pub fn write_pack(
     // Where each list position landed in the pack (entry index).
     let mut entry_of: Vec<usize> = vec![usize::MAX; objects.len()];
     let stage = feedback.stage("Writing objects", objects.len() as u64);
+    let workers = Workers::new(repo, opts.level);
 
     // Commits and tags, whole, in batches too (their content is read and
     // compressed on the pool).
@@ -122,20 +123,20 @@ pub fn write_pack(
         feedback.check()?;
         let ready: Vec<Result<Ready, PackError>> = chunk
             .par_iter()
-            .map_init(
-                || (repo.reader(), Compress::new(opts.level), Vec::new()),
-                |(reader, zlib, buf), &obj| {
+            .map(|&obj| {
+                workers.with(|Worker { reader, zlib, buf }| {
                     let kind = reader.object_into(&objects[obj].id, buf)?;
                     let mut deflated = Vec::new();
                     deflate_into(zlib, buf, &mut deflated).map_err(|e| write_err(&tmp_path, e))?;
+                    deflated.shrink_to_fit();
                     Ok(Ready {
                         obj,
                         head: ReadyHead::Full(kind),
                         size: buf.len() as u64,
                         deflated,
                     })
-                },
-            )
+                })
+            })
             .collect();
         for r in ready {
             append(&mut writer, &mut entry_of, r?, &tmp_path)?;
@@ -207,6 +208,47 @@ pub fn write_pack(
     Ok(name)
 }
 
+/// What each thread of the pool works with: one reader (its delta-base
+/// cache stays warm across groups) and one compressor.
+struct Worker {
+    reader: Reader,
+    zlib: Compress,
+    buf: Vec<u8>,
+}
+
+/// One [`Worker`] per pool thread, made on first use; each is only ever
+/// locked by its own thread.
+struct Workers<'a> {
+    repo: &'a Repo,
+    level: Compression,
+    slots: Vec<std::sync::Mutex<Option<Worker>>>,
+}
+
+impl<'a> Workers<'a> {
+    fn new(repo: &'a Repo, level: Compression) -> Self {
+        Workers {
+            repo,
+            level,
+            slots: std::iter::repeat_with(|| std::sync::Mutex::new(None))
+                .take(rayon::current_num_threads().max(1))
+                .collect(),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Worker) -> R) -> R {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut guard = self.slots[slot]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let worker = guard.get_or_insert_with(|| Worker {
+            reader: self.repo.reader(),
+            zlib: Compress::new(self.level),
+            buf: Vec::new(),
+        });
+        f(worker)
+    }
+}
+
 fn write_err(path: &Path, e: super::write::WriteError) -> PackError {
     PackError::Write {
         path: path.to_owned(),
@@ -271,9 +313,10 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
 /// a copy, a vendored tree): about 80% of the content shared.
 const JOIN_DISTANCE: u32 = 40;
 
-/// Joined groups stay below this many objects (boilerplate copied into
-/// hundreds of paths would otherwise make one huge group).
-const MAX_JOINED: usize = 4096;
+/// Joined groups stay below this many bytes of content (boilerplate copied
+/// into hundreds of paths would otherwise make one huge group, all of
+/// which is in memory while its bases are chosen).
+const MAX_JOINED_BYTES: u64 = 16 << 20;
 
 /// Join path groups whose largest blob's nearest fingerprint in another
 /// group is within [`JOIN_DISTANCE`]: the history of a file that moved, or
@@ -326,7 +369,10 @@ fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<
     };
     let nearest = search.nearest(&dsts, &opts);
     let mut parent: Vec<usize> = (0..groups.len()).collect();
-    let mut members: Vec<usize> = groups.iter().map(Vec::len).collect();
+    let mut members: Vec<u64> = groups
+        .iter()
+        .map(|g| g.iter().map(|&o| objects[o].size).sum())
+        .collect();
     fn find(parent: &mut [usize], mut g: usize) -> usize {
         while parent[g] != g {
             parent[g] = parent[parent[g]];
@@ -345,7 +391,7 @@ fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<
         });
         if let Some(h) = other {
             let (a, b) = (find(&mut parent, *g), find(&mut parent, h));
-            if a != b && members[a] + members[b] <= MAX_JOINED {
+            if a != b && members[a] + members[b] <= MAX_JOINED_BYTES {
                 parent[b] = a;
                 members[a] += members[b];
             }
@@ -459,14 +505,21 @@ fn search_group(
                 if limit == 0 {
                     continue;
                 }
-                let index = indexes[c].get_or_insert_with(|| Index::new(base));
-                if let Some(d) = index.delta(target, limit) {
+                // Only the window's indexes are kept: the others serve
+                // one target.
+                let found = if rank[c] + opts.window >= r {
+                    indexes[c]
+                        .get_or_insert_with(|| Index::new(base))
+                        .delta(target, limit)
+                } else {
+                    Index::new(base).delta(target, limit)
+                };
+                if let Some(d) = found {
                     best = Some((c, d));
                 }
             }
         }
-        // Indexes leaving the window are not needed again (history
-        // neighbours rebuild theirs, rarely).
+        // Indexes leaving the window are not needed again.
         if r >= opts.window {
             indexes[visit[r - opts.window]] = None;
         }
@@ -475,6 +528,7 @@ fn search_group(
             Some((c, d)) => {
                 depth[k] = depth[c] + 1;
                 deflate_into(zlib, &d, &mut deflated)?;
+                deflated.shrink_to_fit();
                 Ready {
                     obj: group[k],
                     head: ReadyHead::Delta(group[c]),
@@ -484,6 +538,7 @@ fn search_group(
             }
             None => {
                 deflate_into(zlib, target, &mut deflated)?;
+                deflated.shrink_to_fit();
                 Ready {
                     obj: group[k],
                     head: ReadyHead::Full(kinds[k]),

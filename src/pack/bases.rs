@@ -316,7 +316,7 @@ const JOIN_DISTANCE: u32 = 40;
 /// Joined groups stay below this many bytes of content (boilerplate copied
 /// into hundreds of paths would otherwise make one huge group, all of
 /// which is in memory while its bases are chosen).
-const MAX_JOINED_BYTES: u64 = 16 << 20;
+const MAX_JOINED_BYTES: u64 = 64 << 20;
 
 /// Join path groups whose largest blob's nearest fingerprint in another
 /// group is within [`JOIN_DISTANCE`]: the history of a file that moved, or

@@ -3,8 +3,9 @@
 //! ([`git`]), checking the result ([`verify`]) and replacing a
 //! repository's packs safely ([`repack`](mod@repack)); and, for packs
 //! git-simm writes itself with the delta bases it chooses, git's delta
-//! encoding ([`delta`]) and a pack writer ([`mod@write`]) whose output
-//! `git index-pack --strict` accepts.
+//! encoding ([`delta`]), a pack writer ([`mod@write`]) whose output
+//! `git index-pack --strict` accepts, and the choice of those bases
+//! ([`bases`], `repack --bases=simm`).
 
 pub mod bases;
 pub mod delta;

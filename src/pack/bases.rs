@@ -158,18 +158,21 @@ pub fn write_pack(
         let batch = &groups[start..end];
         let done: Vec<Result<Vec<Ready>, PackError>> = batch
             .par_iter()
-            .map_init(
-                || (repo.reader(), Compress::new(opts.level)),
-                |(reader, zlib), group| {
-                    if feedback.is_interrupted() {
-                        return Err(PackError::Interrupted(crate::progress::Interrupted));
-                    }
-                    search_group(reader, zlib, objects, group, opts).map_err(|e| match e {
-                        SearchError::Repo(e) => PackError::Repo(e),
-                        SearchError::Write(e) => write_err(&tmp_path, e),
-                    })
-                },
-            )
+            .map(|group| {
+                if feedback.is_interrupted() {
+                    return Err(PackError::Interrupted(crate::progress::Interrupted));
+                }
+                workers.with(|w| {
+                    search_group(&mut w.reader, &mut w.zlib, objects, group, opts, feedback)
+                        .map_err(|e| match e {
+                            SearchError::Repo(e) => PackError::Repo(e),
+                            SearchError::Write(e) => write_err(&tmp_path, e),
+                            SearchError::Interrupted => {
+                                PackError::Interrupted(crate::progress::Interrupted)
+                            }
+                        })
+                })
+            })
             .collect();
         for group in done {
             for r in group? {
@@ -413,6 +416,7 @@ fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<
 }
 
 enum SearchError {
+    Interrupted,
     Repo(RepoError),
     Write(super::write::WriteError),
 }
@@ -437,6 +441,7 @@ fn search_group(
     objects: &[ListedObject],
     group: &[usize],
     opts: &BasesOptions,
+    feedback: &Feedback,
 ) -> Result<Vec<Ready>, SearchError> {
     let n = group.len();
     let mut contents: Vec<Vec<u8>> = Vec::with_capacity(n);
@@ -458,6 +463,10 @@ fn search_group(
     let mut indexes: Vec<Option<Index<'_>>> = std::iter::repeat_with(|| None).take(n).collect();
     let mut out = Vec::with_capacity(n);
     for (r, &k) in visit.iter().enumerate() {
+        // A large group takes a while: an interrupt is noticed per object.
+        if feedback.is_interrupted() {
+            return Err(SearchError::Interrupted);
+        }
         let target = &contents[k];
         let mut best: Option<(usize, Vec<u8>)> = None;
         let no_delta = objects[group[k]].no_delta;

@@ -507,10 +507,15 @@ fn search_group(
                 if base.len() < target.len() / 32 || base.is_empty() {
                     continue;
                 }
-                let limit = match &best {
-                    Some((_, d)) => d.len().saturating_sub(1),
-                    None => (target.len() / 2).saturating_sub(20),
+                // git's bound (try_delta): the best so far, or half the
+                // object, scaled down for deep bases so shallow ones win.
+                let (bound, ref_depth) = match &best {
+                    Some((b, d)) => (d.len().saturating_sub(1), depth[*b] + 1),
+                    None => ((target.len() / 2).saturating_sub(20), 1),
                 };
+                let max_depth = opts.depth as usize;
+                let limit = bound * (max_depth - depth[c] as usize)
+                    / (max_depth + 1).saturating_sub(ref_depth as usize).max(1);
                 if limit == 0 {
                     continue;
                 }

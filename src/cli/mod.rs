@@ -189,6 +189,12 @@ pub struct RepackArgs {
     #[arg(long, value_name = "order", default_value = "similarity", value_parser = order_parser())]
     pub order: git_simm::pack::order::Strategy,
 
+    /// Who chooses delta bases: git (pack-objects' window, fed in --order)
+    /// or simm (git-simm chooses every base and writes the pack itself;
+    /// experimental).
+    #[arg(long, value_name = "who", default_value = "git", value_parser = bases_parser())]
+    pub bases: git_simm::pack::repack::Bases,
+
     /// Write a reachability bitmap (a multi-pack one over the new pack).
     /// Default: repack.writeBitmaps, else only in bare repositories, as git.
     #[arg(long, short = 'b', overrides_with = "no_write_bitmap_index")]
@@ -214,6 +220,15 @@ fn order_parser() -> impl clap::builder::TypedValueParser<Value = git_simm::pack
     use git_simm::pack::order::Strategy;
     clap::builder::PossibleValuesParser::new(Strategy::ALL.map(|(n, _)| n))
         .try_map(|s: String| Strategy::from_name(&s).ok_or_else(|| format!("unknown order '{s}'")))
+}
+
+/// `--bases`: one of [`Bases::ALL`](git_simm::pack::repack::Bases::ALL)'s
+/// names, offered to completions and help like `--order`'s.
+fn bases_parser() -> impl clap::builder::TypedValueParser<Value = git_simm::pack::repack::Bases> {
+    use clap::builder::TypedValueParser;
+    use git_simm::pack::repack::Bases;
+    clap::builder::PossibleValuesParser::new(Bases::ALL.map(|(n, _)| n))
+        .try_map(|s: String| Bases::from_name(&s).ok_or_else(|| format!("unknown bases '{s}'")))
 }
 
 /// A similarity as git's `-M<n>` takes it, checked here so that a bad

@@ -52,6 +52,7 @@ pub(super) fn repack(
         depth: args.depth,
         threads: args.threads,
         strategy: args.order,
+        bases: args.bases,
         git_progress: shows_progress(args.quiet),
         write_bitmap: if args.no_write_bitmap_index {
             Some(false)

@@ -107,6 +107,28 @@ pub struct PackList {
     pub blobs: usize,
     /// Fingerprints computed (not found in the store).
     pub computed: usize,
+    /// Every object in rev-list order (then unreachable ones), with what
+    /// a writer choosing its own delta bases needs to know of it.
+    pub listed: Vec<ListedObject>,
+}
+
+/// One object of a [`PackList`], for a writer that chooses delta bases
+/// itself ([`crate::pack::bases`]).
+#[derive(Clone, Debug)]
+pub struct ListedObject {
+    /// The object.
+    pub id: ObjectId,
+    /// Blob or tree when known from the pack headers; `None` for commits
+    /// and tags (their kind is read with their content).
+    pub kind: Option<Kind>,
+    /// Size in bytes (0 when `kind` is `None`).
+    pub size: u64,
+    /// The path it was listed under.
+    pub name: Option<Vec<u8>>,
+    /// Its path is marked `-delta`: it must be written whole.
+    pub no_delta: bool,
+    /// Its fingerprint (blobs, when computed).
+    pub fingerprint: Option<crate::similarity::fingerprint::Fingerprint>,
 }
 
 /// Options of [`pack_list`].
@@ -212,7 +234,27 @@ pub fn pack_list(
             names[pos[k]] = Some(crate::pack::order::crafted_name(rank).to_vec());
         }
     }
-    let input = pack_input(repo, &listed, names, &blobs, &blob_pos, feedback)?;
+    let (input, no_delta) = pack_input(repo, &listed, names, &blobs, &blob_pos, feedback)?;
+    let mut entries: Vec<ListedObject> = listed
+        .iter()
+        .map(|l| {
+            let (kind, size) = kind_of(&l.id).map_or((None, 0), |(k, s)| (Some(k), s));
+            ListedObject {
+                id: l.id,
+                kind,
+                size,
+                name: l.name.clone(),
+                no_delta: kind == Some(Kind::Blob)
+                    && l.name
+                        .as_ref()
+                        .is_some_and(|n| no_delta.binary_search(n).is_ok()),
+                fingerprint: None,
+            }
+        })
+        .collect();
+    for (k, &p) in blob_pos.iter().enumerate() {
+        entries[p].fingerprint = fingerprints[k];
+    }
     let mut objects: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
     objects.sort_unstable();
     objects.dedup();
@@ -221,6 +263,7 @@ pub fn pack_list(
         objects,
         blobs: blobs.len(),
         computed,
+        listed: entries,
     })
 }
 
@@ -283,7 +326,7 @@ fn pack_input(
     blobs: &[Object],
     blob_pos: &[usize],
     feedback: &Feedback,
-) -> Result<Vec<u8>, PackError> {
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), PackError> {
     let mut paths: Vec<&[u8]> = blobs.iter().filter_map(|b| b.path).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -309,7 +352,7 @@ fn pack_input(
         }
         input.push(b'\n');
     }
-    Ok(input)
+    Ok((input, no_delta))
 }
 
 /// Fingerprints of `ids` through the store, with progress; also how many

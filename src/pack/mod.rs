@@ -3,9 +3,11 @@
 //! ([`git`]), checking the result ([`verify`]) and replacing a
 //! repository's packs safely ([`repack`](mod@repack)); and, for packs
 //! git-simm writes itself with the delta bases it chooses, git's delta
-//! encoding ([`delta`]) and a pack writer ([`mod@write`]) whose output
-//! `git index-pack --strict` accepts.
+//! encoding ([`delta`]), a pack writer ([`mod@write`]) whose output
+//! `git index-pack --strict` accepts, and the choice of those bases
+//! ([`bases`], `repack --bases=simm`).
 
+pub mod bases;
 pub mod delta;
 pub mod git;
 pub mod list;
@@ -55,6 +57,26 @@ pub enum PackError {
     /// Reading the repository failed.
     #[error(transparent)]
     Repo(#[from] RepoError),
+    /// A file operation on a pack being written failed.
+    #[error("cannot {what} {}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing a pack failed.
+    #[error("cannot write the pack {}: {source}", path.display())]
+    Write {
+        /// The pack file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: write::WriteError,
+    },
     /// Computing fingerprints failed.
     #[error(transparent)]
     Compute(#[from] crate::similarity::compute::ComputeError),

@@ -148,6 +148,8 @@ pub struct RepackOptions {
     pub threads: Option<u32>,
     /// How to order blobs.
     pub strategy: Strategy,
+    /// Who chooses the delta bases.
+    pub bases: Bases,
     /// Ask git for its progress (`pack-objects --progress`), which comes
     /// to the [`Feedback`]'s observer; otherwise git runs quietly. git
     /// draws it for a terminal, so set it when that is where it goes.
@@ -160,6 +162,28 @@ pub struct RepackOptions {
     /// `packed`, `verified`, `installing` (after each file moved into
     /// place) or `removing` (after each old pack removed).
     pub abort_at: Option<String>,
+}
+
+/// Who chooses each object's delta base.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Bases {
+    /// `git pack-objects`, its window seeing objects in the order of
+    /// [`Strategy`].
+    #[default]
+    Git,
+    /// git-simm ([`crate::pack::bases`]), which writes the pack itself;
+    /// `git index-pack --strict` indexes it.
+    Simm,
+}
+
+impl Bases {
+    /// Every choice with its command-line name.
+    pub const ALL: [(&'static str, Bases); 2] = [("git", Bases::Git), ("simm", Bases::Simm)];
+
+    /// The choice called `name` on the command line.
+    pub fn from_name(name: &str) -> Option<Bases> {
+        Bases::ALL.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    }
 }
 
 /// What a repack did.
@@ -320,42 +344,10 @@ fn pack_and_install(
     old: &[PathBuf],
     feedback: &Feedback,
 ) -> Result<(String, u64), RepackError> {
-    let version = pack::git::git_version()?;
-    let mut cmd = pack::git::git(repo);
-    cmd.arg("pack-objects")
-        .args(pack::git::pack_objects_args(version));
-    cmd.arg("--non-empty");
-    if let Some(w) = opts.window {
-        cmd.arg(format!("--window={w}"));
-    }
-    if let Some(d) = opts.depth {
-        cmd.arg(format!("--depth={d}"));
-    }
-    if let Some(t) = opts.threads {
-        cmd.arg(format!("--threads={t}"));
-    }
-    // pack-objects only shows progress on a terminal of its own; its stderr
-    // is a pipe to us, so it is asked for when wanted.
-    cmd.arg(if opts.git_progress {
-        "--progress"
-    } else {
-        "-q"
-    });
-    cmd.arg(tmp.join("pack"));
-    // Its progress goes to the observer as it comes; its one line of
-    // output is the new pack's hash.
-    let out =
-        pack::git::run_with(cmd, Some(&list.input), true, feedback).map_err(interrupted_or)?;
-    let hash = String::from_utf8_lossy(&out).trim().to_owned();
-    if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(RepackError::PackObjects(format!(
-            "unexpected output '{hash}'"
-        )));
-    }
-    feedback.trace("repack: pack-objects");
-    fault_point(opts, "packed");
-    feedback.check()?;
-
+    let hash = match opts.bases {
+        Bases::Git => pack_objects(repo, opts, list, tmp, feedback)?,
+        Bases::Simm => simm_pack(repo, opts, list, tmp, feedback)?,
+    };
     let name = format!("pack-{hash}");
     let idx = tmp.join(format!("{name}.idx"));
     crate::pack::verify::verify_pack(&idx, repo.object_hash(), &list.objects, feedback).map_err(
@@ -419,6 +411,83 @@ fn pack_and_install(
     })?;
     debug_assert!(target.exists());
     Ok((format!("{name}.pack"), bytes))
+}
+
+/// Step 3 with `git pack-objects`; returns the new pack's hash.
+fn pack_objects(
+    repo: &Repo,
+    opts: &RepackOptions,
+    list: &pack::PackList,
+    tmp: &Path,
+    feedback: &Feedback,
+) -> Result<String, RepackError> {
+    let version = pack::git::git_version()?;
+    let mut cmd = pack::git::git(repo);
+    cmd.arg("pack-objects")
+        .args(pack::git::pack_objects_args(version));
+    cmd.arg("--non-empty");
+    if let Some(w) = opts.window {
+        cmd.arg(format!("--window={w}"));
+    }
+    if let Some(d) = opts.depth {
+        cmd.arg(format!("--depth={d}"));
+    }
+    if let Some(t) = opts.threads {
+        cmd.arg(format!("--threads={t}"));
+    }
+    // pack-objects only shows progress on a terminal of its own; its stderr
+    // is a pipe to us, so it is asked for when wanted.
+    cmd.arg(if opts.git_progress {
+        "--progress"
+    } else {
+        "-q"
+    });
+    cmd.arg(tmp.join("pack"));
+    // Its progress goes to the observer as it comes; its one line of
+    // output is the new pack's hash.
+    let out =
+        pack::git::run_with(cmd, Some(&list.input), true, feedback).map_err(interrupted_or)?;
+    let hash = String::from_utf8_lossy(&out).trim().to_owned();
+    if hash.is_empty() || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(RepackError::PackObjects(format!(
+            "unexpected output '{hash}'"
+        )));
+    }
+    feedback.trace("repack: pack-objects");
+    fault_point(opts, "packed");
+    feedback.check()?;
+
+    Ok(hash)
+}
+
+/// Step 3 with the bases git-simm chooses ([`pack::bases`]); returns the
+/// new pack's hash.
+fn simm_pack(
+    repo: &Repo,
+    opts: &RepackOptions,
+    list: &pack::PackList,
+    tmp: &Path,
+    feedback: &Feedback,
+) -> Result<String, RepackError> {
+    let bases_opts = pack::bases::BasesOptions {
+        depth: opts.depth.unwrap_or(50),
+        window: opts.window.map_or(10, |w| w as usize),
+        level: pack::bases::compression_level(repo),
+    };
+    let run = || pack::bases::write_pack(repo, list, &bases_opts, tmp, feedback);
+    let name = match opts.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build()
+            .map_err(|e| RepackError::PackObjects(format!("cannot start {t} threads: {e}")))?
+            .install(run),
+        None => run(),
+    }
+    .map_err(interrupted_or)?;
+    feedback.trace("repack: pack written (bases chosen by git-simm)");
+    fault_point(opts, "packed");
+    feedback.check()?;
+    Ok(name.trim_start_matches("pack-").to_owned())
 }
 
 /// Step 1: everything that makes a repack unsafe or impossible, checked

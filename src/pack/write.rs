@@ -262,30 +262,49 @@ impl<W: Write> PackWriter<W> {
     }
 
     /// Appends `data` to the buffer as one complete zlib stream.
-    fn deflate(&mut self, mut data: &[u8]) -> Result<(), WriteError> {
-        self.zlib.reset();
-        loop {
-            let start = self.buf.len();
-            self.buf.resize(start + DEFLATE_CHUNK, 0);
-            let (in_before, out_before) = (self.zlib.total_in(), self.zlib.total_out());
-            let status = self
-                .zlib
-                .compress(data, &mut self.buf[start..], FlushCompress::Finish)
-                .map_err(|e| WriteError::Backend(format!("zlib: {e}")))?;
-            let consumed = (self.zlib.total_in() - in_before) as usize;
-            let produced = (self.zlib.total_out() - out_before) as usize;
-            self.buf.truncate(start + produced);
-            data = &data[consumed..];
-            match status {
-                Status::StreamEnd => return Ok(()),
-                // Finish with output room always progresses; a call that
-                // does not would loop forever.
-                Status::Ok | Status::BufError if consumed > 0 || produced > 0 => {}
-                Status::Ok | Status::BufError => {
-                    return Err(WriteError::Backend("zlib made no progress".into()));
-                }
+    fn deflate(&mut self, data: &[u8]) -> Result<(), WriteError> {
+        deflate_into(&mut self.zlib, data, &mut self.buf)
+    }
+
+    /// Writes one entry whose content (the object or the delta, `size`
+    /// bytes before compression) was compressed already, with
+    /// [`deflate_into`], so that compression can run on other threads.
+    /// Returns its index, as [`add`](Self::add) does.
+    ///
+    /// # Errors
+    ///
+    /// See [`WriteError`]. After an error the pack is incomplete.
+    pub fn add_deflated(
+        &mut self,
+        head: Head,
+        size: u64,
+        deflated: &[u8],
+    ) -> Result<usize, WriteError> {
+        self.buf.clear();
+        let index = self.entries.len();
+        if index as u64 >= u64::from(self.declared) {
+            return Err(WriteError::CountMismatch {
+                declared: self.declared,
+                written: index as u64 + 1,
+            });
+        }
+        let offset = self.offset;
+        match head {
+            Head::Full(kind) => push_header(&mut self.buf, type_code(kind), size),
+            Head::Delta(base) => {
+                let Some(base_entry) = self.entries.get(base) else {
+                    return Err(WriteError::BaseNotWritten { entry: index, base });
+                };
+                let distance = offset - base_entry.offset;
+                push_header(&mut self.buf, OBJ_OFS_DELTA, size);
+                push_ofs_distance(&mut self.buf, distance);
             }
         }
+        self.buf.extend_from_slice(deflated);
+        let crc32 = crc32fast::hash(&self.buf);
+        self.flush_buf()?;
+        self.entries.push(Written { offset, crc32 });
+        Ok(index)
     }
 
     /// Writes and hashes the buffer, and empties it.
@@ -295,6 +314,59 @@ impl<W: Write> PackWriter<W> {
         self.offset += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
+    }
+}
+
+/// What an entry given to [`PackWriter::add_deflated`] is.
+#[derive(Debug, Clone, Copy)]
+pub enum Head {
+    /// A whole object of this kind.
+    Full(ObjectKind),
+    /// An OFS_DELTA against the entry of this index, written earlier.
+    Delta(usize),
+}
+
+fn type_code(kind: ObjectKind) -> u8 {
+    match kind {
+        ObjectKind::Commit => OBJ_COMMIT,
+        ObjectKind::Tree => OBJ_TREE,
+        ObjectKind::Blob => OBJ_BLOB,
+        ObjectKind::Tag => OBJ_TAG,
+    }
+}
+
+/// Appends `data` to `buf` as one complete zlib stream, with `zlib` (reset
+/// first): what [`PackWriter::add_deflated`] takes.
+///
+/// # Errors
+///
+/// [`WriteError::Backend`] when zlib fails.
+pub fn deflate_into(
+    zlib: &mut Compress,
+    mut data: &[u8],
+    buf: &mut Vec<u8>,
+) -> Result<(), WriteError> {
+    zlib.reset();
+    loop {
+        let start = buf.len();
+        buf.resize(start + DEFLATE_CHUNK, 0);
+        let (in_before, out_before) = (zlib.total_in(), zlib.total_out());
+        let status = zlib
+            .compress(data, &mut buf[start..], FlushCompress::Finish)
+            .map_err(|e| WriteError::Backend(format!("zlib: {e}")))?;
+        let consumed = (zlib.total_in() - in_before) as usize;
+        let produced = (zlib.total_out() - out_before) as usize;
+        buf.truncate(start + produced);
+        data = &data[consumed..];
+        match status {
+            Status::StreamEnd => return Ok(()),
+            // Finish with output room always progresses; a call that
+            // does not would loop forever.
+            Status::Ok | Status::BufError if consumed > 0 || produced > 0 => {}
+            Status::Ok | Status::BufError => {
+                return Err(WriteError::Backend("zlib made no progress".into()));
+            }
+        }
     }
 }
 

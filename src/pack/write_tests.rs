@@ -593,3 +593,46 @@ fn git_deltas_decode() {
         }
     }
 }
+
+#[test]
+fn entries_compressed_elsewhere_make_the_same_pack() {
+    let base = b"the base object, long enough to be worth a delta: 0123456789".repeat(4);
+    let mut target = base.clone();
+    target.extend_from_slice(b"and a tail");
+    let d = delta::delta(&base, &target);
+    let level = Compression::DEFAULT;
+    let hash = HashKind::Sha1;
+    let whole = write_pack(
+        Vec::new(),
+        &[
+            Entry::Full {
+                kind: ObjectKind::Blob,
+                data: &base,
+            },
+            Entry::Delta { base: 0, delta: &d },
+        ],
+        hash,
+        level,
+    )
+    .expect("pack");
+    let mut w = PackWriter::new(Vec::new(), 2, hash, level).expect("writer");
+    let mut zlib = Compress::new(level);
+    let mut z = Vec::new();
+    deflate_into(&mut zlib, &base, &mut z).expect("deflate");
+    let b = w
+        .add_deflated(Head::Full(ObjectKind::Blob), base.len() as u64, &z)
+        .expect("base");
+    z.clear();
+    deflate_into(&mut zlib, &d, &mut z).expect("deflate");
+    w.add_deflated(Head::Delta(b), d.len() as u64, &z)
+        .expect("delta");
+    let split = w.finish().expect("finish");
+    assert_eq!(split.out, whole.out);
+    assert_eq!(split.entries, whole.entries);
+    // A delta against an entry not written yet is refused.
+    let mut w = PackWriter::new(Vec::new(), 1, hash, level).expect("writer");
+    assert!(matches!(
+        w.add_deflated(Head::Delta(0), 1, &z),
+        Err(WriteError::BaseNotWritten { .. })
+    ));
+}

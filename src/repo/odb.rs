@@ -358,6 +358,25 @@ impl Reader {
         Ok(())
     }
 
+    /// Read any object's bytes into `buf`, replacing its contents, and
+    /// return its kind.
+    pub fn object_into(
+        &mut self,
+        id: &gix::oid,
+        buf: &mut Vec<u8>,
+    ) -> Result<gix::object::Kind, RepoError> {
+        if id == ObjectId::empty_blob(id.kind()) {
+            buf.clear();
+            return Ok(gix::object::Kind::Blob);
+        }
+        if id == ObjectId::empty_tree(id.kind()) {
+            buf.clear();
+            return Ok(gix::object::Kind::Tree);
+        }
+        let data = find(&self.repo.objects, id, buf)?;
+        Ok(data.kind)
+    }
+
     /// Read a blob into the reader's own buffer and borrow it.
     pub fn blob_ref(&mut self, id: &gix::oid) -> Result<&[u8], RepoError> {
         let mut buf = std::mem::take(&mut self.buf);

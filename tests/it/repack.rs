@@ -351,6 +351,17 @@ fn repack_keeps_every_object_and_leaves_one_clean_pack() {
         counts.lines().any(|l| l == "count: 0"),
         "loose objects left: {counts}"
     );
+    // With the bases git-simm chooses, the same holds.
+    let bare = messy_bare(&r, "messy-simm.git");
+    let o = simm(&bare, &["repack", "-q", "--bases=simm", "--depth=3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_intact(&bare, &before, "repacked with --bases=simm");
+    assert_eq!(packs(&bare).len(), 1, "one pack left (--bases=simm)");
+    let chains = lossy(&git_ok(&bare, &["verify-pack", "-v", &idx_of(&bare)]));
+    assert!(
+        !chains.lines().any(|l| l.starts_with("chain length = 4")),
+        "--depth=3 exceeded: {chains}"
+    );
     // A non-bare repository with a work tree and an index works the same.
     let before = object_set(&r.path);
     let o = simm(&r.path, &["repack", "-q"]);
@@ -359,17 +370,30 @@ fn repack_keeps_every_object_and_leaves_one_clean_pack() {
     assert_intact(&r.path, &before, "non-bare repacked");
 }
 
+/// The one pack's index, as a path string.
+fn idx_of(git_dir: &Path) -> String {
+    packs(git_dir)
+        .first()
+        .expect("a pack")
+        .with_extension("idx")
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[test]
 fn repack_killed_at_any_point_keeps_every_object() {
     let r = history();
     let pristine = messy_bare(&r, "pristine.git");
     let before = object_set(&pristine);
     let base = r.path.parent().expect("parent");
-    for point in ["listed", "packed", "verified", "installing", "removing"] {
-        let dir = copy(&pristine, &base.join(format!("killed-{point}.git")));
+    let runs = ["listed", "packed", "verified", "installing", "removing"]
+        .into_iter()
+        .flat_map(|p| [(p, "--bases=git"), (p, "--bases=simm")]);
+    for (point, bases) in runs {
+        let dir = copy(&pristine, &base.join(format!("killed-{point}{bases}.git")));
         let o = simm_command()
             .current_dir(&dir)
-            .args(["repack", "-q"])
+            .args(["repack", "-q", bases])
             .env("GIT_SIMM_TEST_REPACK_ABORT", point)
             .output()
             .expect("run");
@@ -381,10 +405,10 @@ fn repack_killed_at_any_point_keeps_every_object() {
         // The dead run's lock file is still there, but its lock died with
         // it: the next run takes the lock, cleans up and finishes.
         assert!(dir.join("simm-repack.lock").exists(), "{point}");
-        let o = simm(&dir, &["repack", "-q"]);
+        let o = simm(&dir, &["repack", "-q", bases]);
         assert!(
             o.status.success(),
-            "after a kill at {point}: {}",
+            "after a kill at {point} ({bases}): {}",
             stderr(&o)
         );
         assert_intact(&dir, &before, &format!("resumed after a kill at {point}"));
@@ -399,19 +423,26 @@ fn repack_killed_by_signal_at_random_moments_keeps_every_object() {
     let pristine = messy_bare(&r, "pristine.git");
     let before = object_set(&pristine);
     let base = r.path.parent().expect("parent");
-    for (i, delay_ms) in [0u64, 5, 15, 40, 80, 150].into_iter().enumerate() {
+    let runs = [0u64, 5, 15, 40, 80, 150]
+        .into_iter()
+        .flat_map(|ms| [(ms, "--bases=git"), (ms, "--bases=simm")]);
+    for (i, (delay_ms, bases)) in runs.enumerate() {
         let dir = copy(&pristine, &base.join(format!("sig-{i}.git")));
         let mut child = simm_command()
             .current_dir(&dir)
-            .args(["repack", "-q"])
+            .args(["repack", "-q", bases])
             .spawn()
             .expect("spawn");
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
-        assert_intact(&dir, &before, &format!("SIGKILL at {delay_ms} ms"));
+        assert_intact(
+            &dir,
+            &before,
+            &format!("SIGKILL at {delay_ms} ms ({bases})"),
+        );
         // A killed run never blocks the next one.
-        let o = simm(&dir, &["repack", "-q"]);
+        let o = simm(&dir, &["repack", "-q", bases]);
         assert!(
             o.status.success(),
             "after SIGKILL at {delay_ms} ms: {}",
@@ -856,4 +887,56 @@ fn repack_removes_old_git_temporaries_as_git_gc_does() {
     };
     assert_eq!(tmp(&pack_dir), vec!["tmp_pack_young".to_owned()]);
     assert_eq!(tmp(&pack_dir), tmp(&copy.join("objects/pack")));
+}
+
+#[test]
+fn repack_with_simm_bases_interrupted_by_sigint_keeps_every_object_and_cleans_up() {
+    use std::time::Duration;
+    use util::{To, When};
+    let r = util::moved_files_repo(1500, 60);
+    let base = r.path.parent().expect("parent");
+    git_ok(
+        base,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--no-local",
+            "repo",
+            "pristine.git",
+        ],
+    );
+    let pristine = base.join("pristine.git");
+    let before = object_set(&pristine);
+    let mut moments: Vec<(When, To)> = Vec::new();
+    for step in [
+        "pack list: delta attributes",
+        "bases: groups",
+        "bases: commits and tags",
+        "bases: deltas searched and pack written",
+    ] {
+        moments.push((When::Trace(step), To::Process));
+    }
+    let searching = |ms| When::AfterTrace("bases: commits and tags", Duration::from_millis(ms));
+    moments.push((searching(20), To::Process));
+    moments.push((searching(100), To::Group));
+    moments.push((When::After(Duration::from_millis(300)), To::Group));
+    for (i, (when, to)) in moments.into_iter().enumerate() {
+        let what = format!("repack --bases=simm, SIGINT to {to:?} {when:?}");
+        let dir = copy(&pristine, &base.join(format!("interrupted-{i}.git")));
+        let s = util::interrupt(
+            simm_command()
+                .current_dir(&dir)
+                .args(["repack", "--bases=simm"]),
+            when,
+            to,
+        );
+        util::assert_stopped(&s, &what);
+        assert_intact(&dir, &before, &what);
+        assert_eq!(leftovers(&dir), Vec::<String>::new(), "{what}");
+        let o = simm(&dir, &["repack", "-q", "--bases=simm"]);
+        assert!(o.status.success(), "{what}, then: {}", stderr(&o));
+        assert_eq!(object_set(&dir), before, "{what}, then repacked");
+        assert_eq!(packs(&dir).len(), 1, "{what}, then repacked");
+    }
 }

@@ -1,0 +1,582 @@
+//! A pack whose delta bases git-simm chooses itself (`repack --bases=simm`),
+//! written with [`crate::pack::write`] instead of `git pack-objects`.
+//!
+//! Blobs and trees are grouped by the path they were listed under (the
+//! insight of git's `--path-walk`: versions of one file are each other's
+//! best bases). Inside a group objects are visited largest first (git's
+//! rule: a delta that removes is cheaper than one that adds), and each is
+//! tried against the `window` objects visited just before it and against
+//! its neighbours in history (the versions listed just before and after it
+//! by `git rev-list`, when they were visited already); real deltas are
+//! computed ([`crate::pack::delta`], bounded by the best so far, as git
+//! bounds its search) and the smallest is kept. Since a base is always
+//! visited before the objects that use it, the bases form a forest, and
+//! writing each group in visiting order puts every base before its deltas,
+//! as an OFS_DELTA needs. Chains respect `depth` (git's meaning: a delta's
+//! chain has at most `depth` links).
+//!
+//! Commits and tags are written whole, first (in `rev-list` order, as git
+//! writes them, which keeps history walks reading forwards), then trees,
+//! then blobs. Groups are processed in batches of bounded total size on all
+//! the threads of the pool (search and compression both); a batch's
+//! entries are then appended in order by one writer, so memory holds one
+//! batch, not the repository.
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use gix::object::Kind;
+use gix::zlib::Compression;
+use gix::zlib::stream::deflate::Compress;
+use rayon::prelude::*;
+
+use super::PackError;
+use super::delta::Index;
+use super::list::{ListedObject, PackList};
+use super::write::{Head, PackWriter, deflate_into};
+use crate::progress::Feedback;
+use crate::repo::{Reader, Repo, RepoError};
+
+/// Options of [`write_pack`].
+#[derive(Clone, Copy, Debug)]
+pub struct BasesOptions {
+    /// Longest delta chain (git's `--depth`, default 50).
+    pub depth: u32,
+    /// How many objects visited before one are tried as its base (git's
+    /// `--window`, default 10).
+    pub window: usize,
+    /// zlib level.
+    pub level: Compression,
+}
+
+/// Batches hold groups up to this many bytes of content (a single larger
+/// group is a batch of its own).
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// Objects smaller than this are written whole (git's delta search skips
+/// them too: a delta header and base reference cost as much).
+const MIN_DELTA_SIZE: usize = 50;
+
+/// How many of the objects visited before one are scanned for the nearest
+/// fingerprints.
+const MAX_SCANNED: usize = 2048;
+
+/// How many nearest fingerprints are tried besides the window.
+const NEAR_CANDIDATES: usize = 3;
+
+/// Fingerprints farther apart than this are not tried as bases beyond the
+/// window.
+const NEAR_DISTANCE: u32 = 64;
+
+/// One entry ready to append: compressed content or delta.
+struct Ready {
+    /// Position in the list.
+    obj: usize,
+    head: ReadyHead,
+    /// Size before compression.
+    size: u64,
+    deflated: Vec<u8>,
+}
+
+enum ReadyHead {
+    Full(Kind),
+    /// A delta against this list position (written earlier).
+    Delta(usize),
+}
+
+/// Write every object of `list` into a pack in `dir`, index it with
+/// `git index-pack --strict` (which also writes the `.rev`), and return its
+/// name without extension (`pack-<hash>`).
+pub fn write_pack(
+    repo: &Repo,
+    list: &PackList,
+    opts: &BasesOptions,
+    dir: &Path,
+    feedback: &Feedback,
+) -> Result<String, PackError> {
+    let objects = &list.listed;
+    let (whole, groups) = groups(objects);
+    feedback.trace("bases: groups");
+    let tmp_path = dir.join("tmp-simm.pack");
+    let io_err = |what: &'static str, path: &Path, source: std::io::Error| PackError::Io {
+        what,
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::create(&tmp_path).map_err(|e| io_err("create", &tmp_path, e))?;
+    let mut writer = PackWriter::new(
+        BufWriter::with_capacity(1 << 20, file),
+        objects.len(),
+        repo.object_hash(),
+        opts.level,
+    )
+    .map_err(|e| write_err(&tmp_path, e))?;
+    // Where each list position landed in the pack (entry index).
+    let mut entry_of: Vec<usize> = vec![usize::MAX; objects.len()];
+    let stage = feedback.stage("Writing objects", objects.len() as u64);
+    let workers = Workers::new(repo, opts.level);
+
+    // Commits and tags, whole, in batches too (their content is read and
+    // compressed on the pool).
+    for chunk in whole.chunks(4096) {
+        feedback.check()?;
+        let ready: Vec<Result<Ready, PackError>> = chunk
+            .par_iter()
+            .map(|&obj| {
+                workers.with(|Worker { reader, zlib, buf }| {
+                    let kind = reader.object_into(&objects[obj].id, buf)?;
+                    let mut deflated = Vec::new();
+                    deflate_into(zlib, buf, &mut deflated).map_err(|e| write_err(&tmp_path, e))?;
+                    deflated.shrink_to_fit();
+                    Ok(Ready {
+                        obj,
+                        head: ReadyHead::Full(kind),
+                        size: buf.len() as u64,
+                        deflated,
+                    })
+                })
+            })
+            .collect();
+        for r in ready {
+            append(&mut writer, &mut entry_of, r?, &tmp_path)?;
+            stage.inc(1);
+        }
+    }
+    feedback.trace("bases: commits and tags");
+
+    // Trees and blobs, group by group, in batches of bounded size.
+    let mut start = 0;
+    while start < groups.len() {
+        feedback.check()?;
+        let mut end = start;
+        let mut bytes = 0u64;
+        while end < groups.len() && (end == start || bytes < BATCH_BYTES) {
+            bytes += groups[end].iter().map(|&o| objects[o].size).sum::<u64>();
+            end += 1;
+        }
+        let batch = &groups[start..end];
+        let done: Vec<Result<Vec<Ready>, PackError>> = batch
+            .par_iter()
+            .map(|group| {
+                if feedback.is_interrupted() {
+                    return Err(PackError::Interrupted(crate::progress::Interrupted));
+                }
+                workers.with(|w| {
+                    search_group(&mut w.reader, &mut w.zlib, objects, group, opts, feedback)
+                        .map_err(|e| match e {
+                            SearchError::Repo(e) => PackError::Repo(e),
+                            SearchError::Write(e) => write_err(&tmp_path, e),
+                            SearchError::Interrupted => {
+                                PackError::Interrupted(crate::progress::Interrupted)
+                            }
+                        })
+                })
+            })
+            .collect();
+        for group in done {
+            for r in group? {
+                append(&mut writer, &mut entry_of, r, &tmp_path)?;
+                stage.inc(1);
+            }
+        }
+        start = end;
+    }
+    stage.finish();
+    feedback.trace("bases: deltas searched and pack written");
+    let pack = writer.finish().map_err(|e| write_err(&tmp_path, e))?;
+    pack.out
+        .into_inner()
+        .map_err(|e| io_err("write", &tmp_path, e.into_error()))?
+        .sync_all()
+        .map_err(|e| io_err("sync", &tmp_path, e))?;
+    let name = format!("pack-{}", pack.checksum.to_hex());
+    let pack_path = dir.join(format!("{name}.pack"));
+    std::fs::rename(&tmp_path, &pack_path).map_err(|e| io_err("rename", &pack_path, e))?;
+    feedback.check()?;
+
+    let mut cmd = super::git::git(repo);
+    cmd.args(["index-pack", "--strict", "--rev-index"]);
+    cmd.arg(&pack_path);
+    let out = super::git::run(cmd, None, feedback)?;
+    let printed = String::from_utf8_lossy(&out);
+    let hash = printed.split_whitespace().last().unwrap_or("");
+    if !name.ends_with(hash) || hash.is_empty() {
+        return Err(PackError::Parse {
+            command: "git index-pack --strict --rev-index".into(),
+            line: printed.trim().to_owned(),
+        });
+    }
+    feedback.trace("bases: index-pack");
+    Ok(name)
+}
+
+/// What each thread of the pool works with: one reader (its delta-base
+/// cache stays warm across groups) and one compressor.
+struct Worker {
+    reader: Reader,
+    zlib: Compress,
+    buf: Vec<u8>,
+}
+
+/// One [`Worker`] per pool thread, made on first use; each is only ever
+/// locked by its own thread.
+struct Workers<'a> {
+    repo: &'a Repo,
+    level: Compression,
+    slots: Vec<std::sync::Mutex<Option<Worker>>>,
+}
+
+impl<'a> Workers<'a> {
+    fn new(repo: &'a Repo, level: Compression) -> Self {
+        Workers {
+            repo,
+            level,
+            slots: std::iter::repeat_with(|| std::sync::Mutex::new(None))
+                .take(rayon::current_num_threads().max(1))
+                .collect(),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Worker) -> R) -> R {
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut guard = self.slots[slot]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let worker = guard.get_or_insert_with(|| Worker {
+            reader: self.repo.reader(),
+            zlib: Compress::new(self.level),
+            buf: Vec::new(),
+        });
+        f(worker)
+    }
+}
+
+fn write_err(path: &Path, e: super::write::WriteError) -> PackError {
+    PackError::Write {
+        path: path.to_owned(),
+        source: e,
+    }
+}
+
+fn append<W: Write>(
+    writer: &mut PackWriter<W>,
+    entry_of: &mut [usize],
+    r: Ready,
+    path: &Path,
+) -> Result<(), PackError> {
+    let head = match r.head {
+        ReadyHead::Full(kind) => Head::Full(kind),
+        ReadyHead::Delta(base) => Head::Delta(entry_of[base]),
+    };
+    let index = writer
+        .add_deflated(head, r.size, &r.deflated)
+        .map_err(|e| write_err(path, e))?;
+    entry_of[r.obj] = index;
+    Ok(())
+}
+
+/// Commits and tags (and anything whose kind is not known from the pack
+/// headers), in list order; then groups of trees and groups of blobs by
+/// path, in order of first appearance, each in list (history) order.
+fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut whole = Vec::new();
+    let mut trees: Vec<Vec<usize>> = Vec::new();
+    let mut blobs: Vec<Vec<usize>> = Vec::new();
+    let mut by_path: HashMap<(bool, &[u8]), usize> = HashMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        let is_tree = match o.kind {
+            Some(Kind::Tree) => true,
+            Some(Kind::Blob) => false,
+            _ => {
+                whole.push(i);
+                continue;
+            }
+        };
+        let list = if is_tree { &mut trees } else { &mut blobs };
+        match &o.name {
+            Some(name) => {
+                let at = *by_path
+                    .entry((is_tree, name.as_slice()))
+                    .or_insert_with(|| {
+                        list.push(Vec::new());
+                        list.len() - 1
+                    });
+                list[at].push(i);
+            }
+            None => list.push(vec![i]),
+        }
+    }
+    let blobs = join_continued(objects, blobs);
+    trees.extend(blobs);
+    (whole, trees)
+}
+
+/// Fingerprints at most this far apart make two path groups one (a rename,
+/// a copy, a vendored tree): about 80% of the content shared.
+const JOIN_DISTANCE: u32 = 40;
+
+/// Joined groups stay below this many bytes of content (boilerplate copied
+/// into hundreds of paths would otherwise make one huge group, all of
+/// which is in memory while its bases are chosen).
+const MAX_JOINED_BYTES: u64 = 64 << 20;
+
+/// Join path groups whose largest blob's nearest fingerprint in another
+/// group is within [`JOIN_DISTANCE`]: the history of a file that moved, or
+/// was copied, continues in the other group, so their versions are each
+/// other's bases. A joined group lists its objects in list order.
+fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    use crate::similarity::candidates::{Options, Search};
+    use crate::similarity::fingerprint::Sketch;
+    // Every fingerprinted blob, and the group each is in.
+    let mut group_of = Vec::new();
+    let mut sketches = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        for &o in group {
+            if let Some(f) = objects[o].fingerprint {
+                group_of.push((g, o));
+                sketches.push(Sketch {
+                    size: objects[o].size,
+                    fingerprint: Some(f),
+                });
+            }
+        }
+    }
+    // Each group's largest fingerprinted blob.
+    let mut roots: Vec<(usize, usize)> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let root = group
+            .iter()
+            .filter(|&&o| objects[o].fingerprint.is_some())
+            .max_by_key(|&&o| objects[o].size);
+        if let Some(&o) = root {
+            roots.push((g, o));
+        }
+    }
+    if roots.len() < 2 {
+        return groups;
+    }
+    let search = Search::new(&sketches);
+    let dsts: Vec<Sketch> = roots
+        .iter()
+        .map(|&(_, o)| Sketch {
+            size: objects[o].size,
+            fingerprint: objects[o].fingerprint,
+        })
+        .collect();
+    let opts = Options {
+        min_score: 0,
+        per_destination: 8,
+        tie_margin: 0,
+        max_ties: 0,
+    };
+    let nearest = search.nearest(&dsts, &opts);
+    let mut parent: Vec<usize> = (0..groups.len()).collect();
+    let mut members: Vec<u64> = groups
+        .iter()
+        .map(|g| g.iter().map(|&o| objects[o].size).sum())
+        .collect();
+    fn find(parent: &mut [usize], mut g: usize) -> usize {
+        while parent[g] != g {
+            parent[g] = parent[parent[g]];
+            g = parent[g];
+        }
+        g
+    }
+    for ((g, o), cands) in roots.iter().zip(nearest) {
+        let Some(f) = objects[*o].fingerprint else {
+            continue;
+        };
+        let other = cands.sources.iter().find_map(|&s| {
+            let (h, so) = group_of[s];
+            let d = objects[so].fingerprint.map(|sf| sf.distance(&f))?;
+            (h != *g && d <= JOIN_DISTANCE).then_some(h)
+        });
+        if let Some(h) = other {
+            let (a, b) = (find(&mut parent, *g), find(&mut parent, h));
+            if a != b && members[a] + members[b] <= MAX_JOINED_BYTES {
+                parent[b] = a;
+                members[a] += members[b];
+            }
+        }
+    }
+    let mut joined: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (g, group) in groups.into_iter().enumerate() {
+        let r = find(&mut parent, g);
+        joined[r].extend(group);
+    }
+    joined
+        .into_iter()
+        .filter(|g| !g.is_empty())
+        .map(|mut g| {
+            g.sort_unstable();
+            g
+        })
+        .collect()
+}
+
+enum SearchError {
+    Interrupted,
+    Repo(RepoError),
+    Write(super::write::WriteError),
+}
+
+impl From<RepoError> for SearchError {
+    fn from(e: RepoError) -> Self {
+        SearchError::Repo(e)
+    }
+}
+
+impl From<super::write::WriteError> for SearchError {
+    fn from(e: super::write::WriteError) -> Self {
+        SearchError::Write(e)
+    }
+}
+
+/// Choose a base for every object of one group (list positions in history
+/// order) and compress the results, in visiting order.
+fn search_group(
+    reader: &mut Reader,
+    zlib: &mut Compress,
+    objects: &[ListedObject],
+    group: &[usize],
+    opts: &BasesOptions,
+    feedback: &Feedback,
+) -> Result<Vec<Ready>, SearchError> {
+    let n = group.len();
+    let mut contents: Vec<Vec<u8>> = Vec::with_capacity(n);
+    let mut kinds = Vec::with_capacity(n);
+    for &o in group {
+        let mut buf = Vec::new();
+        kinds.push(reader.object_into(&objects[o].id, &mut buf)?);
+        contents.push(buf);
+    }
+    // Visiting order: largest first, history order among equals.
+    let mut visit: Vec<usize> = (0..n).collect();
+    visit.sort_by_key(|&k| std::cmp::Reverse(contents[k].len()));
+    // rank[k]: when history position k is visited.
+    let mut rank = vec![0usize; n];
+    for (r, &k) in visit.iter().enumerate() {
+        rank[k] = r;
+    }
+    let mut depth = vec![0u32; n];
+    let mut indexes: Vec<Option<Index<'_>>> = std::iter::repeat_with(|| None).take(n).collect();
+    let mut out = Vec::with_capacity(n);
+    for (r, &k) in visit.iter().enumerate() {
+        // A large group takes a while: an interrupt is noticed per object.
+        if feedback.is_interrupted() {
+            return Err(SearchError::Interrupted);
+        }
+        let target = &contents[k];
+        let mut best: Option<(usize, Vec<u8>)> = None;
+        let no_delta = objects[group[k]].no_delta;
+        if !no_delta && target.len() >= MIN_DELTA_SIZE && opts.depth > 0 {
+            // Candidates (history positions): the window before in visiting
+            // order, then history neighbours visited already.
+            let mut cands: Vec<usize> = visit[r.saturating_sub(opts.window)..r]
+                .iter()
+                .rev()
+                .copied()
+                .collect();
+            for h in [k.wrapping_sub(1), k + 1, k.wrapping_sub(2), k + 2] {
+                if h < n && rank[h] < r && !cands.contains(&h) {
+                    cands.push(h);
+                }
+            }
+            // And the nearest fingerprints among those visited already.
+            if let Some(f) = objects[group[k]].fingerprint {
+                let mut near: Vec<(u32, usize)> = visit[r.saturating_sub(MAX_SCANNED)..r]
+                    .iter()
+                    .filter_map(|&h| {
+                        let d = objects[group[h]].fingerprint?.distance(&f);
+                        (d <= NEAR_DISTANCE).then_some((d, h))
+                    })
+                    .collect();
+                near.sort_unstable();
+                for (_, h) in near.into_iter().take(NEAR_CANDIDATES) {
+                    if !cands.contains(&h) {
+                        cands.push(h);
+                    }
+                }
+            }
+            for c in cands {
+                if depth[c] >= opts.depth || objects[group[c]].no_delta {
+                    continue;
+                }
+                let base = &contents[c];
+                if base.len() < target.len() / 32 || base.is_empty() {
+                    continue;
+                }
+                // git's bound (try_delta): the best so far, or half the
+                // object, scaled down for deep bases so shallow ones win.
+                let (bound, ref_depth) = match &best {
+                    Some((b, d)) => (d.len().saturating_sub(1), depth[*b] + 1),
+                    None => ((target.len() / 2).saturating_sub(20), 1),
+                };
+                let max_depth = opts.depth as usize;
+                let limit = bound * (max_depth - depth[c] as usize)
+                    / (max_depth + 1).saturating_sub(ref_depth as usize).max(1);
+                if limit == 0 {
+                    continue;
+                }
+                // Only the window's indexes are kept: the others serve
+                // one target.
+                let found = if rank[c] + opts.window >= r {
+                    indexes[c]
+                        .get_or_insert_with(|| Index::new(base))
+                        .delta(target, limit)
+                } else {
+                    Index::new(base).delta(target, limit)
+                };
+                if let Some(d) = found {
+                    best = Some((c, d));
+                }
+            }
+        }
+        // Indexes leaving the window are not needed again.
+        if r >= opts.window {
+            indexes[visit[r - opts.window]] = None;
+        }
+        let mut deflated = Vec::new();
+        let ready = match best {
+            Some((c, d)) => {
+                depth[k] = depth[c] + 1;
+                deflate_into(zlib, &d, &mut deflated)?;
+                deflated.shrink_to_fit();
+                Ready {
+                    obj: group[k],
+                    head: ReadyHead::Delta(group[c]),
+                    size: d.len() as u64,
+                    deflated,
+                }
+            }
+            None => {
+                deflate_into(zlib, target, &mut deflated)?;
+                deflated.shrink_to_fit();
+                Ready {
+                    obj: group[k],
+                    head: ReadyHead::Full(kinds[k]),
+                    size: target.len() as u64,
+                    deflated,
+                }
+            }
+        };
+        out.push(ready);
+    }
+    Ok(out)
+}
+
+/// The zlib level of packs: `pack.compression`, else `core.compression`,
+/// else zlib's default (git's `Z_DEFAULT_COMPRESSION`, level 6); -1 means
+/// the default, 0-9 a level.
+pub fn compression_level(repo: &Repo) -> Compression {
+    let level = repo
+        .config_int("pack.compression")
+        .or_else(|| repo.config_int("core.compression"))
+        .unwrap_or(-1);
+    i32::try_from(level)
+        .ok()
+        .filter(|l| (0..=9).contains(l))
+        .and_then(Compression::new)
+        .unwrap_or(Compression::DEFAULT)
+}

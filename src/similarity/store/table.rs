@@ -1,0 +1,336 @@
+//! One table file of the store: its on-disk layout (header, fan-out,
+//! sorted ids, records with a CRC), reading it through a memory map,
+//! writing it atomically, and the temporaries a killed writer leaves.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Fingerprint, Sketch};
+
+/// Layout version of a table file (independent of the fingerprint's).
+pub(super) const TABLE_FORMAT: u32 = 1;
+
+pub(super) const MAGIC: &[u8; 8] = b"GSIMMFP\0";
+
+pub(super) const HEADER_LEN: usize = 32;
+
+pub(super) const FANOUT_LEN: usize = 256 * 4;
+
+/// fingerprint (32) + size (8) + flags (4) + crc (4)
+pub(super) const RECORD_LEN: usize = 48;
+
+/// One memory-mapped, validated table.
+pub(super) struct Table {
+    pub(super) path: PathBuf,
+    map: memmap2::Mmap,
+    hash_len: usize,
+    pub(super) count: usize,
+}
+
+impl Table {
+    /// Open and validate a table. `Ok(None)` means it vanished (another
+    /// process compacted it away) or belongs to another fingerprint version.
+    pub(super) fn open(path: &Path, hash_len: usize) -> Result<Option<Table>, String> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        // SAFETY: tables are never written after the rename that publishes
+        // them, and git-simm only ever deletes them (unlinking keeps an
+        // existing map valid). Anything else truncating them is outside the
+        // contract of the git directory, as it is for git's own packs.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        if map.len() < MAGIC.len() || &map[..MAGIC.len()] != MAGIC {
+            return Err("not a fingerprint table (bad header)".into());
+        }
+        if map.len() < HEADER_LEN + FANOUT_LEN {
+            return Err(format!(
+                "truncated: {} bytes, shorter than the header",
+                map.len()
+            ));
+        }
+        let format = read_u32(&map, 8);
+        let fp_version = read_u32(&map, 12);
+        let table_hash_len = read_u32(&map, 16) as usize;
+        let count = read_u64(&map, 20);
+        // A table of another hash (a SHA-1 and a SHA-256 repository
+        // sharing `simm.storeDir`) is the other repository's, not damaged.
+        if format != TABLE_FORMAT || fp_version != FINGERPRINT_VERSION || table_hash_len != hash_len
+        {
+            return Ok(None);
+        }
+        let count = usize::try_from(count).map_err(|_| "record count overflows".to_string())?;
+        let expected = count
+            .checked_mul(hash_len + RECORD_LEN)
+            .and_then(|n| n.checked_add(HEADER_LEN + FANOUT_LEN))
+            .ok_or_else(|| "record count overflows".to_string())?;
+        if map.len() != expected {
+            return Err(format!(
+                "truncated or padded: {} bytes, expected {expected} for {count} records",
+                map.len()
+            ));
+        }
+        let mut prev = 0u32;
+        for i in 0..256 {
+            let f = read_u32(&map, HEADER_LEN + i * 4);
+            if f < prev {
+                return Err("fan-out table is not monotonic".into());
+            }
+            prev = f;
+        }
+        if prev as usize != count {
+            return Err("fan-out table does not match the record count".into());
+        }
+        Ok(Some(Table {
+            path: path.to_owned(),
+            map,
+            hash_len,
+            count,
+        }))
+    }
+
+    pub(super) fn fanout(&self, i: usize) -> usize {
+        read_u32(&self.map, HEADER_LEN + i * 4) as usize
+    }
+
+    pub(super) fn key(&self, i: usize) -> &[u8] {
+        let start = HEADER_LEN + FANOUT_LEN + i * self.hash_len;
+        &self.map[start..start + self.hash_len]
+    }
+
+    pub(super) fn record(&self, i: usize) -> &[u8] {
+        let start = HEADER_LEN + FANOUT_LEN + self.count * self.hash_len + i * RECORD_LEN;
+        &self.map[start..start + RECORD_LEN]
+    }
+
+    pub(super) fn find(&self, id: &[u8]) -> Option<usize> {
+        self.find_from(0, id).ok()
+    }
+
+    /// Where `id` is, or `Err` with the position of the first larger key;
+    /// `from` is a position known to hold no larger key before it (the
+    /// previous answer, when looking up ids in ascending order), so the
+    /// search gallops forward from there.
+    pub(super) fn find_from(&self, from: usize, id: &[u8]) -> Result<usize, usize> {
+        let first = id[0] as usize;
+        let bucket_lo = if first == 0 {
+            0
+        } else {
+            self.fanout(first - 1)
+        };
+        let mut hi = self.fanout(first);
+        let mut lo = bucket_lo.max(from).min(hi);
+        // Ids are hashes: their first 8 bytes nearly always decide, and one
+        // u64 comparison is much cheaper than a 20-byte memcmp.
+        let want = prefix(id);
+        let cmp = |i: usize| {
+            let key = self.key(i);
+            prefix(key).cmp(&want).then_with(|| key.cmp(id))
+        };
+        // Gallop: ids looked up in order are usually close together.
+        let mut step = 1;
+        while lo + step < hi && cmp(lo + step).is_lt() {
+            lo += step + 1;
+            step *= 2;
+        }
+        hi = hi.min(lo + step + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match cmp(mid) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// The size in record `i`, checking its CRC as [`Table::entry`] does
+    /// but decoding nothing else.
+    pub(super) fn size(&self, i: usize) -> Result<u64, String> {
+        let rec = self.record(i);
+        if record_crc(self.key(i), &rec[..44]) != read_u32(rec, 44) {
+            return Err(format!("record {i} fails its checksum"));
+        }
+        match read_u32(rec, 40) {
+            0 | FLAG_HAS_FINGERPRINT => Ok(read_u64(rec, 32)),
+            _ => Err(format!("record {i} has unknown flags")),
+        }
+    }
+
+    /// Decode record `i`, checking its CRC against its key.
+    pub(super) fn entry(&self, i: usize) -> Result<Sketch, String> {
+        let rec = self.record(i);
+        let key = self.key(i);
+        let stored = read_u32(rec, 44);
+        if record_crc(key, &rec[..44]) != stored {
+            return Err(format!("record {i} fails its checksum"));
+        }
+        decode(rec).ok_or_else(|| format!("record {i} has unknown flags"))
+    }
+}
+
+pub(super) const FLAG_HAS_FINGERPRINT: u32 = 1;
+
+pub(super) fn decode(rec: &[u8]) -> Option<Sketch> {
+    let mut fp = [0u8; 32];
+    fp.copy_from_slice(&rec[..32]);
+    let size = read_u64(rec, 32);
+    let flags = read_u32(rec, 40);
+    match flags {
+        0 => Some(Sketch {
+            size,
+            fingerprint: None,
+        }),
+        FLAG_HAS_FINGERPRINT => Some(Sketch {
+            size,
+            fingerprint: Some(Fingerprint::from_bytes(&fp)),
+        }),
+        _ => None,
+    }
+}
+
+pub(super) fn encode(entry: &Sketch) -> [u8; 44] {
+    let mut rec = [0u8; 44];
+    if let Some(fp) = entry.fingerprint {
+        rec[..32].copy_from_slice(&fp.to_bytes());
+    }
+    rec[32..40].copy_from_slice(&entry.size.to_le_bytes());
+    let flags = if entry.fingerprint.is_some() {
+        FLAG_HAS_FINGERPRINT
+    } else {
+        0
+    };
+    rec[40..44].copy_from_slice(&flags.to_le_bytes());
+    rec
+}
+
+pub(super) fn record_crc(key: &[u8], body: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(key);
+    h.update(body);
+    h.finalize()
+}
+
+pub(super) fn read_u32(buf: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&buf[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+/// The first 8 bytes of an id as a number, ordered as the bytes are (0 for
+/// an id too short, which then compares by its bytes alone).
+pub(super) fn prefix(id: &[u8]) -> u64 {
+    id.first_chunk::<8>().map_or(0, |b| u64::from_be_bytes(*b))
+}
+
+pub(super) fn read_u64(buf: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&buf[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+pub(super) fn is_table_name(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("fp-") && n.ends_with(".table"))
+}
+
+/// Temporary files older than this belong to a process that died.
+pub(super) const STALE_TEMP_SECS: u64 = 3600;
+
+/// How temporary tables start ([`temporary_in`]).
+pub(super) const TMP_PREFIX: &str = "tmp-";
+
+/// Remove temporary tables of processes that died before renaming them
+/// (a temporary file is deleted when dropped, but not by a killed process).
+pub(super) fn clean_stale_temporaries(dir: &Path) {
+    let Ok(read) = fs::read_dir(dir) else { return };
+    for e in read.filter_map(|e| e.ok()) {
+        let is_tmp = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(TMP_PREFIX));
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > STALE_TEMP_SECS);
+        if is_tmp && old {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Write sorted, deduplicated entries as a table; returns its final path.
+/// The name is derived from the content, so two processes writing the same
+/// entries produce the same file and the rename is harmless.
+pub(super) fn write_table(
+    dir: &Path,
+    hash_len: usize,
+    entries: &[(ObjectId, Sketch)],
+) -> io::Result<PathBuf> {
+    // Deleted if anything below fails; renamed into place at the end.
+    let mut tmp = temporary_in(dir)?;
+    let mut crc = crc32fast::Hasher::new();
+    {
+        let mut w = BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        let mut put = |bytes: &[u8]| -> io::Result<()> {
+            crc.update(bytes);
+            w.write_all(bytes)
+        };
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&TABLE_FORMAT.to_le_bytes());
+        header[12..16].copy_from_slice(&FINGERPRINT_VERSION.to_le_bytes());
+        header[16..20].copy_from_slice(&(hash_len as u32).to_le_bytes());
+        header[20..28].copy_from_slice(&(entries.len() as u64).to_le_bytes());
+        put(&header)?;
+        let mut fanout = [0u32; 256];
+        for (id, _) in entries {
+            fanout[id.as_slice()[0] as usize] += 1;
+        }
+        let mut running = 0u32;
+        for f in fanout.iter_mut() {
+            running += *f;
+            *f = running;
+        }
+        for f in fanout {
+            put(&f.to_le_bytes())?;
+        }
+        for (id, _) in entries {
+            put(id.as_slice())?;
+        }
+        for (id, e) in entries {
+            let body = encode(e);
+            put(&body)?;
+            put(&record_crc(id.as_slice(), &body).to_le_bytes())?;
+        }
+        w.flush()?;
+    }
+    tmp.as_file().sync_all()?;
+    let name = format!("fp-{:08x}-{:08x}.table", crc.finalize(), entries.len());
+    let path = dir.join(name);
+    tmp.persist(&path).map_err(|e| e.error)?;
+    Ok(path)
+}
+
+/// A new temporary file in `dir` (`tmp-` and a random name), created
+/// exclusively and deleted when dropped unless persisted. Its mode is a
+/// plain file's (0666 less the umask), not tempfile's private 0600: in a
+/// shared repository other users read the tables.
+pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TMP_PREFIX);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}

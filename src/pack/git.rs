@@ -10,15 +10,11 @@ use super::PackError;
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::Repo;
 
-/// A git command against `repo`, with its git dir made explicit so the
-/// caller's environment cannot point it elsewhere.
+/// A git command against `repo` ([`Repo::git_command`]: its git dir and
+/// work tree explicit, so the caller's environment cannot point it
+/// elsewhere).
 pub fn git(repo: &Repo) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.arg("--git-dir").arg(repo.git_dir());
-    if let Some(work) = repo.work_dir() {
-        cmd.arg("--work-tree").arg(work);
-    }
-    cmd
+    repo.git_command()
 }
 
 pub(super) fn describe(cmd: &Command) -> String {

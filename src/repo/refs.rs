@@ -73,7 +73,7 @@ impl Repo {
     /// explicit, so the caller's environment cannot point it elsewhere,
     /// the rest of the environment (`GIT_INDEX_FILE`, `-c` values) as git
     /// passed it to us.
-    pub(super) fn git_command(&self) -> Command {
+    pub fn git_command(&self) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("--git-dir").arg(&self.git_dir);
         if let Some(work) = &self.work_dir {

@@ -174,22 +174,26 @@ pub fn write_pack(
                     return Err(PackError::Interrupted(crate::progress::Interrupted));
                 }
                 workers.with(|w| {
-                    search_group(&mut w.reader, &mut w.zlib, objects, group, opts, feedback)
-                        .map_err(|e| match e {
-                            SearchError::Repo(e) => PackError::Repo(e),
-                            SearchError::Write(e) => write_err(&tmp_path, e),
-                            SearchError::Interrupted => {
-                                PackError::Interrupted(crate::progress::Interrupted)
-                            }
-                            SearchError::BadDelta(id) => {
-                                PackError::Repo(RepoError::PackVerification {
-                                    path: tmp_path.clone(),
-                                    reason: format!(
-                                        "the delta chosen for {id} does not rebuild it"
-                                    ),
-                                })
-                            }
-                        })
+                    search_group(
+                        &mut w.reader,
+                        &mut w.buf,
+                        &mut w.zlib,
+                        objects,
+                        group,
+                        opts,
+                        feedback,
+                    )
+                    .map_err(|e| match e {
+                        SearchError::Repo(e) => PackError::Repo(e),
+                        SearchError::Write(e) => write_err(&tmp_path, e),
+                        SearchError::Interrupted => {
+                            PackError::Interrupted(crate::progress::Interrupted)
+                        }
+                        SearchError::BadDelta(id) => PackError::Repo(RepoError::PackVerification {
+                            path: tmp_path.clone(),
+                            reason: format!("the delta chosen for {id} does not rebuild it"),
+                        }),
+                    })
                 })
             })
             .collect();
@@ -299,6 +303,11 @@ impl Appended<'_> {
     }
 }
 
+/// Each worker's delta-base cache. Groups are read path by path, not in
+/// pack order, so a large cache hits little more often than a small one,
+/// and it is held per thread beside the group's contents.
+const READER_CACHE_BYTES: usize = 16 << 20;
+
 /// What each thread of the pool works with: one reader (its delta-base
 /// cache stays warm across groups) and one compressor.
 struct Worker {
@@ -332,7 +341,7 @@ impl<'a> Workers<'a> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let worker = guard.get_or_insert_with(|| Worker {
-            reader: self.repo.reader(),
+            reader: self.repo.reader_with_cache(READER_CACHE_BYTES),
             zlib: Compress::new(self.level),
             buf: Vec::new(),
         });
@@ -510,6 +519,7 @@ impl From<super::write::WriteError> for SearchError {
 /// order) and compress the results, in visiting order.
 fn search_group(
     reader: &mut Reader,
+    scratch: &mut Vec<u8>,
     zlib: &mut Compress,
     objects: &[ListedObject],
     group: &[usize],
@@ -520,9 +530,11 @@ fn search_group(
     let mut contents: Vec<Vec<u8>> = Vec::with_capacity(n);
     let mut kinds = Vec::with_capacity(n);
     for &o in group {
-        let mut buf = Vec::new();
-        kinds.push(reader.object_into(&objects[o].id, &mut buf)?);
-        contents.push(buf);
+        kinds.push(reader.object_into(&objects[o].id, scratch)?);
+        // An exact copy: the decoder leaves two to three times an object's
+        // size allocated (room for delta chains), which, kept for a whole
+        // group, tripled the memory the group took.
+        contents.push(scratch.as_slice().to_vec());
     }
     // Visiting order: largest first, history order among equals.
     let mut visit: Vec<usize> = (0..n).collect();

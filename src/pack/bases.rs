@@ -389,16 +389,47 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
     }
     let blobs = join_continued(objects, blobs);
     trees.extend(blobs);
-    (whole, trees)
+    (whole, split_large(objects, trees))
+}
+
+/// Split groups holding more than [`MAX_JOINED_BYTES`] of content into runs
+/// of consecutive (history-ordered) objects below it: a group's content is
+/// in memory while its bases are chosen, and the history of one file can
+/// be any size (git.git's `diff.c`: 226 MB in 1,706 versions). Neighbours
+/// in history stay together; each extra run costs about one object stored
+/// whole.
+fn split_large(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let mut out = Vec::with_capacity(groups.len());
+    for group in groups {
+        let total: u64 = group.iter().map(|&o| objects[o].size).sum();
+        if total <= MAX_JOINED_BYTES {
+            out.push(group);
+            continue;
+        }
+        let mut run = Vec::new();
+        let mut bytes = 0u64;
+        for o in group {
+            if !run.is_empty() && bytes + objects[o].size > MAX_JOINED_BYTES {
+                out.push(std::mem::take(&mut run));
+                bytes = 0;
+            }
+            bytes += objects[o].size;
+            run.push(o);
+        }
+        out.push(run);
+    }
+    out
 }
 
 /// Fingerprints at most this far apart make two path groups one (a rename,
 /// a copy, a vendored tree): about 80% of the content shared.
 const JOIN_DISTANCE: u32 = 40;
 
-/// Joined groups stay below this many bytes of content (boilerplate copied
-/// into hundreds of paths would otherwise make one huge group, all of
-/// which is in memory while its bases are chosen).
+/// Groups hold at most this many bytes of content (one object larger than
+/// it is a group of its own): joined groups stay below it (boilerplate
+/// copied into hundreds of paths would otherwise make one huge group) and
+/// larger ones are split ([`split_large`]), since a group's content is in
+/// memory while its bases are chosen, one group per thread.
 const MAX_JOINED_BYTES: u64 = 64 << 20;
 
 /// Join path groups whose largest blob's nearest fingerprint in another

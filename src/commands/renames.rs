@@ -106,11 +106,7 @@ pub(super) fn renames(
         Some(changes) => (changes, Default::default()),
         None => general_changes(&repo, args, opts.detect)?,
     };
-    let attributes = diff_attributes(
-        &repo,
-        args.attr_source.as_deref(),
-        attr_source_of(args),
-    )?;
+    let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
         let mut content =

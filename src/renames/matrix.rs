@@ -10,8 +10,7 @@ use rayon::prelude::*;
 use super::DetectError;
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, Src, basename_same, better,
-    is_regular,
+    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, Src, basename_same, better, is_regular,
 };
 use crate::progress::Feedback;
 use crate::repo::Entry;

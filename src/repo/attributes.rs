@@ -26,9 +26,13 @@
 //!   `$GIT_DIR/info/attributes` above them.
 //!
 //! Matching, precedence and macros are gix's (`gix-attributes`), checked
-//! against git by the integration tests.
+//! against git by the integration tests; `info/attributes` is asked first
+//! on its own, as gix ranks it below deeper `.gitattributes` files.
 //!
 //! ### Deviations from git
+//! - Macros defined in `info/attributes` are not known to `.gitattributes`
+//!   files, nor those of `.gitattributes` files to `info/attributes` (git
+//!   shares them); builtin `binary` works everywhere.
 //! - `GIT_ATTR_NOSYSTEM` is not honoured (gix reads the system file
 //!   regardless); with no system attributes file, as on most systems, this
 //!   changes nothing.
@@ -122,6 +126,21 @@ impl Drivers {
         })
     }
 
+    /// git's `userdiff_find_by_path()` and the driver's `binary`, for the
+    /// state of a path's `diff` attribute.
+    fn decide(&self, state: Option<gix::attrs::StateRef<'_>>) -> Binary {
+        use gix::attrs::StateRef;
+        match state {
+            Some(StateRef::Set) => Binary::No,
+            Some(StateRef::Unset) => Binary::Yes,
+            Some(StateRef::Value(v)) => {
+                let name: &BStr = v.as_bstr();
+                self.find(name).unwrap_or_else(|| self.default_binary())
+            }
+            Some(StateRef::Unspecified) | None => self.default_binary(),
+        }
+    }
+
     /// What a path with no driver (or an unknown one) gets: the `default`
     /// driver's setting.
     fn default_binary(&self) -> Binary {
@@ -135,7 +154,17 @@ pub struct DiffAttributes {
     repo: gix::Repository,
     stack: gix::worktree::Stack,
     outcome: gix::attrs::search::Outcome,
+    /// `$GIT_DIR/info/attributes` once more, on its own: gix's stack puts
+    /// it above the top-level `.gitattributes` but below deeper ones,
+    /// where git keeps it above every file. A match here is git's answer.
+    info: Option<InfoAttributes>,
+    case: gix::glob::pattern::Case,
     drivers: Drivers,
+}
+
+struct InfoAttributes {
+    search: gix::attrs::Search,
+    outcome: gix::attrs::search::Outcome,
 }
 
 impl Repo {
@@ -208,10 +237,31 @@ impl Repo {
             })?
             .detach();
         let outcome = stack.selected_attribute_matches(["diff"]);
+        let info_path = self.common_dir.join("info").join("attributes");
+        let info = if info_path.is_file() {
+            let mut collection = gix::attrs::search::MetadataCollection::default();
+            let search =
+                gix::attrs::Search::new_globals([&info_path], &mut Vec::new(), &mut collection)
+                    .map_err(|e| RepoError::Attributes {
+                        reason: format!("{}: {e}", info_path.display()),
+                    })?;
+            let mut outcome = gix::attrs::search::Outcome::default();
+            outcome.initialize_with_selection(&collection, ["diff"]);
+            Some(InfoAttributes { search, outcome })
+        } else {
+            None
+        };
+        let case = if self.config_bool("core.ignorecase").unwrap_or(false) {
+            gix::glob::pattern::Case::Fold
+        } else {
+            gix::glob::pattern::Case::Sensitive
+        };
         Ok(DiffAttributes {
             repo,
             stack,
             outcome,
+            info,
+            case,
             drivers,
         })
     }
@@ -226,7 +276,24 @@ impl DiffAttributes {
     ///
     /// An attribute file on the way cannot be read.
     pub fn binary(&mut self, path: &[u8]) -> Result<Binary, RepoError> {
-        use gix::attrs::StateRef;
+        if let Some(info) = &mut self.info {
+            info.outcome.reset();
+            info.search.pattern_matching_relative_path(
+                path.as_bstr(),
+                self.case,
+                Some(false),
+                &mut info.outcome,
+            );
+            // Any match, `!diff` (unspecified) included, ends git's search.
+            let state = info
+                .outcome
+                .iter()
+                .find(|m| m.assignment.name.as_str() == "diff")
+                .map(|m| m.assignment.state);
+            if let Some(state) = state {
+                return Ok(self.drivers.decide(Some(state)));
+            }
+        }
         let platform = self
             .stack
             .at_entry(path.as_bstr(), None, &self.repo.objects)
@@ -240,16 +307,6 @@ impl DiffAttributes {
             .iter_selected()
             .next()
             .map(|m| m.assignment.state);
-        Ok(match state {
-            Some(StateRef::Set) => Binary::No,
-            Some(StateRef::Unset) => Binary::Yes,
-            Some(StateRef::Value(v)) => {
-                let name: &BStr = v.as_bstr();
-                self.drivers
-                    .find(name)
-                    .unwrap_or_else(|| self.drivers.default_binary())
-            }
-            Some(StateRef::Unspecified) | None => self.drivers.default_binary(),
-        })
+        Ok(self.drivers.decide(state))
     }
 }

@@ -380,3 +380,79 @@ fn big_file_threshold_does_not_make_renames_binary() {
         plain
     );
 }
+
+/// The `C<score>` git's `diff --cached -C -C` gives `path`.
+fn git_copy_score(r: &Repo, path: &str) -> u32 {
+    let out = r.git_str(&["diff", "--cached", "-l0", "--name-status", "-C", "-C"]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with('C') && l.ends_with(path))
+        .unwrap_or_else(|| panic!("git sees no copy to {path}: {out}"));
+    line[1..4].parse().expect("score")
+}
+
+#[test]
+fn check_scores_near_copies_as_their_attributes_say() {
+    let r = Repo::new();
+    let text = crlf_texts(1).remove(0);
+    r.write("orig/a.txt", &text);
+    r.commit_all("base");
+    // A light edit: a near-copy whichever way it is scored.
+    let mut copy = text.clone();
+    copy.extend_from_slice(b"one more line\r\n");
+    r.write("dup/b.txt", &copy);
+    r.git(&["add", "dup/b.txt"]);
+    let plain = git_copy_score(&r, "dup/b.txt");
+    // Attributes in the work tree only (not staged), as git reads them
+    // for --cached.
+    r.write(".gitattributes", b"dup/* binary\norig/* binary\n");
+    let binary = git_copy_score(&r, "dup/b.txt");
+    assert_ne!(plain, binary, "the attributes change git's score");
+    let o = r.simm(&["check", "--staged", "--no-strict"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("'dup/b.txt' is a {binary}% copy of 'orig/a.txt'")),
+        "git says {binary}% (without attributes {plain}%): {err}"
+    );
+}
+
+#[test]
+fn similar_scores_each_path_as_its_attributes_say() {
+    let r = Repo::new();
+    let text = crlf_texts(1).remove(0);
+    // One blob at two paths, one of them binary by attribute.
+    r.write("bin/x.txt", &text);
+    r.write("txt/x.txt", &text);
+    r.write(".gitattributes", b"bin/* binary\n");
+    r.commit_all("base");
+    let query = edit(&text, 2);
+    r.write("q/query.txt", &query);
+    let o = r.simm(&["similar", "-t", "30", "q/query.txt"]);
+    let out = lossy(&succeeded(&["similar"], o));
+    // git's score of each pair: the path deleted, the query added. Text
+    // against binary shares almost no chunk ("a\r\n" is not "a\n"), so
+    // git may pair nothing at all: then similar must not list the path.
+    let mut want = Vec::new();
+    for path in ["bin/x.txt", "txt/x.txt"] {
+        r.git(&["rm", "-q", "--cached", path]);
+        r.git(&["add", "q/query.txt"]);
+        let diff = r.git_str(&["diff", "--cached", "-l0", "--name-status", "-M30%"]);
+        r.git(&["reset", "-q"]);
+        let pct = diff
+            .lines()
+            .find(|l| l.starts_with('R'))
+            .map(|l| l[1..4].trim_start_matches('0').to_owned());
+        want.push((path, pct));
+    }
+    assert_ne!(
+        want[0].1, want[1].1,
+        "the attributes change git's score: {want:?}"
+    );
+    for (path, pct) in &want {
+        let got = out
+            .lines()
+            .find(|l| l.ends_with(&format!("\t{path}")))
+            .map(|l| l.split('%').next().unwrap_or_default().to_owned());
+        assert_eq!(&got, pct, "{path}: similar printed {out}");
+    }
+}

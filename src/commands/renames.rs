@@ -106,7 +106,9 @@ pub(super) fn renames(
         Some(changes) => (changes, Default::default()),
         None => general_changes(&repo, args, opts.detect)?,
     };
+    feedback.trace("renames: the changes");
     let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
+    feedback.trace("renames: attribute sources");
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
         let mut content =

@@ -397,7 +397,6 @@ pub fn detect(
     outcome.sources = srcs.len();
     outcome.destinations = dsts.len();
     if !srcs.is_empty() && !dsts.is_empty() {
-        set_binary(&mut srcs, &mut dsts, content)?;
         pair_up(
             &mut srcs,
             &mut dsts,
@@ -416,31 +415,33 @@ pub fn detect(
     Ok((write_back(changes, &mut srcs, &dsts), outcome))
 }
 
-/// Ask the content provider what the attributes of every regular source's
-/// and destination's path say (others are never scored).
+/// Ask the content provider what the attributes of the paths that may
+/// still be scored say: regular files, sources still in play (`active`),
+/// destinations not yet paired. After the exact step that is often a
+/// small part of them, and each lookup walks the attribute stack.
 fn set_binary(
     srcs: &mut [Src],
     dsts: &mut [Dst],
+    active: &[usize],
     content: &mut impl Content,
 ) -> Result<(), DetectError> {
-    let entries: Vec<&Entry> = srcs
+    let wanted_src = |s: &Src| is_regular(s.entry.kind);
+    let wanted_dst = |d: &Dst| d.pair.is_none() && is_regular(d.entry.kind);
+    let entries: Vec<&Entry> = active
         .iter()
+        .map(|&s| &srcs[s])
+        .filter(|s| wanted_src(s))
         .map(|s| &s.entry)
-        .chain(dsts.iter().map(|d| &d.entry))
-        .filter(|e| is_regular(e.kind))
+        .chain(dsts.iter().filter(|d| wanted_dst(d)).map(|d| &d.entry))
         .collect();
     let mut found = content.binary(&entries)?.into_iter();
-    for slot in srcs
-        .iter_mut()
-        .filter(|s| is_regular(s.entry.kind))
-        .map(|s| &mut s.binary)
-        .chain(
-            dsts.iter_mut()
-                .filter(|d| is_regular(d.entry.kind))
-                .map(|d| &mut d.binary),
-        )
-    {
-        *slot = found.next().unwrap_or_default();
+    for &s in active {
+        if wanted_src(&srcs[s]) {
+            srcs[s].binary = found.next().unwrap_or_default();
+        }
+    }
+    for d in dsts.iter_mut().filter(|d| wanted_dst(d)) {
+        d.binary = found.next().unwrap_or_default();
     }
     Ok(())
 }

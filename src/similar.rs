@@ -105,7 +105,7 @@ pub fn find_similar(
     tree: ObjectId,
     query: &Query,
     opts: &Options,
-    mut attributes: Option<&mut DiffAttributes>,
+    attributes: Option<&mut DiffAttributes>,
     feedback: &Feedback,
 ) -> Result<(Vec<Match>, Outcome), SimilarError> {
     let mut outcome = Outcome::default();
@@ -172,7 +172,7 @@ pub fn find_similar(
     // decision.
     let wanted: std::collections::HashSet<ObjectId> = exact_now.iter().copied().collect();
     let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
-    if let Some(attributes) = attributes.as_deref_mut() {
+    if let Some(attributes) = attributes {
         for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
             if wanted.contains(&e.id) {
                 *b = attributes.binary(&e.path)?;

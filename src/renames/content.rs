@@ -1,5 +1,6 @@
 //! The content provider of rename detection over a repository: sizes and
-//! fingerprints through the store, chunk histograms read once per blob.
+//! fingerprints through the store, chunk histograms read once per blob and
+//! text-or-binary decision of its paths (`.gitattributes`).
 
 use std::sync::Arc;
 

@@ -570,6 +570,25 @@ mod tests {
     }
 
     #[test]
+    fn attributes_override_the_nul_rule_both_ways() {
+        // Forced binary: the CRs of CRLF text count.
+        let text = b"one\r\ntwo\r\n";
+        let forced = Spans::with_binary(text, Binary::Yes);
+        assert!(forced.is_binary());
+        assert_eq!(forced.buckets, histogram(&[b"one\r\n", b"two\r\n"]));
+        assert_eq!(Spans::with_binary(text, Binary::Auto), Spans::new(text));
+        // Forced text: a NUL does not stop CRs before LF being skipped.
+        let nul = b"\0one\r\ntwo\r\n";
+        let text_nul = Spans::with_binary(nul, Binary::No);
+        assert!(!text_nul.is_binary());
+        assert_eq!(text_nul.buckets, histogram(&[b"\0one\n", b"two\n"]));
+        assert_eq!(text_nul.size(), nul.len() as u64);
+        // Text against binary of one CRLF file shares no chunk: git pairs
+        // such paths as unrelated.
+        assert_eq!(copied(&forced, &Spans::new(text)), 0);
+    }
+
+    #[test]
     fn nul_beyond_8000_bytes_is_text() {
         let mut data = vec![b'a'; 8000];
         assert!(!is_binary(&data));

@@ -416,7 +416,7 @@ mod tests {
                 "{id} read differently"
             );
         }
-        assert!(got.iter().any(|d| *d == big), "the large blob was not read");
+        assert!(got.contains(&big), "the large blob was not read");
 
         // A tree asked for as a blob.
         let tree = git(&dir, &["rev-parse", "HEAD^{tree}"]);

@@ -39,7 +39,8 @@ impl Repo {
     ///   random access does for every delta whose base is not cached.
     /// * Otherwise the blobs are read one by one, sorted by pack offset so a
     ///   delta's base is often still in the reader's delta-base cache, with
-    ///   one [`Reader`](super::Reader) and buffer per rayon thread. Loose objects go this way.
+    ///   one [`Reader`](super::Reader) and buffer per rayon thread. Loose
+    ///   objects go this way too, read from their files directly.
     ///
     /// The first error stops the work and is returned, and so does
     /// [`Interrupted`](crate::progress::Interrupted) (as
@@ -114,7 +115,9 @@ impl Repo {
             f(i, data);
             delivered[i].store(true, Ordering::Relaxed);
         };
-        let mut one_by_one = Vec::new();
+        // (position, whether it was in no pack: a loose object, read from
+        // its file directly).
+        let mut one_by_one: Vec<(usize, bool)> = Vec::new();
         let mut traversed = Vec::new();
         for group in located.chunk_by(|a, b| a.0 == b.0) {
             feedback.check()?;
@@ -129,7 +132,7 @@ impl Repo {
                     traverse_pack(pack, self.object_hash(), group, ids, feedback, &deliver)?;
                     traversed.extend(group.iter().map(|&(_, _, i)| i));
                 }
-                _ => one_by_one.extend(group.iter().map(|&(_, _, i)| i)),
+                pack => one_by_one.extend(group.iter().map(|&(_, _, i)| (i, pack.is_none()))),
             }
         }
         // A traversal stops early when interrupted; nothing is to be read
@@ -141,7 +144,8 @@ impl Repo {
         one_by_one.extend(
             traversed
                 .into_iter()
-                .filter(|&i| !delivered[i].load(Ordering::Relaxed)),
+                .filter(|&i| !delivered[i].load(Ordering::Relaxed))
+                .map(|i| (i, false)),
         );
 
         let readers = ReaderPool::new(self);
@@ -149,9 +153,13 @@ impl Repo {
             .par_chunks(chunk_len(one_by_one.len()))
             .try_for_each(|chunk| {
                 readers.with(|reader| {
-                    for &i in chunk {
+                    for &(i, loose) in chunk {
                         feedback.check()?;
-                        let data = reader.blob_ref(&ids[i])?;
+                        let data = if loose {
+                            reader.loose_blob_ref(&ids[i])?
+                        } else {
+                            reader.blob_ref(&ids[i])?
+                        };
                         deliver(i, data);
                     }
                     Ok::<_, RepoError>(())
@@ -359,5 +367,88 @@ mod tests {
             let got = read(&repo, &some, reading);
             assert!(got == want, "{reading:?} read different bytes for a subset");
         }
+    }
+
+    /// Loose blobs, read from their files directly, come out as git stores
+    /// them, from the repository's own object directory and from an
+    /// alternate's; what is not a blob, or not a valid loose object, is
+    /// refused with the same errors as through gix.
+    #[test]
+    fn loose_blobs_are_read_directly_and_checked() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = tmp.path().join("base");
+        let dir = tmp.path().join("clone");
+        std::fs::create_dir(&base).expect("mkdir");
+        git(&base, &["init", "-q"]);
+        let texts = crate::testing::real_text();
+        for (i, text) in texts.iter().take(3).enumerate() {
+            std::fs::write(base.join(format!("base{i}.txt")), text).expect("write");
+        }
+        git(&base, &["add", "-A"]);
+        git(&base, &["commit", "-q", "-m", "base"]);
+        let base_arg = base.to_str().expect("utf-8 path");
+        let dir_arg = dir.to_str().expect("utf-8 path");
+        git(tmp.path(), &["clone", "-q", "--shared", base_arg, dir_arg]);
+        // Blobs of every size class: empty, small, large (several inflate
+        // calls), all loose in the clone.
+        let mut big = Vec::new();
+        for text in texts.iter().skip(3).take(40) {
+            big.extend_from_slice(text);
+        }
+        std::fs::write(dir.join("empty.txt"), b"").expect("write");
+        std::fs::write(dir.join("small.txt"), b"one line\n").expect("write");
+        std::fs::write(dir.join("big.txt"), &big).expect("write");
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "loose"]);
+        let listing = git(&dir, &["ls-tree", "-r", "HEAD"]);
+        let listing = String::from_utf8(listing).expect("utf-8");
+        let ids: Vec<ObjectId> = listing
+            .lines()
+            .map(|l| ObjectId::from_hex(l.split(['\t', ' ']).nth(2).expect("id").as_bytes()))
+            .collect::<Result<_, _>>()
+            .expect("hex ids");
+        assert_eq!(ids.len(), 6);
+        let repo = Repo::discover(&dir).expect("open");
+        let got = read(&repo, &ids, Reading::Cheapest);
+        for (id, data) in ids.iter().zip(&got) {
+            assert!(
+                *data == git(&dir, &["cat-file", "blob", &id.to_string()]),
+                "{id} read differently"
+            );
+        }
+        assert!(got.contains(&big), "the large blob was not read");
+
+        // A tree asked for as a blob.
+        let tree = git(&dir, &["rev-parse", "HEAD^{tree}"]);
+        let tree = ObjectId::from_hex(String::from_utf8(tree).expect("utf-8").trim().as_bytes())
+            .expect("hex id");
+        let err = repo
+            .for_each_blob(&[tree], &Feedback::none(), |_, _| {})
+            .expect_err("a tree is not a blob");
+        assert!(
+            matches!(err, RepoError::WrongKind { id, .. } if id == tree),
+            "{err:?}"
+        );
+
+        // A loose file that is not zlib: an error naming the object, as
+        // gix reports it, never a panic or garbage.
+        let small = ids[listing
+            .lines()
+            .position(|l| l.ends_with("\tsmall.txt"))
+            .expect("small.txt listed")];
+        let hex = small.to_string();
+        let path = dir.join(".git/objects").join(&hex[..2]).join(&hex[2..]);
+        let mut perms = std::fs::metadata(&path).expect("stat").permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&path, perms).expect("chmod");
+        std::fs::write(&path, b"not a zlib stream").expect("corrupt");
+        let err = repo
+            .for_each_blob(&[small], &Feedback::none(), |_, _| {})
+            .expect_err("corrupt object");
+        assert!(
+            matches!(err, RepoError::ReadObject { id, .. } if id == small),
+            "{err:?}"
+        );
     }
 }

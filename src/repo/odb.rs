@@ -96,6 +96,11 @@ impl Repo {
         Reader {
             repo,
             buf: Vec::new(),
+            loose: Loose {
+                dirs: self.object_dirs(),
+                compressed: Vec::new(),
+                inflate: gix::zlib::Inflate::default(),
+            },
         }
     }
 
@@ -334,6 +339,100 @@ fn delta_result_size(
 pub struct Reader {
     repo: gix::Repository,
     buf: Vec<u8>,
+    loose: Loose,
+}
+
+/// A reader's own way to loose objects, for blobs known not to be packed.
+///
+/// Why not gix's loose store: it maps every file (`mmap`, then `munmap`,
+/// which on a multi-threaded process is a TLB shootdown of every other
+/// core), checks the file's existence with `stat` first, and builds a new
+/// inflate state (tens of KiB, freed again) per object. Right after a large
+/// move is committed thousands of blobs are loose; read here they cost one
+/// `open`, `read` and `close` each, into buffers and an inflate state that
+/// live as long as the reader.
+struct Loose {
+    /// The objects directory and those of its alternates, searched in
+    /// that order as git does.
+    dirs: Vec<PathBuf>,
+    /// The compressed file, read whole; its length is its capacity, so
+    /// reads never zero it again.
+    compressed: Vec<u8>,
+    inflate: gix::zlib::Inflate,
+}
+
+/// Longest loose object header, `<kind> <size>\0` (as gix bounds it).
+const LOOSE_HEADER_MAX: usize = 64;
+
+impl Loose {
+    /// Read the loose object `id` into `out` and return its kind, or `None`
+    /// when it is not a loose object here or cannot be decoded: the caller
+    /// then asks gix, which finds it wherever it is or reports exactly
+    /// what is wrong with it.
+    fn read(&mut self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::object::Kind> {
+        use std::io::Read;
+        let hex = id.to_hex().to_string();
+        let mut file = None;
+        for dir in &self.dirs {
+            match std::fs::File::open(dir.join(&hex[..2]).join(&hex[2..])) {
+                Ok(f) => {
+                    file = Some(f);
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => return None,
+            }
+        }
+        let mut file = file?;
+        let mut filled = 0;
+        loop {
+            if filled == self.compressed.len() {
+                let grown = (self.compressed.len() * 2).max(64 * 1024);
+                self.compressed.resize(grown, 0);
+            }
+            match file.read(&mut self.compressed[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        let input = &self.compressed[..filled];
+        // The same steps and checks as gix's loose store.
+        self.inflate.reset();
+        let mut header = [0u8; LOOSE_HEADER_MAX];
+        let (status, consumed_in, consumed_out) = self.inflate.prefix(input, &mut header).ok()?;
+        if status == gix::zlib::Status::BufError {
+            return None;
+        }
+        let (kind, size, header_len) =
+            gix::objs::decode::loose_header(&header[..consumed_out]).ok()?;
+        let size = usize::try_from(size).ok()?;
+        let body_prefix = consumed_out.checked_sub(header_len)?;
+        if body_prefix > size || (status == gix::zlib::Status::StreamEnd && body_prefix != size) {
+            return None;
+        }
+        if status == gix::zlib::Status::StreamEnd {
+            out.clear();
+            out.extend_from_slice(&header[header_len..consumed_out]);
+        } else {
+            out.try_reserve(size.saturating_sub(out.len())).ok()?;
+            let n = self
+                .inflate
+                .rest(
+                    &input[consumed_in..],
+                    &header[..consumed_out],
+                    header_len,
+                    out,
+                    size,
+                )
+                .ok()?;
+            if n != size {
+                return None;
+            }
+        }
+        Some(kind)
+    }
 }
 
 impl Reader {
@@ -379,6 +478,22 @@ impl Reader {
         }
         let data = find(&self.repo.objects, id, buf)?;
         Ok(data.kind)
+    }
+
+    /// [`Reader::blob_ref`] for a blob that is most likely a loose object
+    /// (not in any pack when the caller looked): read from its file
+    /// directly, and only if that fails through gix, which looks
+    /// everywhere and names what is wrong.
+    pub(super) fn loose_blob_ref(&mut self, id: &gix::oid) -> Result<&[u8], RepoError> {
+        match self.loose.read(id, &mut self.buf) {
+            Some(gix::object::Kind::Blob) => Ok(self.buf.as_slice()),
+            Some(actual) => Err(RepoError::WrongKind {
+                id: id.to_owned(),
+                expected: gix::object::Kind::Blob,
+                actual,
+            }),
+            None => self.blob_ref(id),
+        }
     }
 
     /// Read a blob into the reader's own buffer and borrow it.

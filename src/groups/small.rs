@@ -19,7 +19,7 @@ use crate::similarity::score::{self, MAX_SCORE, Spans};
 
 /// Files this small or smaller (in bytes, after boilerplate is taken out)
 /// get their pairs from [`pairs`], whatever their fingerprints say.
-pub const SMALL: u64 = 4096;
+pub const SMALL: u64 = 1024;
 
 /// The largest file that can pair with a [`SMALL`] one at `min_score`
 /// (git's size filter): the files [`pairs`] must see.

@@ -107,13 +107,13 @@ mod tests {
         let texts = crate::testing::real_text();
         let mut files: Vec<Vec<u8>> = texts
             .iter()
-            .map(|t| t[..t.len().min(3000)].to_vec())
+            .map(|t| t[..t.len().min(SMALL as usize - 100)].to_vec())
             .take(150)
             .collect();
         let mut rng = crate::testing::Rng(5);
         for k in 0..150 {
             let mut copy = files[k].clone();
-            for _ in 0..1 + rng.below(6) {
+            for _ in 0..1 + rng.below(3) {
                 let at = rng.below(copy.len());
                 copy.insert(at, b'\n');
                 let at = rng.below(copy.len());
@@ -123,7 +123,7 @@ mod tests {
         }
         let spans: Vec<Spans> = files.iter().map(|f| Spans::new(f)).collect();
         let refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
-        for pct in [50u32, 80, 95] {
+        for pct in [50u32, 80, 90] {
             let t = MAX_SCORE / 100 * pct;
             let proposed = pairs(&refs, t);
             let mut truth = 0;

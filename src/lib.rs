@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod groups;
 pub mod output;
 pub mod pack;
 pub mod progress;

@@ -40,7 +40,9 @@ fn main() -> ExitCode {
     }
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
-        Ok(Status::NothingFound | Status::Refused | Status::Differences) => ExitCode::from(1),
+        Ok(Status::NothingFound | Status::Refused | Status::Differences | Status::TooMuchWaste) => {
+            ExitCode::from(1)
+        }
         Err(e) => {
             drop(out);
             eprintln!("fatal: {}", commands::describe_error(&e));

@@ -9,6 +9,7 @@
 mod check;
 mod fingerprint;
 mod generate;
+mod groups;
 mod hook;
 mod pack;
 mod renames;
@@ -34,6 +35,8 @@ pub enum Status {
     NothingFound,
     /// Exit 1: `check --strict` warned, so the hook refuses the commit.
     Refused,
+    /// Exit 1: `groups --fail-above` found more waste than allowed.
+    TooMuchWaste,
     /// Exit 1: `renames --exit-code` (or `--quiet`) found changes, as
     /// `git diff --exit-code`.
     Differences,
@@ -67,6 +70,7 @@ pub fn run(
         || match &cli.command {
             Command::Fingerprint(args) => args.store.no_cache,
             Command::Similar(args) => args.store.no_cache,
+            Command::Groups(args) => args.store.no_cache,
             Command::Renames(args) => args.store.no_cache,
             Command::Check(args) => args.store.no_cache,
             Command::PackOrder(args) => args.store.no_cache,
@@ -76,6 +80,7 @@ pub fn run(
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
         Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),
+        Command::Groups(args) => groups::groups(&cwd, nc, args, fb, out, err),
         Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),
         Command::Check(args) => check::check(&cwd, nc, args, fb, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),

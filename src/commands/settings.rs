@@ -53,6 +53,13 @@ pub(super) fn budgets() -> Budgets {
     }
 }
 
+/// `GIT_SIMM_GROUPS_EXHAUSTIVE=1`: `groups` scores every size-compatible
+/// pair and reports every pair at the threshold as a link, the ground
+/// truth `benches/groups.sh` measures recall against.
+pub(super) fn exhaustive() -> bool {
+    std::env::var_os("GIT_SIMM_GROUPS_EXHAUSTIVE").is_some_and(|v| v == "1")
+}
+
 /// `GIT_SIMM_TEST_REPACK_ABORT=<point>`: where tests make a repack abort
 /// ([`git_simm::pack::RepackOptions::abort_at`]).
 pub(super) fn repack_abort_at() -> Option<String> {

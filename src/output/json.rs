@@ -207,6 +207,195 @@ impl Similar {
     }
 }
 
+/// `git simm groups --json`: every group of similar files, the
+/// boilerplate taken out of scores, and what the search did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Groups {
+    /// With `--show-common`, the chunks treated as boilerplate, most
+    /// common first; else `null`.
+    pub common: Option<Vec<CommonChunk>>,
+    /// The groups, most waste first (as the text output lists them).
+    pub groups: Vec<GroupDoc>,
+    /// Counts of the search's work.
+    pub stats: GroupStats,
+    /// The lowest score that links two files, in percent.
+    pub threshold: u32,
+}
+
+/// One group of similar files.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupDoc {
+    /// The bytes of all members.
+    pub bytes: u64,
+    /// The pairs scored at or above the threshold that joined the group,
+    /// by member position (`a < b`; pairs already joined through others
+    /// were not scored, so this is a spanning set, not every similar
+    /// pair); empty for a group of exact copies.
+    pub links: Vec<LinkDoc>,
+    /// The members: the representative first, then by score (highest
+    /// first), then by path.
+    pub members: Vec<MemberDoc>,
+    /// The bytes of every member but the representative: what keeping one
+    /// copy would save.
+    pub waste: u64,
+}
+
+/// One file of a group.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemberDoc {
+    /// Its blob id in hex.
+    pub id: String,
+    /// Its path (exact when `path_bytes` is `null`).
+    pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
+    /// Whether it is the group's representative (only the first member
+    /// is).
+    pub representative: bool,
+    /// Its git score against the representative, in percent (100 for the
+    /// representative and its exact copies).
+    pub score: u32,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// A scored pair of a group.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkDoc {
+    /// One member's position in `members`.
+    pub a: usize,
+    /// The other's.
+    pub b: usize,
+    /// Their git score in percent.
+    pub score: u32,
+}
+
+/// A chunk treated as boilerplate.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommonChunk {
+    /// In how many of the sampled files it occurs.
+    pub files: usize,
+    /// Its text (invalid UTF-8 replaced by U+FFFD).
+    pub text: String,
+}
+
+/// What `groups` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupStats {
+    /// Files left out as binary.
+    pub binary: usize,
+    /// Distinct blobs considered.
+    pub blobs: usize,
+    /// Blobs read to score pairs.
+    pub blobs_read: usize,
+    /// Pairs proposed by sizes and fingerprints.
+    pub candidate_pairs: usize,
+    /// Chunks treated as boilerplate.
+    pub common_chunks: usize,
+    /// Files sampled to find them.
+    pub common_sampled: usize,
+    /// Candidate pairs not scored because their files were already
+    /// grouped.
+    pub connected_pairs: usize,
+    /// Files given (the tree's regular files, or every blob).
+    pub files: usize,
+    /// Scored pairs at or above the threshold.
+    pub linked_pairs: usize,
+    /// The fingerprint distance (of 256 bits) up to which pairs were
+    /// scored.
+    pub radius: u32,
+    /// Pairs scored exactly.
+    pub scored_pairs: usize,
+    /// Files left out as smaller than `--min-size` (or empty).
+    pub too_small: usize,
+    /// Bytes of the files considered (not too small).
+    pub total_bytes: u64,
+    /// Bytes of every non-representative member of every group.
+    pub waste_bytes: u64,
+}
+
+impl Groups {
+    /// The document for `found` at `min_score` ([`score::MAX_SCORE`]
+    /// units); `total_bytes` is the size of all files considered.
+    pub fn new(
+        found: &crate::groups::Found,
+        min_score: u32,
+        show_common: bool,
+        total_bytes: u64,
+    ) -> Groups {
+        let o = &found.outcome;
+        let groups: Vec<GroupDoc> = found
+            .groups
+            .iter()
+            .map(|g| GroupDoc {
+                bytes: g.members.iter().map(|m| m.size).sum(),
+                links: g
+                    .links
+                    .iter()
+                    .map(|l| LinkDoc {
+                        a: l.a,
+                        b: l.b,
+                        score: score::percent(l.score),
+                    })
+                    .collect(),
+                members: g
+                    .members
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| {
+                        let (path, path_bytes) = json_path(&m.path);
+                        MemberDoc {
+                            id: m.id.to_string(),
+                            path,
+                            path_bytes,
+                            representative: i == 0,
+                            score: score::percent(m.score),
+                            size: m.size,
+                        }
+                    })
+                    .collect(),
+                waste: g.waste,
+            })
+            .collect();
+        let waste_bytes = groups.iter().map(|g| g.waste).sum();
+        Groups {
+            common: show_common.then(|| common_chunks(&found.common)),
+            groups,
+            stats: GroupStats {
+                binary: o.binary,
+                blobs: o.blobs,
+                blobs_read: o.blobs_read,
+                candidate_pairs: o.candidate_pairs,
+                common_chunks: found.common.buckets.len(),
+                common_sampled: found.common.sampled,
+                connected_pairs: o.connected_pairs,
+                files: o.files,
+                linked_pairs: o.linked_pairs,
+                radius: o.radius,
+                scored_pairs: o.scored_pairs,
+                too_small: o.too_small,
+                total_bytes,
+                waste_bytes,
+            },
+            threshold: score::percent(min_score),
+        }
+    }
+}
+
+/// The boilerplate chunks, most common first, then by text.
+pub fn common_chunks(common: &crate::groups::Common) -> Vec<CommonChunk> {
+    let mut chunks: Vec<CommonChunk> = common
+        .examples
+        .iter()
+        .map(|(files, text)| CommonChunk {
+            files: *files,
+            text: String::from_utf8_lossy(text).into_owned(),
+        })
+        .collect();
+    chunks.sort_by(|a, b| b.files.cmp(&a.files).then_with(|| a.text.cmp(&b.text)));
+    chunks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

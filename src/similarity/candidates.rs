@@ -258,6 +258,95 @@ impl Search {
     }
 }
 
+/// One pair [`Search::close_pairs`] proposes: two source indices (`a <
+/// b`) and the Hamming distance of their fingerprints, or
+/// [`UNFINGERPRINTED`] when either is too small to have one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    /// Fingerprint distance; nearest pairs sort first.
+    pub distance: u8,
+    /// The smaller index.
+    pub a: u32,
+    /// The larger index.
+    pub b: u32,
+}
+
+/// The distance of a [`Pair`] whose files are too small for fingerprints.
+pub const UNFINGERPRINTED: u8 = NO_FINGERPRINT;
+
+impl Search {
+    /// Every pair of sources (all against all) that passes git's size
+    /// filter at `min_score` and whose fingerprints are at most `radius`
+    /// bits apart, plus every size-compatible pair where a side is too
+    /// small for a fingerprint (those are small, so scoring them is
+    /// cheap); empty sources never pair. Sorted nearest first.
+    ///
+    /// Why a scan: with sources sorted by size each source meets only
+    /// its size window (a fraction of the pool that shrinks as
+    /// `min_score` grows), and the vectorised popcount runs at hundreds
+    /// of millions of pairs per second and core; exact-match banding or
+    /// multi-index hashing over bit chunks lose recall or stop paying at
+    /// radii near a third of 256 bits (REFERENCE.md §1, §6).
+    pub fn close_pairs(&self, min_score: u32, radius: u32) -> Vec<Pair> {
+        let pool = &self.pool;
+        let n = pool.order.len();
+        let mut pairs: Vec<Pair> = (0..n)
+            .into_par_iter()
+            .with_min_len(64)
+            .fold(Vec::new, |mut acc, p| {
+                let size = pool.sizes[p];
+                if size == 0 {
+                    return acc;
+                }
+                let window = pool.window(size, min_score);
+                let range = (p + 1).max(window.start)..window.end.max(p + 1);
+                if range.is_empty() {
+                    return acc;
+                }
+                let push = |acc: &mut Vec<Pair>, q: usize, distance: u8| {
+                    let (x, y) = (pool.order[p] as u32, pool.order[q] as u32);
+                    acc.push(Pair {
+                        distance,
+                        a: x.min(y),
+                        b: x.max(y),
+                    });
+                };
+                let fp = if pool.unfingerprinted(p..p + 1).is_empty() {
+                    Some(Fingerprint {
+                        words: [0, 1, 2, 3].map(|k| pool.w[k][p]),
+                    })
+                } else {
+                    None
+                };
+                match fp {
+                    Some(fp) => {
+                        let dist = distances(pool, range.clone(), &fp);
+                        for (q, d) in range.zip(dist) {
+                            if d == NO_FINGERPRINT || u32::from(d) <= radius {
+                                push(&mut acc, q, d);
+                            }
+                        }
+                    }
+                    None => {
+                        for q in range.filter(|&q| pool.sizes[q] > 0) {
+                            push(&mut acc, q, NO_FINGERPRINT);
+                        }
+                    }
+                }
+                acc
+            })
+            .reduce(Vec::new, |mut a, mut b| {
+                if a.len() < b.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                a.extend(b);
+                a
+            });
+        pairs.par_sort_unstable();
+        pairs
+    }
+}
+
 fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
     let mut out = Candidates {
         sources: Vec::new(),

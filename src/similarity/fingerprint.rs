@@ -39,13 +39,19 @@
 //!   none either.
 //! - **Binary blobs** are fingerprinted like text: windows are bytes either
 //!   way, and git also scores binary renames (with 64-byte chunks).
+//! - **CR before LF in text is left out** (version 2), as git's score leaves
+//!   it out: a CRLF copy of an LF file scores near 100% in git, but every
+//!   one of its windows differs, which put the two at chance distance and
+//!   hid such copies from every fingerprint search (`groups` missed a CRLF
+//!   license file against its LF twins). Text versus binary is git's NUL
+//!   rule ([`crate::similarity::score::is_binary`]).
 
 use std::fmt;
 
 /// Version of the fingerprint definition (window, hash, tables, bit layout,
 /// size limits). Stored beside every cached fingerprint; a mismatch makes the
 /// cache invalid.
-pub const FINGERPRINT_VERSION: u32 = 1;
+pub const FINGERPRINT_VERSION: u32 = 2;
 
 /// Bytes per window, as in gsimm.
 pub const WINDOW: usize = 48;
@@ -236,6 +242,23 @@ impl Fingerprinter {
     /// The fingerprint of `data`, or `None` when it is shorter than
     /// [`MIN_SIZE`] or longer than [`MAX_SIZE`].
     pub fn fingerprint(&mut self, data: &[u8]) -> Option<Fingerprint> {
+        if memchr::memmem::find(data, b"\r\n").is_some()
+            && !crate::similarity::score::is_binary(data)
+        {
+            let mut text = Vec::with_capacity(data.len());
+            let mut rest = data;
+            while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
+                text.extend_from_slice(&rest[..at]);
+                rest = &rest[at + 1..];
+            }
+            text.extend_from_slice(rest);
+            return self.fingerprint_bytes(&text);
+        }
+        self.fingerprint_bytes(data)
+    }
+
+    /// [`Fingerprinter::fingerprint`] of the bytes as they are.
+    fn fingerprint_bytes(&mut self, data: &[u8]) -> Option<Fingerprint> {
         if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
             return None;
         }
@@ -534,7 +557,9 @@ mod tests {
     }
 
     /// Pins the format: these bits are stored on disk. If this test fails,
-    /// the definition changed and FINGERPRINT_VERSION must be bumped.
+    /// the definition changed and FINGERPRINT_VERSION must be bumped. (The
+    /// pinned input is binary, so version 2's CRLF rule leaves its bits as
+    /// version 1 had them.)
     #[test]
     fn format_is_pinned() {
         let text: Vec<u8> = (0u32..2000)
@@ -542,8 +567,34 @@ mod tests {
             .collect();
         let fp = fingerprint(&text).expect("large enough");
         assert_eq!(fp, reference(&text).expect("large enough"));
-        assert_eq!(FINGERPRINT_VERSION, 1);
+        assert_eq!(FINGERPRINT_VERSION, 2);
         assert_eq!(fp.to_string(), PINNED_V1);
+    }
+
+    /// Version 2: text with CRLF line ends is fingerprinted as git scores
+    /// it, without the CRs; binary content keeps every byte.
+    #[test]
+    fn crlf_text_is_fingerprinted_without_its_crs() {
+        let text = corpus_text();
+        let crlf: Vec<u8> = text
+            .split_inclusive(|&c| c == b'\n')
+            .flat_map(|l| match l.strip_suffix(b"\n") {
+                Some(body) => [body, b"\r\n"].concat(),
+                None => l.to_vec(),
+            })
+            .collect();
+        assert_ne!(crlf, text);
+        assert_eq!(fingerprint(&crlf), fingerprint(&text));
+        let mut binary = crlf.clone();
+        binary[10] = 0;
+        let mut binary_lf = text.clone();
+        binary_lf[10] = 0;
+        assert!(
+            fingerprint(&binary)
+                .unwrap()
+                .distance(&fingerprint(&binary_lf).unwrap())
+                > 40
+        );
     }
     const PINNED_V1: &str = "1155a7f4e80b097d41a0fd48e2deda25bb962eebc15f5e54629a05d6edbd5c60";
 

@@ -170,6 +170,53 @@ impl Spans {
     pub fn bucket_count(&self) -> usize {
         self.buckets.len()
     }
+
+    /// The buckets that hold chunks of the file, ascending: what a
+    /// document-frequency count of chunks over many files counts.
+    pub fn bucket_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.buckets.iter().map(|&(b, _)| b)
+    }
+
+    /// `(bucket, weight)` of every bucket holding chunks of the file,
+    /// ascending by bucket.
+    pub fn weights(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.buckets.iter().copied()
+    }
+
+    /// The histogram with the buckets in `common` (sorted ascending)
+    /// taken out, and the file's size reduced by their weight: the file
+    /// as scored when those chunks (boilerplate) are not evidence of
+    /// similarity. [`score`] of two such histograms is git's score of
+    /// the files with every common chunk deleted from both (CRs that
+    /// were not counted stay in the size, as git keeps them).
+    pub fn without(&self, common: &[u32]) -> Spans {
+        if common.is_empty() {
+            return self.clone();
+        }
+        let mut removed: u64 = 0;
+        let buckets = self
+            .buckets
+            .iter()
+            .copied()
+            .filter(|&(b, w)| {
+                let drop = common.binary_search(&b).is_ok();
+                if drop {
+                    removed += u64::from(w);
+                }
+                !drop
+            })
+            .collect();
+        Spans {
+            buckets,
+            size: self.size.saturating_sub(removed),
+            binary: self.binary,
+        }
+    }
+
+    /// Bytes this histogram takes in memory, for caches with a budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<(u32, u32)>() + std::mem::size_of::<Spans>()
+    }
 }
 
 /// Chunks of a file in which every byte counts (binary, or text without a
@@ -197,6 +244,25 @@ fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
 thread_local! {
     /// The chunk list [`Spans::new`] sorts, one per thread.
     static CHUNKS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Call `f(bucket, chunk)` for every chunk of `data` as git cuts it (at
+/// each LF and every 64 bytes; CRs counted, so for CRLF text the bucket
+/// may differ from the one [`Spans::new`] gives): to show which text a
+/// bucket stands for.
+pub fn for_each_chunk(data: &[u8], mut f: impl FnMut(u32, &[u8])) {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', data).map(|nl| nl + 1);
+    for end in ends.chain((!data.is_empty()).then_some(data.len())) {
+        if end <= start {
+            continue;
+        }
+        for piece in data[start..end].chunks(MAX_CHUNK as usize) {
+            let x = piece.iter().fold(0, |x, &c| hash_step(x, c));
+            f((finish(x, piece.len() as u32) >> 32) as u32, piece);
+        }
+        start = end;
+    }
 }
 
 /// One byte into a chunk's hash. git's two 32-bit accumulators, `a1 = (a1

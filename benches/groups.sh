@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# `git simm groups` at scale, and beside `ssdeep -r -g`, in one run.
+#
+#   benches/groups.sh [--source-repo PATH] [--sizes "10000 30000 100000"]
+#                     [--truth-files N] [--no-all] [--workdir DIR] [--keep]
+#                     [--git-simm BIN | --no-build]
+#
+# The source repository (default: the git.git mirror) is cloned bare with
+# --shared (its objects are borrowed, nothing is written there). Trees are
+# built in the clone from its own blobs: every text-sized blob (192 bytes
+# to 64 KiB) that `git rev-list --objects --all` reaches, in object-id
+# order (random with respect to content), the first N at
+# d<i/100>/<i>-<basename> (so a tree holds many versions of the same
+# files, the near-duplicates groups must find). Then:
+#
+#   1. for each N: `groups <tree>` cold (fingerprints computed and
+#      stored) and warm (the store filled), with max RSS, the growth
+#      exponent between sizes, and the search's counts;
+#   2. `groups --all` on the whole clone (every blob of the source), after
+#      `fingerprint --all -q` filled the store (unless --no-all);
+#   3. on the first --truth-files files (default 5000): the exact ground
+#      truth (GIT_SIMM_GROUPS_EXHAUSTIVE=1: every size-compatible pair
+#      scored, every pair at 80% reported), git-simm's groups at 80%
+#      (plain git score, --no-ignore-common, as the truth is), and
+#      `ssdeep -r -d -g` on the same files checked out (ssdeep 2.14 prints
+#      only hashes for `-r -g`; `-d` makes it compare and cluster); for
+#      each tool the
+#      pairs it puts in one group, against the truth: recall and
+#      precision, and the time (git-simm cold, with --no-cache, as ssdeep
+#      hashes from scratch).
+#
+# Options:
+#   --source-repo PATH  repository to take blobs from (default
+#                       /work/.mirror/git+git/repo)
+#   --sizes "N ..."     tree sizes (default "10000 30000 100000")
+#   --truth-files N     files in the ground-truth comparison (default 5000)
+#   --no-all            skip `groups --all`
+#   --workdir DIR       where the clone and trees go (default: a new
+#                       directory under /tmp, removed at the end unless --keep)
+#   --git-simm BIN      binary to time (default: cargo build --release)
+#   --no-build          use target/release/git-simm as it is
+set -euo pipefail
+
+die() { echo "groups.sh: $*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:-0}"; }
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source_repo=/work/.mirror/git+git/repo
+sizes="10000 30000 100000"
+truth_files=5000
+run_all=1
+workdir=
+keep=0
+build=1
+simm_bin=
+while (($#)); do
+  case $1 in
+    --source-repo) source_repo=${2:?}; shift 2 ;;
+    --sizes) sizes=${2:?}; shift 2 ;;
+    --truth-files) truth_files=${2:?}; shift 2 ;;
+    --no-all) run_all=0; shift ;;
+    --workdir) workdir=${2:?}; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --git-simm) simm_bin=${2:?}; build=0; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h | --help) usage 0 ;;
+    *) echo "groups.sh: unknown argument: $1" >&2; usage 129 >&2 ;;
+  esac
+done
+[[ $truth_files =~ ^[0-9]+$ ]] || die "--truth-files must be a number"
+command -v python3 >/dev/null || die "python3 is not on PATH"
+have_ssdeep=1
+command -v ssdeep >/dev/null || { have_ssdeep=0; echo "ssdeep not installed (apt-get install ssdeep): skipping it" >&2; }
+
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+  GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_CEILING_DIRECTORIES
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
+export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+export GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000"
+
+# shellcheck source=benches/lib.sh
+source "$here/benches/lib.sh"
+use_workdir groups-bench
+
+if ((build)); then
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml" || die "cargo build --release failed"
+fi
+[[ -n $simm_bin ]] || simm_bin=$here/target/release/git-simm
+[[ -x $simm_bin ]] || die "no git-simm binary at $simm_bin"
+cp "$simm_bin" "$workdir/git-simm"
+simm=$workdir/git-simm
+
+# timed LABEL OUT CMD...: run once, stdout to OUT; sets $elapsed and $rss.
+timed() {
+  local label=$1 out=$2 t0 st=0
+  shift 2
+  t0=$(now)
+  /usr/bin/time -f '%M' -o "$out.time" "$@" >"$out" 2>"$out.err" || st=$?
+  elapsed=$(secs_since "$t0")
+  rss=$(tail -n 1 "$out.time" | awk '/^[0-9]+$/ { printf "%d MB", $1 / 1024 }')
+  ((st == 0)) || { sed 's/^/    | /' "$out.err" | head; die "$label failed (exit $st)"; }
+  printf '  %-46s %8s s   (max RSS %s)\n' "$label" "$elapsed" "$rss"
+}
+stats() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["stats"]; print("    groups %d, files %d, blobs %d, candidate pairs %d, scored %d, skipped as connected %d, linked %d, blobs read %d" % (len(d["groups"]), s["files"], s["blobs"], s["candidate_pairs"], s["scored_pairs"], s["connected_pairs"], s["linked_pairs"], s["blobs_read"]))' "$1"; }
+
+echo "git-simm groups at scale"
+echo "  source:  $source_repo"
+echo "  binary:  $simm_bin ($("$simm" --version))"
+echo "  crate:   $(git -C "$here" rev-parse --short HEAD)"
+echo "  machine: $(nproc) cores, load $(loadavg)"
+echo
+
+clone=$workdir/src.git
+git clone -q --bare --shared "$source_repo" "$clone"
+git -C "$clone" rev-list --objects --all |
+  git -C "$clone" cat-file --batch-check='%(objectname) %(objecttype) %(objectsize) %(rest)' |
+  awk '$2 == "blob" && $3 >= 192 && $3 <= 65536 && NF >= 4 { n = split($4, p, "/"); print $1 " " p[n] }' |
+  sort -u -k1,1 >"$workdir/pool"
+pool=$(wc -l <"$workdir/pool")
+echo "  pool: $pool blobs of 192 B - 64 KiB"
+
+# make_tree N: refs/bench/groups<N>, the first N blobs of the pool.
+make_tree() {
+  local n=$1 idx=$workdir/index.$1 tree commit
+  head -n "$n" "$workdir/pool" |
+    awk '{ printf "100644 blob %s\td%d/%d-%s\n", $1, int((NR - 1) / 100), NR - 1, $2 }' |
+    GIT_INDEX_FILE=$idx git -C "$clone" update-index --index-info
+  tree=$(GIT_INDEX_FILE=$idx git -C "$clone" write-tree)
+  commit=$(git -C "$clone" commit-tree -m "groups bench $n" "$tree")
+  git -C "$clone" update-ref "refs/bench/groups$n" "$commit"
+}
+
+declare -A warm_t
+prev_n=
+for n in $sizes; do
+  ((n <= pool)) || { echo "  N=$n: the pool has only $pool blobs, skipped"; continue; }
+  make_tree "$n"
+  echo "N=$n files:"
+  timed "groups (cold: fingerprints computed)" "$workdir/cold.$n.json" \
+    "$simm" -C "$clone" groups --json "refs/bench/groups$n"
+  timed "groups (warm store)" "$workdir/warm.$n.json" \
+    "$simm" -C "$clone" groups --json "refs/bench/groups$n"
+  warm_t[$n]=$elapsed
+  stats "$workdir/warm.$n.json"
+  if [[ -n $prev_n ]]; then
+    awk -v a="${warm_t[$prev_n]}" -v b="$elapsed" -v m="$prev_n" -v n="$n" \
+      'BEGIN { printf "    growth from %d: time x%.2f for files x%.1f (exponent %.2f)\n", m, b / a, n / m, log(b / a) / log(n / m) }'
+  fi
+  prev_n=$n
+done
+
+if ((run_all)); then
+  echo "--all (every blob of the source):"
+  timed "fingerprint --all -q (filling the store)" "$workdir/fp-all.out" \
+    "$simm" -C "$clone" fingerprint --all -q
+  timed "groups --all (warm store)" "$workdir/all.json" \
+    "$simm" -C "$clone" groups --all --json
+  stats "$workdir/all.json"
+fi
+
+n=$truth_files
+echo "ground truth on $n files (80%, plain git score):"
+make_tree "$n"
+timed "exhaustive exact scoring (ground truth)" "$workdir/truth.json" \
+  env GIT_SIMM_GROUPS_EXHAUSTIVE=1 "$simm" -C "$clone" groups --json --no-ignore-common "refs/bench/groups$n"
+timed "git-simm groups --no-cache" "$workdir/simm-cold.json" \
+  "$simm" -C "$clone" groups --json --no-ignore-common --no-cache "refs/bench/groups$n"
+timed "git-simm groups (warm store)" "$workdir/simm.json" \
+  "$simm" -C "$clone" groups --json --no-ignore-common "refs/bench/groups$n"
+files=$workdir/files
+mkdir -p "$files"
+git -C "$clone" archive "refs/bench/groups$n" | tar -x -C "$files"
+if ((have_ssdeep)); then
+  timed "ssdeep -r -d -g" "$workdir/ssdeep.out" ssdeep -r -d -g "$files"
+fi
+python3 - "$workdir" "$files" "$have_ssdeep" <<'EOF'
+import itertools, json, os, sys
+work, files, have_ssdeep = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+
+def paths_of(doc):
+    return [[m["path"] for m in g["members"]] for g in doc["groups"]]
+
+truth = json.load(open(os.path.join(work, "truth.json")))
+true_pairs = set()
+for g in truth["groups"]:
+    members = [m["path"] for m in g["members"]]
+    for l in g["links"]:
+        true_pairs.add(frozenset((members[l["a"]], members[l["b"]])))
+
+def measure(name, groups):
+    pairs = set()
+    for g in groups:
+        for a, b in itertools.combinations(sorted(set(g)), 2):
+            pairs.add(frozenset((a, b)))
+    hit = len(pairs & true_pairs)
+    recall = hit / len(true_pairs) if true_pairs else 1.0
+    precision = hit / len(pairs) if pairs else 1.0
+    print(f"  {name:<34} groups {len(groups):5d}  pairs {len(pairs):7d}  recall {recall:.4f}  precision {precision:.4f}")
+
+print(f"  true pairs (>= 80%): {len(true_pairs)}")
+measure("git-simm groups", paths_of(json.load(open(os.path.join(work, "simm.json")))))
+if have_ssdeep:
+    groups, cur = [], None
+    prefix = files.rstrip("/") + "/"
+    for line in open(os.path.join(work, "ssdeep.out"), errors="replace"):
+        line = line.rstrip("\n")
+        if line.startswith("** Cluster size"):
+            cur = []
+            groups.append(cur)
+        elif line.strip() and cur is not None:
+            cur.append(line.strip().removeprefix(prefix))
+    measure("ssdeep -r -d -g", groups)
+EOF
+echo "  load after: $(loadavg)"

@@ -1,0 +1,221 @@
+//! `git simm groups`: every group of similar files among a tree's files,
+//! the index's, the work tree's or every blob's.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use git_simm::groups::{self, Contents, File, Found};
+use git_simm::output::{self, write_quoted_path};
+use git_simm::progress::Feedback;
+use git_simm::repo::{Entry, EntryKind, Repo};
+use git_simm::similarity::score;
+use gix::ObjectId;
+
+use super::Status;
+use super::renames::tree_side;
+use super::settings::{exhaustive, flush_warnings, open_store, threshold};
+use crate::cli::{GroupsArgs, group_threshold_text};
+
+pub(super) fn groups(
+    cwd: &Path,
+    no_cache: bool,
+    args: &GroupsArgs,
+    feedback: &Feedback,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
+    let repo = Repo::discover(cwd)?;
+    let min_score = threshold(&repo, args.threshold.as_ref(), "simm.groupThreshold", "80%")?;
+    if args.threshold.is_none()
+        && let Some(text) = repo.config_string("simm.groupThreshold")
+        && let Err(e) = group_threshold_text(&text)
+    {
+        bail!("invalid simm.groupThreshold value: {e}");
+    }
+    let (files, contents) = files(&repo, args, feedback)?;
+    feedback.trace("groups: files listed");
+    let mut store = open_store(&repo, no_cache)?;
+    let mut opts = groups::Options {
+        min_score,
+        min_size: args.min_size,
+        ignore_common: !args.no_ignore_common,
+        ..groups::Options::default()
+    };
+    if exhaustive() {
+        opts.radius = Some(255);
+        opts.every_pair = true;
+    }
+    let found = groups::find_groups(&repo, &mut store, &files, &contents, &opts, feedback)?;
+    flush_warnings(&mut store, err);
+    let total = found.outcome.bytes;
+    let waste: u64 = found.groups.iter().map(|g| g.waste).sum();
+    let format = match (&args.format, args.json) {
+        (Some(f), true) if f != "json" => bail!("--json and --format={f} contradict each other"),
+        (Some(f), _) => f.as_str(),
+        (None, true) => "json",
+        (None, false) => "text",
+    };
+    match format {
+        "json" => {
+            let doc = output::json::Groups::new(&found, min_score, args.show_common, total);
+            output::json::write(out, &doc)?;
+        }
+        "sarif" => output::json::write(out, &output::sarif::Log::new(&found.groups))?,
+        _ => write_text(&found, args.show_common, out)?,
+    }
+    out.flush()?;
+    if found.groups.is_empty() && format == "text" {
+        let o = &found.outcome;
+        let _ = writeln!(
+            err,
+            "no similar files at {}% among {} files ({} under {} bytes, {} binary)",
+            score::percent(min_score),
+            o.files,
+            o.too_small,
+            args.min_size,
+            o.binary
+        );
+    }
+    if let Some(limit) = args.fail_above
+        && total > 0
+        && waste as f64 * 100.0 / total as f64 > limit
+    {
+        let _ = writeln!(
+            err,
+            "error: {:.1}% of the bytes ({waste} of {total}) are in copies, above --fail-above {limit}%",
+            waste as f64 * 100.0 / total as f64
+        );
+        return Ok(Status::TooMuchWaste);
+    }
+    Ok(Status::Success)
+}
+
+/// The files to group, and the contents of work-tree files.
+fn files(repo: &Repo, args: &GroupsArgs, feedback: &Feedback) -> Result<(Vec<File>, Contents)> {
+    let regular = |e: &Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
+    let as_file = |e: Entry| File {
+        path: e.path,
+        id: e.id,
+    };
+    if args.all {
+        return Ok((all_blobs(repo, feedback)?, Contents::default()));
+    }
+    if args.cached {
+        let entries = repo.index_entries()?;
+        return Ok((
+            entries.into_iter().filter(regular).map(as_file).collect(),
+            Contents::default(),
+        ));
+    }
+    if args.worktree {
+        let index: HashMap<Vec<u8>, ObjectId> = repo
+            .index_entries()?
+            .into_iter()
+            .map(|e| (e.path, e.id))
+            .collect();
+        // Files as the index has them are blobs already; only changed
+        // ones are kept in memory.
+        let mapped = repo.map_worktree(|entry, data| {
+            let changed = index.get(&entry.path) != Some(&entry.id);
+            (changed && regular(entry)).then(|| data.to_vec())
+        })?;
+        let mut contents = Contents::default();
+        let mut files = Vec::with_capacity(mapped.len());
+        for (entry, data) in mapped {
+            if !regular(&entry) {
+                continue;
+            }
+            if let Some(data) = data {
+                contents.insert(entry.id, data);
+            }
+            files.push(as_file(entry));
+        }
+        return Ok((files, contents));
+    }
+    let (spec, defaulted) = match &args.tree {
+        Some(t) => (t.as_str(), false),
+        None => ("HEAD", true),
+    };
+    let entries = tree_side(repo, spec, defaulted)?;
+    Ok((
+        entries.into_iter().filter(regular).map(as_file).collect(),
+        Contents::default(),
+    ))
+}
+
+/// Every blob of the object database, named by the path `git rev-list
+/// --objects` first reaches it by (the newest commit's), or by its id
+/// when no ref, reflog or index reaches it.
+fn all_blobs(repo: &Repo, feedback: &Feedback) -> Result<Vec<File>> {
+    let blobs = repo.all_blobs()?;
+    feedback.trace("groups: blobs listed");
+    let listed = git_simm::pack::list::rev_list_objects(repo, &[], feedback)?;
+    feedback.trace("groups: names listed");
+    let mut name_of: HashMap<ObjectId, Vec<u8>> = HashMap::with_capacity(blobs.len());
+    for l in listed {
+        if let Some(name) = l.name
+            && !name.is_empty()
+        {
+            name_of.entry(l.id).or_insert(name);
+        }
+    }
+    Ok(blobs
+        .into_iter()
+        .map(|(id, _)| File {
+            path: name_of
+                .remove(&id)
+                .unwrap_or_else(|| id.to_string().into_bytes()),
+            id,
+        })
+        .collect())
+}
+
+fn write_text(found: &Found, show_common: bool, out: &mut impl Write) -> Result<()> {
+    let mut buf = Vec::new();
+    if show_common {
+        let c = &found.common;
+        writeln!(
+            buf,
+            "boilerplate: {} chunks in more than {}% (and at least {}) of {} sampled files",
+            c.buckets.len(),
+            (c.share * 100.0).round(),
+            groups::common::MIN_FILES,
+            c.sampled
+        )?;
+        for chunk in output::json::common_chunks(c) {
+            write!(buf, "{}\t", chunk.files)?;
+            write_quoted_path(&mut buf, chunk.text.as_bytes())?;
+            buf.push(b'\n');
+        }
+        buf.push(b'\n');
+    }
+    for (n, g) in found.groups.iter().enumerate() {
+        if n > 0 {
+            buf.push(b'\n');
+        }
+        writeln!(
+            buf,
+            "group {}: {} files, {} bytes of waste",
+            n + 1,
+            g.members.len(),
+            g.waste
+        )?;
+        for (i, m) in g.members.iter().enumerate() {
+            if i == 0 {
+                write!(buf, "rep\t{}\t", m.size)?;
+            } else {
+                write!(buf, "{}%\t{}\t", score::percent(m.score), m.size)?;
+            }
+            write_quoted_path(&mut buf, &m.path)?;
+            buf.push(b'\n');
+        }
+        if buf.len() > 1 << 16 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Boilerplate: the chunks (git's score chunks, lines cut at 64 bytes) that
+//! occur in so large a share of the files that sharing them says nothing
+//! about two files being related. The musings seed's "emphasize unusual
+//! strings": license headers, generated preambles and lockfile stanzas
+//! make unrelated files look alike to git's score, so `groups` takes them
+//! out of the score of both files of every pair ([`Spans::without`]).
+//!
+//! The statistics are a document frequency per chunk bucket, counted per
+//! run over a sample of the distinct blobs considered ([`SAMPLE`], spread
+//! evenly over them in id order, which is random with respect to content):
+//! a share is estimated well from a few thousand files, and reading a
+//! sample costs a fraction of a second where reading every blob of a
+//! 100,000-file tree would cost more than the whole search. Nothing is
+//! stored: the statistics belong to the set of files considered (a tree,
+//! the index, every blob), and a change of tree would invalidate them.
+
+use std::collections::HashMap;
+
+use crate::similarity::score::{self, Spans};
+
+/// At most this many blobs are read to count how common each chunk is.
+pub const SAMPLE: usize = 2000;
+
+/// A chunk is boilerplate when it is in more than this share of the
+/// sampled files...
+pub const DEFAULT_SHARE: f64 = 0.10;
+
+/// ...and in at least this many of them, so that in a small tree a file
+/// copied a few times is not its own boilerplate (its copies would then
+/// not group).
+pub const MIN_FILES: usize = 50;
+
+/// The boilerplate of one run: the common buckets and what they hold.
+#[derive(Clone, Debug, Default)]
+pub struct Common {
+    /// The common buckets, ascending ([`Spans::without`] takes them so).
+    pub buckets: Vec<u32>,
+    /// For each common bucket (same order): in how many sampled files it
+    /// occurs, and the text of one chunk that fell into it.
+    pub examples: Vec<(usize, Vec<u8>)>,
+    /// How many files were sampled.
+    pub sampled: usize,
+    /// The share (of `sampled`) above which a chunk counted as common.
+    pub share: f64,
+}
+
+impl Common {
+    /// Count, over `sample` (the contents of distinct text blobs), the
+    /// files each chunk bucket occurs in, and keep those in more than
+    /// `share` of them and in at least [`MIN_FILES`].
+    pub fn from_sample<'a>(sample: impl Iterator<Item = &'a [u8]>, share: f64) -> Common {
+        let mut files_of: HashMap<u32, usize> = HashMap::new();
+        let mut texts: Vec<&[u8]> = Vec::new();
+        for data in sample {
+            if score::is_binary(data) {
+                continue;
+            }
+            for b in Spans::new(data).bucket_ids() {
+                *files_of.entry(b).or_default() += 1;
+            }
+            texts.push(data);
+        }
+        let sampled = texts.len();
+        let floor = ((share * sampled as f64).floor() as usize + 1).max(MIN_FILES);
+        let mut buckets: Vec<u32> = files_of
+            .iter()
+            .filter(|&(_, &n)| n >= floor)
+            .map(|(&b, _)| b)
+            .collect();
+        buckets.sort_unstable();
+        // One example of each common bucket's text, from the first
+        // sampled file holding it (a bucket may hold other chunks too,
+        // by collision; the first seen is the one shown).
+        let mut example: HashMap<u32, Vec<u8>> = HashMap::new();
+        for data in &texts {
+            if example.len() == buckets.len() {
+                break;
+            }
+            score::for_each_chunk(data, |b, chunk| {
+                if buckets.binary_search(&b).is_ok() {
+                    example.entry(b).or_insert_with(|| chunk.to_vec());
+                }
+            });
+        }
+        let examples = buckets
+            .iter()
+            .map(|b| {
+                (
+                    files_of.get(b).copied().unwrap_or(0),
+                    example.remove(b).unwrap_or_default(),
+                )
+            })
+            .collect();
+        Common {
+            buckets,
+            examples,
+            sampled,
+            share,
+        }
+    }
+
+    /// The sample positions to read from `n` distinct blobs: all of them
+    /// up to [`SAMPLE`], else [`SAMPLE`] spread evenly.
+    pub fn sample_positions(n: usize) -> Vec<usize> {
+        if n <= SAMPLE {
+            return (0..n).collect();
+        }
+        (0..SAMPLE).map(|k| k * n / SAMPLE).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_in_every_file_is_common_and_their_own_lines_are_not() {
+        let texts = crate::testing::real_text();
+        let header = b"// Copyright (c) The Example Authors. All rights reserved.\n\
+// Licensed under the Example License, Version 2.0.\n";
+        let files: Vec<Vec<u8>> = texts
+            .iter()
+            .take(120)
+            .map(|t| [header.as_slice(), t].concat())
+            .collect();
+        let common = Common::from_sample(files.iter().map(Vec::as_slice), DEFAULT_SHARE);
+        assert_eq!(common.sampled, 120);
+        let shown: Vec<&[u8]> = common.examples.iter().map(|(_, t)| t.as_slice()).collect();
+        for line in header.split_inclusive(|&c| c == b'\n') {
+            for piece in line.chunks(64) {
+                assert!(
+                    shown.contains(&piece),
+                    "{:?} not common",
+                    String::from_utf8_lossy(piece)
+                );
+            }
+        }
+        // Real files' own lines are rarely in 10% of 120 unrelated files;
+        // a few universal ones ("}\n", blank lines) may be.
+        assert!(
+            common.buckets.len() < 40,
+            "{} common buckets",
+            common.buckets.len()
+        );
+        let with = Spans::new(&files[0]);
+        let without = with.without(&common.buckets);
+        assert!(without.size() <= with.size() - header.len() as u64);
+    }
+
+    #[test]
+    fn too_few_files_make_nothing_common() {
+        let texts = crate::testing::real_text();
+        let copies: Vec<&[u8]> = std::iter::repeat_n(texts[0].as_slice(), MIN_FILES - 1).collect();
+        let common = Common::from_sample(copies.into_iter(), DEFAULT_SHARE);
+        assert!(common.buckets.is_empty());
+    }
+}

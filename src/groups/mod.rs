@@ -1,0 +1,763 @@
+//! Every group of similar files in a collection: Manber's sif in its "all
+//! against all" mode (`git simm groups`).
+//!
+//! A group is a connected set of files, linked by pairs whose exact git
+//! score (the rename score, computed as [`score::score`] computes it for
+//! `renames`) is at least the threshold. Fingerprints only choose which
+//! pairs are scored; every link reported was scored exactly.
+//!
+//! 1. Files with the same blob are one node: exact copies group without
+//!    scoring.
+//! 2. Candidate pairs of distinct blobs come from the fingerprints
+//!    ([`Search::close_pairs`]): git's size filter at the threshold, then
+//!    a Hamming radius calibrated so that at least 99% of the pairs at or
+//!    above the threshold are proposed ([`radius_for`]). Small files, whose
+//!    fingerprints are noisy, are paired from their chunk histograms
+//!    instead, without loss ([`small`]).
+//! 3. Candidates are scored exactly, nearest first, in batches; a pair
+//!    whose files are already connected is not scored (it could only join
+//!    what is joined), so a cluster of n versions costs about n scores,
+//!    not n²/2. Links at the threshold join components (union-find).
+//! 4. Each group gets a representative (the member with the most links,
+//!    then the largest, then the first path) and every member's score
+//!    against it; waste is the bytes of every member but the
+//!    representative, what keeping one copy would save.
+//!
+//! Boilerplate ([`common`]) is taken out of both files of every pair
+//! before scoring unless [`Options::ignore_common`] is off.
+//!
+//! ### Deviations from a full boilerplate-free search
+//!
+//! Fingerprints are those of the whole blobs (the store's), and git's size
+//! filter sees whole sizes: a pair that reaches the threshold only once
+//! the boilerplate is removed (a file with a long common header and a copy
+//! of it without) can be missed by candidate search.
+
+pub mod common;
+pub mod small;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gix::ObjectId;
+use rayon::prelude::*;
+
+use crate::progress::{Feedback, Interrupted};
+use crate::repo::{Repo, RepoError};
+use crate::similarity::candidates::{Pair, Search, UNFINGERPRINTED};
+use crate::similarity::compute::{self, ComputeError};
+use crate::similarity::fingerprint::Sketch;
+use crate::similarity::score::{self, MAX_SCORE, Spans};
+use crate::similarity::store::{Store, StoreError};
+
+pub use common::Common;
+
+/// One file to group: where it is and its blob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct File {
+    /// Its path (for `--all`, one path the blob appears at).
+    pub path: Vec<u8>,
+    /// Its blob (for a work-tree file, the id its content would have).
+    pub id: ObjectId,
+}
+
+/// Options of [`find_groups`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The lowest score that links two files ([`MAX_SCORE`] units, more
+    /// than 0).
+    pub min_score: u32,
+    /// Files smaller than this (in bytes) are left out; empty files always
+    /// are.
+    pub min_size: u64,
+    /// Take boilerplate ([`common`]) out of the exact score.
+    pub ignore_common: bool,
+    /// The share of files a chunk must exceed to be boilerplate.
+    pub common_share: f64,
+    /// The fingerprint distance up to which pairs are scored; `None` for
+    /// [`radius_for`] the threshold.
+    pub radius: Option<u32>,
+    /// Bytes of chunk histograms kept in memory between batches.
+    pub cache_bytes: usize,
+    /// Score every candidate pair, connected or not, and report every
+    /// pair at the threshold as a link: with a radius of 255, the
+    /// exhaustive ground truth benches compare against.
+    pub every_pair: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            min_score: DEFAULT_MIN_SCORE,
+            min_size: DEFAULT_MIN_SIZE,
+            ignore_common: true,
+            common_share: common::DEFAULT_SHARE,
+            radius: None,
+            cache_bytes: 512 << 20,
+            every_pair: false,
+        }
+    }
+}
+
+/// The default threshold: 80%.
+pub const DEFAULT_MIN_SCORE: u32 = MAX_SCORE / 5 * 4;
+
+/// The default smallest file: the smallest a fingerprint is taken of
+/// (smaller files are too short to be worth a group, and would have to
+/// be compared with every file of their size).
+pub const DEFAULT_MIN_SIZE: u64 = 192;
+
+/// The fingerprint distance up to which candidate pairs are scored at
+/// `min_score`.
+///
+/// Calibrated on real text (`tests/it/groups.rs`, `radius_calibration`:
+/// the pinned corpus with 150 copies edited as real edits go, lines
+/// inserted, deleted and replaced, and every pair scored exhaustively).
+/// The farthest pairs were, at 80% and more: 99th percentile 78 bits,
+/// maximum 82; at 90%: 71 and 76; at 70%: 95 and 106; at 60%: 108 and
+/// 116; at 50%: 115 and 124, chance level. Small files spread most (few
+/// 48-byte windows make a noisy fingerprint), which is why even 95% pairs
+/// reach 76 bits. The radius keeps a margin over the maximum: 84 bits
+/// from 80% up, rising linearly to 118 at 60%; below 60% the search is
+/// exhaustive within git's size window (255).
+pub fn radius_for(min_score: u32) -> u32 {
+    let pct = score::percent(min_score);
+    match pct {
+        0..60 => 255,
+        60..80 => 118 - (pct - 60) * 34 / 20,
+        _ => 84,
+    }
+}
+
+/// One file of a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Its path.
+    pub path: Vec<u8>,
+    /// Its blob.
+    pub id: ObjectId,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its score against the group's representative ([`MAX_SCORE`] for
+    /// the representative and its exact copies).
+    pub score: u32,
+}
+
+/// A verified link between two distinct blobs of a group, by member
+/// position (the first member holding each blob).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// One member.
+    pub a: usize,
+    /// The other.
+    pub b: usize,
+    /// Their exact score, at least the threshold.
+    pub score: u32,
+}
+
+/// A group of similar files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// The representative first, then by score (highest first), then path.
+    pub members: Vec<Member>,
+    /// The scored pairs that joined the group (a spanning set: pairs of
+    /// files already joined were not scored); exact copies need none.
+    pub links: Vec<Link>,
+    /// Bytes of every member but the representative.
+    pub waste: u64,
+}
+
+/// What [`find_groups`] did, so a short answer is never mistaken for a
+/// complete search.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Files given.
+    pub files: usize,
+    /// Files left out as smaller than [`Options::min_size`] (or empty).
+    pub too_small: usize,
+    /// Bytes of the files considered (each path counted).
+    pub bytes: u64,
+    /// Files left out as binary (git's NUL rule) among those read.
+    pub binary: usize,
+    /// Distinct blobs considered.
+    pub blobs: usize,
+    /// Pairs proposed by sizes and fingerprints.
+    pub candidate_pairs: usize,
+    /// Pairs scored exactly.
+    pub scored_pairs: usize,
+    /// Candidate pairs not scored because their files were already
+    /// connected.
+    pub connected_pairs: usize,
+    /// Scored pairs at or above the threshold.
+    pub linked_pairs: usize,
+    /// The fingerprint radius used.
+    pub radius: u32,
+    /// Blobs read to score them (a blob evicted from the cache and needed
+    /// again counts twice).
+    pub blobs_read: usize,
+    /// Fingerprints taken from the store vs computed now.
+    pub fingerprints: compute::Outcome,
+}
+
+/// The error returned by [`find_groups`].
+#[derive(Debug, thiserror::Error)]
+pub enum GroupsError {
+    /// A blob could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Fingerprints could not be computed or stored.
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
+    /// Fingerprints of work-tree files could not be stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Ctrl-C.
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
+}
+
+/// What [`find_groups`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    /// The groups, most waste first.
+    pub groups: Vec<Group>,
+    /// The boilerplate taken out of scores (empty without
+    /// [`Options::ignore_common`]).
+    pub common: Common,
+    /// Counts of the work.
+    pub outcome: Outcome,
+}
+
+/// Blob contents the object database does not have (work-tree files), by
+/// the id they would have.
+pub type Contents = HashMap<ObjectId, Vec<u8>>;
+
+/// The groups of similar files among `files`. `contents` holds what the
+/// object database lacks. `feedback` sees the fingerprinting and the
+/// scoring, and its flag stops both.
+pub fn find_groups(
+    repo: &Repo,
+    store: &mut Store,
+    files: &[File],
+    contents: &Contents,
+    opts: &Options,
+    feedback: &Feedback,
+) -> Result<Found, GroupsError> {
+    let mut outcome = Outcome {
+        files: files.len(),
+        ..Outcome::default()
+    };
+    // Distinct blobs, each with the files holding it.
+    let mut ids: Vec<ObjectId> = files.iter().map(|f| f.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let sketches = sketches(repo, store, &ids, contents, feedback, &mut outcome)?;
+    let size_of: HashMap<ObjectId, u64> = ids
+        .iter()
+        .zip(&sketches)
+        .map(|(&id, s)| (id, s.size))
+        .collect();
+    let mut blobs: Vec<(ObjectId, Sketch)> = Vec::with_capacity(ids.len());
+    for (&id, &s) in ids.iter().zip(&sketches) {
+        if s.size > 0 && s.size >= opts.min_size {
+            blobs.push((id, s));
+        }
+    }
+    outcome.too_small = files
+        .iter()
+        .filter(|f| {
+            size_of
+                .get(&f.id)
+                .is_none_or(|&s| s == 0 || s < opts.min_size)
+        })
+        .count();
+    outcome.blobs = blobs.len();
+    outcome.bytes = files
+        .iter()
+        .filter_map(|f| size_of.get(&f.id))
+        .filter(|&&s| s > 0 && s >= opts.min_size)
+        .sum();
+    feedback.trace("groups: fingerprints");
+
+    let reader = Blobs {
+        repo,
+        contents,
+        feedback,
+    };
+    let common = if opts.ignore_common && !blobs.is_empty() {
+        let picks: Vec<ObjectId> = Common::sample_positions(blobs.len())
+            .into_iter()
+            .map(|p| blobs[p].0)
+            .collect();
+        let sample = reader.map(&picks, |_, data| data.to_vec())?;
+        Common::from_sample(sample.iter().map(Vec::as_slice), opts.common_share)
+    } else {
+        Common::default()
+    };
+    feedback.trace("groups: boilerplate counted");
+
+    let radius = opts.radius.unwrap_or_else(|| radius_for(opts.min_score));
+    outcome.radius = radius;
+    let prints: Vec<Sketch> = blobs.iter().map(|&(_, s)| s).collect();
+    let mut pairs = Search::new(&prints).close_pairs(opts.min_score, radius);
+    feedback.trace("groups: candidate search");
+
+    let blob_ids: Vec<ObjectId> = blobs.iter().map(|&(id, _)| id).collect();
+    let mut scorer = Scorer {
+        reader: &reader,
+        ids: &blob_ids,
+        sizes: prints.iter().map(|s| s.size).collect(),
+        common: &common.buckets,
+        cache: HashMap::new(),
+        cache_bytes: 0,
+        budget: opts.cache_bytes,
+    };
+    if !opts.every_pair {
+        outcome.blobs_read += add_small_pairs(&mut scorer, &prints, opts.min_score, &mut pairs)?;
+        feedback.trace("groups: small files paired");
+    }
+    outcome.candidate_pairs = pairs.len();
+    let (mut sets, links) = link(&mut scorer, &pairs, opts, &mut outcome)?;
+    feedback.trace("groups: pairs scored");
+
+    // Files by blob, for blobs still in play.
+    let mut paths_of: HashMap<ObjectId, Vec<&[u8]>> = HashMap::new();
+    for f in files {
+        paths_of.entry(f.id).or_default().push(&f.path);
+    }
+    // Components: blob positions by root, keeping those with two files or
+    // more (two blobs, or one blob at two paths).
+    let mut members_of: HashMap<usize, Vec<usize>> = HashMap::new();
+    for i in 0..blob_ids.len() {
+        members_of.entry(sets.find(i)).or_default().push(i);
+    }
+    let mut components: Vec<Vec<usize>> = members_of
+        .into_values()
+        .filter(|c| c.len() > 1 || paths_of.get(&blob_ids[c[0]]).is_some_and(|p| p.len() > 1))
+        .collect();
+    components.sort_unstable();
+    // Exact copies of a binary blob are not a group (nothing else binary
+    // is: a pair with a binary side never links).
+    let singles: Vec<ObjectId> = components
+        .iter()
+        .filter(|c| c.len() == 1)
+        .map(|c| blob_ids[c[0]])
+        .collect();
+    let binary: Vec<bool> = reader.map(&singles, |_, data| score::is_binary(data))?;
+    let binary_single: std::collections::HashSet<ObjectId> = singles
+        .iter()
+        .zip(binary)
+        .filter(|&(_, b)| b)
+        .map(|(&id, _)| id)
+        .collect();
+    outcome.binary += binary_single
+        .iter()
+        .map(|id| paths_of.get(id).map_or(0, Vec::len))
+        .sum::<usize>();
+    components.retain(|c| c.len() > 1 || !binary_single.contains(&blob_ids[c[0]]));
+
+    let mut links_of: HashMap<usize, Vec<(usize, usize, u32)>> = HashMap::new();
+    for &(a, b, s) in &links {
+        links_of.entry(sets.find(a)).or_default().push((a, b, s));
+    }
+    let mut groups = Vec::with_capacity(components.len());
+    let progress = feedback.stage("Scoring groups", components.len() as u64);
+    for blobs_in in components {
+        feedback.check()?;
+        let root = sets.find(blobs_in[0]);
+        let links = links_of.remove(&root).unwrap_or_default();
+        groups.push(build_group(
+            &mut scorer,
+            &blobs_in,
+            &links,
+            &paths_of,
+            &prints,
+        )?);
+        progress.inc(1);
+    }
+    progress.finish();
+    groups.sort_by(|a, b| {
+        b.waste
+            .cmp(&a.waste)
+            .then_with(|| a.members[0].path.cmp(&b.members[0].path))
+    });
+    feedback.trace("groups: groups built");
+    Ok(Found {
+        groups,
+        common,
+        outcome,
+    })
+}
+
+/// Sizes and fingerprints of `ids`: from the store (computed and stored
+/// when missing), and for contents outside the object database from the
+/// contents.
+fn sketches(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    contents: &Contents,
+    feedback: &Feedback,
+    outcome: &mut Outcome,
+) -> Result<Vec<Sketch>, GroupsError> {
+    let (in_odb, outside): (Vec<ObjectId>, Vec<ObjectId>) =
+        ids.iter().partition(|id| !contents.contains_key(*id));
+    let (prints, fp_outcome) = compute::fingerprint_blobs(repo, store, &in_odb, feedback)?;
+    outcome.fingerprints = fp_outcome;
+    let loose: Vec<(ObjectId, &[u8])> = outside
+        .iter()
+        .filter_map(|id| contents.get(id).map(|d| (*id, d.as_slice())))
+        .collect();
+    let loose_prints = compute::fingerprint_contents(store, &loose)?;
+    let mut by_id: HashMap<ObjectId, Sketch> = in_odb.into_iter().zip(prints).collect();
+    by_id.extend(loose.iter().map(|&(id, _)| id).zip(loose_prints));
+    Ok(ids
+        .iter()
+        .map(|id| {
+            by_id.get(id).copied().unwrap_or(Sketch {
+                size: 0,
+                fingerprint: None,
+            })
+        })
+        .collect())
+}
+
+/// Add to `pairs` (sorted nearest first, and kept so) every pair
+/// [`small::pairs`] proposes among the files small enough for it, read
+/// now (they stay cached for scoring); returns how many were read.
+fn add_small_pairs(
+    scorer: &mut Scorer,
+    prints: &[Sketch],
+    min_score: u32,
+    pairs: &mut Vec<Pair>,
+) -> Result<usize, GroupsError> {
+    let reach = small::reach(min_score);
+    let mut smalls: Vec<usize> = (0..prints.len())
+        .filter(|&p| prints[p].size <= reach)
+        .collect();
+    if smalls.len() < 2 {
+        return Ok(0);
+    }
+    let read = scorer.load(&mut smalls.clone())?;
+    smalls.sort_unstable();
+    let held: Vec<Scored> = smalls.iter().map(|&p| scorer.get(p)).collect();
+    let spans: Vec<Option<&Spans>> = held.iter().map(|s| s.as_deref()).collect();
+    let mut known: std::collections::HashSet<(u32, u32)> =
+        pairs.iter().map(|p| (p.a, p.b)).collect();
+    for (x, y) in small::pairs(&spans, min_score) {
+        let (a, b) = (smalls[x] as u32, smalls[y] as u32);
+        if known.insert((a, b)) {
+            let distance = match (
+                prints[a as usize].fingerprint,
+                prints[b as usize].fingerprint,
+            ) {
+                (Some(f), Some(g)) => f.distance(&g).min(254) as u8,
+                _ => UNFINGERPRINTED,
+            };
+            pairs.push(Pair { distance, a, b });
+        }
+    }
+    pairs.par_sort_unstable();
+    Ok(read)
+}
+
+/// Blob contents from the object database or from memory.
+struct Blobs<'a> {
+    repo: &'a Repo,
+    contents: &'a Contents,
+    feedback: &'a Feedback<'a>,
+}
+
+impl Blobs<'_> {
+    /// `f(position, content)` of every id, in the order of `ids`.
+    fn map<T: Send>(
+        &self,
+        ids: &[ObjectId],
+        f: impl Fn(usize, &[u8]) -> T + Sync + Send,
+    ) -> Result<Vec<T>, GroupsError> {
+        let (outside, inside): (Vec<usize>, Vec<usize>) =
+            (0..ids.len()).partition(|&i| self.contents.contains_key(&ids[i]));
+        let odb_ids: Vec<ObjectId> = inside.iter().map(|&i| ids[i]).collect();
+        let read = self
+            .repo
+            .map_blobs(&odb_ids, self.feedback, |k, data| f(inside[k], data))
+            .map_err(|e| match e {
+                RepoError::Interrupted(i) => GroupsError::Interrupted(i),
+                e => GroupsError::Repo(e),
+            })?;
+        let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None).take(ids.len()).collect();
+        for (k, value) in read.into_iter().enumerate() {
+            out[inside[k]] = Some(value);
+        }
+        for i in outside {
+            if let Some(data) = self.contents.get(&ids[i]) {
+                out[i] = Some(f(i, data));
+            }
+        }
+        out.into_iter()
+            .zip(ids)
+            .map(|(v, id)| v.ok_or(GroupsError::Repo(RepoError::MissingObject { id: *id })))
+            .collect()
+    }
+}
+
+/// A blob as scored: its histogram without boilerplate, or `None` when it
+/// is binary (never linked).
+type Scored = Option<Arc<Spans>>;
+
+/// Histograms of blobs by position, read on demand and kept within a
+/// byte budget.
+struct Scorer<'a> {
+    reader: &'a Blobs<'a>,
+    ids: &'a [ObjectId],
+    sizes: Vec<u64>,
+    common: &'a [u32],
+    cache: HashMap<usize, Scored>,
+    cache_bytes: usize,
+    budget: usize,
+}
+
+impl Scorer<'_> {
+    /// Make sure every position of `wanted` is in the cache, reading what
+    /// is missing (all of it in one parallel pass); returns how many were
+    /// read. When the cache is over budget it is emptied first: batches
+    /// need their own blobs at once, not the older ones.
+    fn load(&mut self, wanted: &mut Vec<usize>) -> Result<usize, GroupsError> {
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted.retain(|p| !self.cache.contains_key(p));
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        if self.cache_bytes > self.budget {
+            self.cache.clear();
+            self.cache_bytes = 0;
+        }
+        let ids: Vec<ObjectId> = wanted.iter().map(|&p| self.ids[p]).collect();
+        let common = self.common;
+        let read = self.reader.map(&ids, |_, data| {
+            (!score::is_binary(data)).then(|| Arc::new(Spans::new(data).without(common)))
+        })?;
+        for (&p, s) in wanted.iter().zip(read) {
+            self.cache_bytes += s.as_ref().map_or(0, |s| s.heap_bytes());
+            self.cache.insert(p, s);
+        }
+        Ok(wanted.len())
+    }
+
+    /// The size of the blob at `p`.
+    fn size_of(&self, p: usize) -> u64 {
+        self.sizes[p]
+    }
+
+    fn get(&self, p: usize) -> Scored {
+        self.cache.get(&p).cloned().flatten()
+    }
+}
+
+/// Candidate pairs are scored this many at a time: enough to keep both
+/// cores busy, few enough that pairs made redundant by a batch's links
+/// are skipped in the next.
+const BATCH: usize = 1 << 14;
+
+/// The components and the links (blob positions, score) of [`link`].
+type Linked = (Sets, Vec<(usize, usize, u32)>);
+
+/// Score `pairs` (nearest first), skipping those already connected;
+/// returns the components and the links (blob positions, score).
+fn link(
+    scorer: &mut Scorer,
+    pairs: &[Pair],
+    opts: &Options,
+    outcome: &mut Outcome,
+) -> Result<Linked, GroupsError> {
+    let feedback = scorer.reader.feedback;
+    let mut sets = Sets::new(scorer.ids.len());
+    let mut links = Vec::new();
+    // Reading every blob of the pairs in one pass lets the reader decode
+    // packs along their delta trees (each object inflated once) instead
+    // of resolving chains batch by batch; worth it when their histograms
+    // fit the budget (about a quarter of a text file's size each).
+    let mut all: Vec<usize> = pairs
+        .iter()
+        .flat_map(|p| [p.a as usize, p.b as usize])
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let estimate: u64 = all.iter().map(|&p| scorer.size_of(p) / 4).sum();
+    if estimate <= scorer.budget as u64 {
+        outcome.blobs_read += scorer.load(&mut all)?;
+        feedback.trace("groups: blobs of the pairs read");
+    }
+    let progress = feedback.stage("Scoring pairs", pairs.len() as u64);
+    for batch in pairs.chunks(BATCH) {
+        feedback.check()?;
+        let open: Vec<(usize, usize)> = batch
+            .iter()
+            .map(|p| (p.a as usize, p.b as usize))
+            .filter(|&(a, b)| opts.every_pair || sets.find(a) != sets.find(b))
+            .collect();
+        outcome.connected_pairs += batch.len() - open.len();
+        let mut wanted: Vec<usize> = open.iter().flat_map(|&(a, b)| [a, b]).collect();
+        outcome.blobs_read += scorer.load(&mut wanted)?;
+        let scorer_ref = &*scorer;
+        let min_score = opts.min_score;
+        let scores: Vec<u32> = open
+            .par_iter()
+            .map(|&(a, b)| match (scorer_ref.get(a), scorer_ref.get(b)) {
+                (Some(x), Some(y)) => score::score(&x, &y, min_score),
+                _ => 0,
+            })
+            .collect();
+        outcome.scored_pairs += open.len();
+        for (&(a, b), s) in open.iter().zip(scores) {
+            if s >= min_score && s > 0 {
+                outcome.linked_pairs += 1;
+                sets.union(a, b);
+                links.push((a, b, s));
+            }
+        }
+        progress.inc(batch.len() as u64);
+    }
+    progress.finish();
+    Ok((sets, links))
+}
+
+/// The group of the blobs at `blobs_in` (positions), with the links among
+/// them.
+fn build_group(
+    scorer: &mut Scorer,
+    blobs_in: &[usize],
+    links: &[(usize, usize, u32)],
+    paths_of: &HashMap<ObjectId, Vec<&[u8]>>,
+    prints: &[Sketch],
+) -> Result<Group, GroupsError> {
+    let mut degree: HashMap<usize, usize> = HashMap::new();
+    for &(a, b, _) in links {
+        *degree.entry(a).or_default() += 1;
+        *degree.entry(b).or_default() += 1;
+    }
+    let first_path = |p: usize| -> &[u8] {
+        paths_of
+            .get(&scorer.ids[p])
+            .and_then(|v| v.iter().min().copied())
+            .unwrap_or_default()
+    };
+    // The representative: most links, then most copies, then largest,
+    // then first path.
+    let rep = blobs_in
+        .iter()
+        .copied()
+        .max_by(|&x, &y| {
+            let key = |p: usize| {
+                (
+                    degree.get(&p).copied().unwrap_or(0),
+                    paths_of.get(&scorer.ids[p]).map_or(0, Vec::len),
+                    prints[p].size,
+                )
+            };
+            key(x)
+                .cmp(&key(y))
+                .then_with(|| first_path(y).cmp(first_path(x)))
+        })
+        .unwrap_or(blobs_in[0]);
+    let mut wanted: Vec<usize> = if blobs_in.len() > 1 {
+        blobs_in.to_vec()
+    } else {
+        Vec::new()
+    };
+    scorer.load(&mut wanted)?;
+    let rep_spans = scorer.get(rep);
+    let mut members: Vec<Member> = Vec::new();
+    for &p in blobs_in {
+        let score = if p == rep {
+            MAX_SCORE
+        } else {
+            match (&rep_spans, scorer.get(p)) {
+                (Some(r), Some(s)) => score::score(r, &s, 0),
+                _ => 0,
+            }
+        };
+        let id = scorer.ids[p];
+        let mut paths: Vec<&[u8]> = paths_of.get(&id).cloned().unwrap_or_default();
+        paths.sort_unstable();
+        for path in paths {
+            members.push(Member {
+                path: path.to_vec(),
+                id,
+                size: prints[p].size,
+                score,
+            });
+        }
+    }
+    let rep_id = scorer.ids[rep];
+    let rep_path = first_path(rep).to_vec();
+    members.sort_by(|a, b| {
+        let is_rep = |m: &Member| m.id == rep_id && m.path == rep_path;
+        is_rep(b)
+            .cmp(&is_rep(a))
+            .then_with(|| b.score.cmp(&a.score))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    let waste = members.iter().skip(1).map(|m| m.size).sum();
+    let member_of: HashMap<ObjectId, usize> = members
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, m)| (m.id, i))
+        .collect();
+    let at = |p: usize| member_of.get(&scorer.ids[p]).copied().unwrap_or(0);
+    let mut group_links: Vec<Link> = links
+        .iter()
+        .map(|&(a, b, score)| {
+            let (x, y) = (at(a), at(b));
+            Link {
+                a: x.min(y),
+                b: x.max(y),
+                score,
+            }
+        })
+        .collect();
+    group_links.sort_by_key(|l| (l.a, l.b));
+    Ok(Group {
+        members,
+        links: group_links,
+        waste,
+    })
+}
+
+/// Union-find over blob positions, by size with path halving.
+struct Sets {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl Sets {
+    fn new(n: usize) -> Sets {
+        Sets {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] as usize != x {
+            let up = self.parent[self.parent[x] as usize];
+            self.parent[x] = up;
+            x = up as usize;
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a == b {
+            return;
+        }
+        if self.size[a] < self.size[b] {
+            std::mem::swap(&mut a, &mut b);
+        }
+        self.parent[b] = a as u32;
+        self.size[a] += self.size[b];
+    }
+}

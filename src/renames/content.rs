@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::Content;
 use super::ContentError;
 use crate::progress::Feedback;
-use crate::repo::Repo;
+use crate::repo::{Fetched, Repo};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::Spans;
 use crate::similarity::store::Store;
@@ -29,6 +29,7 @@ pub struct RepoContent<'a> {
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
     spans: gix::hashtable::HashMap<ObjectId, Arc<Spans>>,
     feedback: Feedback<'a>,
+    fetched: Fetched,
 }
 
 impl<'a> RepoContent<'a> {
@@ -48,7 +49,15 @@ impl<'a> RepoContent<'a> {
             memo: Default::default(),
             spans: Default::default(),
             feedback: *feedback,
+            fetched: Fetched::default(),
         }
+    }
+
+    /// What was fetched from a partial clone's promisor remote for
+    /// [`Content::prefetch`] (reads that found blobs missing fetch on
+    /// their own and are not counted here).
+    pub fn fetched(&self) -> Fetched {
+        self.fetched
     }
 }
 
@@ -138,6 +147,22 @@ impl Content for RepoContent<'_> {
             }
         }
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
+    }
+
+    fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
+        if !self.repo.is_partial() {
+            return Ok(());
+        }
+        // Work-tree files are in memory, not in the object database.
+        let in_odb: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.extra.contains_key(*id))
+            .copied()
+            .collect();
+        let got = self.repo.fetch_missing(&in_odb, &self.feedback)?;
+        self.fetched.objects += got.objects;
+        self.fetched.batches += got.batches;
+        Ok(())
     }
 
     fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<Arc<Spans>>, ContentError> {

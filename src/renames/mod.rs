@@ -229,6 +229,15 @@ pub trait Content {
     }
     /// git's chunk histogram of each blob.
     fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<std::sync::Arc<Spans>>, ContentError>;
+    /// The blobs the next step will read: a provider that has to fetch
+    /// blobs (a partial clone) fetches those it lacks now, in one batch,
+    /// as git's rename detection prefetches. Detection announces exactly
+    /// the blobs git would fetch at the same point. Does nothing unless
+    /// implemented.
+    fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
+        let _ = ids;
+        Ok(())
+    }
 }
 
 /// The error of a [`Content`] provider: a blob that could not be read

@@ -35,6 +35,7 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod promisor;
 mod refs;
 mod revision;
 mod staged;
@@ -47,6 +48,7 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use index::IndexEntries;
 pub use odb::Reader;
+pub use promisor::Fetched;
 pub use staged::Staged;
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
@@ -62,6 +64,7 @@ pub struct Repo {
     git_dir: PathBuf,
     work_dir: Option<PathBuf>,
     refs: RefStorage,
+    promisor: promisor::Promisor,
 }
 
 impl Repo {
@@ -133,6 +136,7 @@ impl Repo {
             git_dir,
             work_dir,
             refs,
+            promisor: Default::default(),
         };
         let env = std::env::var_os(config::PARAMETERS_VAR);
         let command_line =
@@ -176,6 +180,9 @@ impl Repo {
             config.commit().map_err(|e| bad(&e))?;
             opened.repo = local.into_sync();
         }
+        // After the configuration is final: `git -c remote.<name>.promisor`
+        // counts, as it does for git.
+        opened.promisor = promisor::promisor(&opened.local(), &opened.objects_dir());
         Ok(opened)
     }
 

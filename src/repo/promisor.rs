@@ -153,6 +153,30 @@ impl Repo {
         &self.promisor.remotes
     }
 
+    /// Every object in the local promisor packs (those a promisor remote
+    /// sent, marked by a `.promisor` file), each once, sorted.
+    pub fn promisor_pack_objects(&self) -> Result<Vec<ObjectId>, RepoError> {
+        if !self.promisor.promisor_packs {
+            return Ok(Vec::new());
+        }
+        let mut ids = Vec::new();
+        for idx in super::odb::idx_files(&self.objects_dir().join("pack")) {
+            if !idx.with_extension("promisor").exists() {
+                continue;
+            }
+            let index = gix::odb::pack::index::File::at(&idx, self.object_hash()).map_err(
+                |source| RepoError::Pack {
+                    path: idx.clone(),
+                    source: gix::Error::from_error(source),
+                },
+            )?;
+            ids.extend(index.iter().map(|e| e.oid));
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        Ok(ids)
+    }
+
     /// The ids among `ids` that are not stored locally (in a pack, loose,
     /// or in an alternate), each once, sorted. The empty blob and tree
     /// count as present, as git synthesises them.

@@ -308,8 +308,7 @@ fn walk(
     // here, since nearly every blob will be listed.
     // Not in a partial clone: most blobs there are in promisor packs,
     // which are not packed again.
-    let prefetch =
-        opts.revs.is_empty() && opts.strategy.needs_fingerprints() && !repo.is_partial();
+    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints() && !repo.is_partial();
     let (walked, kinds, prefetched) = std::thread::scope(|s| {
         let walk = s.spawn(|| rev_list_objects(repo, opts.revs, feedback));
         let kinds = repo.all_blobs_and_trees();

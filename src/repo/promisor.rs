@@ -164,12 +164,13 @@ impl Repo {
             if !idx.with_extension("promisor").exists() {
                 continue;
             }
-            let index = gix::odb::pack::index::File::at(&idx, self.object_hash()).map_err(
-                |source| RepoError::Pack {
-                    path: idx.clone(),
-                    source: gix::Error::from_error(source),
-                },
-            )?;
+            let index =
+                gix::odb::pack::index::File::at(&idx, self.object_hash()).map_err(|source| {
+                    RepoError::Pack {
+                        path: idx.clone(),
+                        source: gix::Error::from_error(source),
+                    }
+                })?;
             ids.extend(index.iter().map(|e| e.oid));
         }
         ids.sort_unstable();

@@ -13,6 +13,7 @@ mod check;
 mod cli;
 mod config_sources;
 mod fixtures;
+mod partial_clone;
 mod quality;
 mod renames_vs_git;
 mod repack;

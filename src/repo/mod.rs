@@ -12,9 +12,14 @@
 //! Discovery follows git's environment, as every git tool does:
 //! `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_CEILING_DIRECTORIES`
 //! and the like are honoured by gix ([`Repo::discover`]), so git-simm finds
-//! the repository git would, in hooks too. That is the one place the
-//! library looks at the environment; everything git-simm's own variables
-//! decide comes in as options.
+//! the repository git would, in hooks too; so is `GIT_NO_LAZY_FETCH`,
+//! read with the rest of what makes a partial clone (`promisor.rs`). That
+//! is the one place the library looks at the environment; everything
+//! git-simm's own variables decide comes in as options.
+//!
+//! In a partial clone, the blobs a bulk read ([`Repo::map_blobs`]) wants
+//! and the clone lacks are fetched first, all in one `git fetch`
+//! ([`Repo::fetch_missing`]), never one at a time.
 //!
 //! Error messages deliberately read like git's `fatal:` messages and always
 //! name the object, path or revision involved, because they end up in front

@@ -315,7 +315,7 @@ impl Repo {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
-        let mut input = Vec::with_capacity(ids.len() * (ids[0].kind().len_in_hex() + 1));
+        let mut input = Vec::with_capacity(ids.len() * 65);
         for id in ids {
             input.extend_from_slice(id.to_hex().to_string().as_bytes());
             input.push(b'\n');

@@ -92,8 +92,8 @@ prepare_local() { # a local commit on top of the checkout, as users have
   printf '\nlocal edit\n' >>"$d/$f"
   git -C "$d" -c user.name=b -c user.email=b@example.com commit -qam local
 }
-lazy_blob=$(git -C "$srv" rev-parse "$from" >/dev/null && git -C "$srv" ls-tree -r "$from" \
-  | awk '$2 == "blob" { print $3; exit }')
+# awk reads to the end: git killed by SIGPIPE would fail the pipeline.
+lazy_blob=$(git -C "$srv" ls-tree -r "$from" | awk '$2 == "blob" && b == "" { b = $3 } END { print b }')
 [[ -n $lazy_blob ]] || die "no blob in $from"
 
 gitmodules=$(git -C "$srv" rev-parse -q --verify HEAD:.gitmodules || echo none)

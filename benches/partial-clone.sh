@@ -88,7 +88,7 @@ run() {
 
 prepare_local() { # a local commit on top of the checkout, as users have
   local d=$1 f
-  f=$(git -C "$d" ls-files | head -1)
+  f=$(git -C "$d" ls-files | awk 'NR == 1 { f = $0 } END { print f }')
   printf '\nlocal edit\n' >>"$d/$f"
   git -C "$d" -c user.name=b -c user.email=b@example.com commit -qam local
 }

@@ -3,7 +3,7 @@
 # (and its stronger variants) on copies of real repositories, in one run,
 # with the ratios and the targets of the issue.
 #
-#   benches/repack-compare.sh [--git-new PATH] [--window-250] [--threads T]
+#   benches/repack-compare.sh [--git-new PATH] [--window-250] [--reads] [--threads T]
 #                             [--simm-args "ARGS"] [--workdir DIR] [--keep]
 #                             REPO...
 #
@@ -49,6 +49,14 @@
 #                    /tmp, removed at the end unless --keep); must not be
 #                    inside a REPO
 #   --keep           keep the work directory (and every repacked copy)
+#   --reads          also time reading each row's pack: `git rev-list
+#                    --objects --all`, `git log -p -1000` and a `git clone
+#                    --no-local` from it (best of two runs each)
+#
+# Every row also gets its pack's bytes by object type (commits, trees,
+# blobs, tags; a delta counts for the type of the object it makes), and
+# git-simm's tree and blob bytes against --path-walk's and --window=250's:
+# where a remaining gap comes from.
 #
 # Environment: GIT_SIMM, the git-simm binary (default target/release/git-simm
 # of this crate; not built here: run `cargo build --release` first). If it
@@ -63,6 +71,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 git_new=
 window250=0
+reads=0
 threads=
 simm_args=
 workdir=
@@ -74,6 +83,7 @@ while (($#)); do
     --git-new) git_new=${2:?--git-new needs a path}; shift 2 ;;
     --git-new=*) git_new=${1#*=}; shift ;;
     --window-250) window250=1; shift ;;
+    --reads) reads=1; shift ;;
     --threads) threads=${2:?--threads needs a number}; shift 2 ;;
     --threads=*) threads=${1#*=}; shift ;;
     --simm-args) simm_args=${2?--simm-args needs a string}; shift 2 ;;
@@ -139,6 +149,30 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b <= 0) pri
 mb() { awk -v a="$1" 'BEGIN { printf "%.2f", a / 1e6 }'; }
 pack_bytes() { cat "$1"/objects/pack/*.pack 2>/dev/null | wc -c; }
 object_set() { git --git-dir="$1" cat-file --batch-all-objects --batch-check='%(objectname)' | sort; }
+# Bytes in the pack by object type ("commit tree blob tag"), from the
+# entries' sizes on disk (deltas count for the type of the object they make).
+type_bytes() {
+  git --git-dir="$1" cat-file --batch-all-objects --batch-check='%(objecttype) %(objectsize:disk)' |
+    awk '{ b[$1] += $2 } END { printf "%d %d %d %d", b["commit"], b["tree"], b["blob"], b["tag"] }'
+}
+# The fastest of two runs of a command, in seconds.
+best_of_two() {
+  local t0 a b
+  t0=$(now); "$@" >/dev/null 2>&1; a=$(secs_since "$t0")
+  t0=$(now); "$@" >/dev/null 2>&1; b=$(secs_since "$t0")
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (a < b ? a : b) }'
+}
+# Reading the new pack: `git rev-list --objects --all`, `git log -p -1000`
+# and `git clone --no-local` from it (each the best of two runs).
+read_times() {
+  local copy=$1 dest=$rw/clone
+  local revs logp clone
+  revs=$(best_of_two git --git-dir="$copy" rev-list --objects --all)
+  logp=$(best_of_two git --git-dir="$copy" log -p -1000 HEAD)
+  clone=$(best_of_two sh -c "rm -rf '$dest'; git clone -q --bare --no-local '$copy' '$dest'")
+  rm -rf "$dest"
+  echo "$revs $logp $clone"
+}
 
 thread_arg=()
 [[ -z $threads ]] || thread_arg=(--threads="$threads")
@@ -163,7 +197,7 @@ echo
 
 failed=0
 summary=()
-declare -A BYTES=() TIME=() CPU=() RSS=() CHECK=()
+declare -A BYTES=() TIME=() CPU=() RSS=() CHECK=() TYPES=() READS=()
 labels=()
 
 # run_row KEY LABEL CMD...: repack a fresh copy of $rw/base with CMD (run
@@ -193,6 +227,8 @@ run_row() {
     return 0
   fi
   BYTES[$key]=$(pack_bytes "$copy")
+  TYPES[$key]=$(type_bytes "$copy")
+  ((!reads)) || READS[$key]=$(read_times "$copy")
   local fst=0 npacks nloose
   git --git-dir="$copy" fsck --full --no-progress --no-dangling >"$rw/$key.fsck.raw" 2>&1 || fst=$?
   sort "$rw/$key.fsck.raw" >"$rw/$key.fsck"
@@ -266,7 +302,7 @@ for i in "${!repos[@]}"; do
   ((fsck_st == 0)) || echo "  note: git fsck --full fails on the untouched copy (exit $fsck_st); rows are compared against that"
   [[ ! -s $rw/fsck.before ]] || echo "  note: git fsck prints $(wc -l <"$rw/fsck.before") lines on the untouched copy; rows must print the same"
 
-  BYTES=() TIME=() CPU=() RSS=() CHECK=()
+  BYTES=() TIME=() CPU=() RSS=() CHECK=() TYPES=() READS=()
   labels=()
 
   run_row adf "git repack -adf" git repack -adfq "${thread_arg[@]}"
@@ -289,6 +325,39 @@ for i in "${!repos[@]}"; do
     table_row "$l" "${BYTES[$k]:--}" "$m" "${TIME[$k]:--}" "${CPU[$k]:--}" "$(ratio "${BYTES[$k]:-}" "${BYTES[adf]:-}")" \
       "$(ratio "${TIME[$k]:-}" "${TIME[adf]:-}")" "${RSS[$k]:--}" "${CHECK[$k]:-}"
   done
+
+  # Where the bytes are: per type, and against each row.
+  echo
+  printf '  %-34s %11s %11s %11s %9s\n' "bytes by type" commits trees blobs tags
+  for kl in "${labels[@]}"; do
+    k=${kl%%:*} l=${kl#*:}
+    [[ -n ${TYPES[$k]:-} ]] || continue
+    read -r c t b g <<<"${TYPES[$k]}"
+    printf '  %-34s %11s %11s %11s %9s\n' "$l" "$c" "$t" "$b" "$g"
+  done
+  if [[ -n ${TYPES[simm]:-} ]]; then
+    read -r _ st sb _ <<<"${TYPES[simm]}"
+    for k in pathwalk w250; do
+      [[ -n ${TYPES[$k]:-} ]] || continue
+      read -r _ ot ob _ <<<"${TYPES[$k]}"
+      echo "  git-simm vs $k: trees x$(ratio "$st" "$ot"), blobs x$(ratio "$sb" "$ob")"
+    done
+  fi
+  if ((reads)); then
+    echo
+    printf '  %-34s %9s %9s %9s   %s\n' "reading the pack (s, best of 2)" rev-list "log -p" clone "vs -adf"
+    for kl in "${labels[@]}"; do
+      k=${kl%%:*} l=${kl#*:}
+      [[ -n ${READS[$k]:-} ]] || continue
+      read -r a b c <<<"${READS[$k]}"
+      read -r a0 b0 c0 <<<"${READS[adf]:-- - -}"
+      printf '  %-34s %9s %9s %9s   x%s x%s x%s\n' "$l" "$a" "$b" "$c" \
+        "$(ratio "$a" "$a0")" "$(ratio "$b" "$b0")" "$(ratio "$c" "$c0")"
+    done
+  fi
+  if [[ -n ${RSS[simm]:-} && -n ${RSS[adf]:-} ]]; then
+    echo "  memory: git-simm max RSS ${RSS[simm]} MB, -adf ${RSS[adf]} MB: x$(ratio "${RSS[simm]}" "${RSS[adf]}") (target on git.git: <= 1.5)"
+  fi
 
   # The targets (issue).
   if [[ -n ${BYTES[simm]:-} && ${CHECK[simm]} == ok* && -n ${BYTES[adf]:-} ]]; then

@@ -20,11 +20,11 @@ use gix::ObjectId;
 use rayon::prelude::*;
 
 use crate::progress::Feedback;
-use crate::repo::{EntryKind, Repo, RepoError};
+use crate::repo::{DiffAttributes, EntryKind, Repo, RepoError};
 use crate::similarity::candidates;
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{Fingerprint, Fingerprinter, Sketch};
-use crate::similarity::score::{self, Spans};
+use crate::similarity::score::{self, Binary, Spans};
 use crate::similarity::store::Store;
 
 /// Distances at or above chance level say nothing (see
@@ -40,6 +40,9 @@ pub struct Query {
     pub name: String,
     /// Its content.
     pub data: Vec<u8>,
+    /// What the attributes of its path say about text versus binary
+    /// ([`Binary::Auto`] for a file outside the repository).
+    pub binary: Binary,
 }
 
 /// Options of [`find_similar`].
@@ -93,13 +96,16 @@ pub enum SimilarError {
 
 /// Files of `tree` similar to `query`, best first (score descending, then
 /// path). `feedback` sees the fingerprinting of the tree's blobs, and its
-/// flag stops the reading of blobs.
+/// flag stops the reading of blobs. With `attributes`, each file is scored
+/// as text or binary as its path's attributes say, as git's diff would
+/// score it.
 pub fn find_similar(
     repo: &Repo,
     store: &mut Store,
     tree: ObjectId,
     query: &Query,
     opts: &Options,
+    attributes: Option<&mut DiffAttributes>,
     feedback: &Feedback,
 ) -> Result<(Vec<Match>, Outcome), SimilarError> {
     let mut outcome = Outcome::default();
@@ -162,17 +168,41 @@ pub fn find_similar(
         .collect();
     outcome.scored = exact_now.len();
 
-    let query_spans = Spans::new(&query.data);
-    let scores = repo.map_blobs(&exact_now, feedback, |i, data| {
-        if exact_now[i] == query_id {
+    // One blob at paths with different attributes is scored once per
+    // decision.
+    let wanted: std::collections::HashSet<ObjectId> = exact_now.iter().copied().collect();
+    let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
+    if let Some(attributes) = attributes {
+        for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
+            if wanted.contains(&e.id) {
+                *b = attributes.binary(&e.path)?;
+            }
+        }
+    }
+    let mut keys: Vec<(ObjectId, Binary)> = entries
+        .iter()
+        .zip(&binary_of)
+        .filter(|(e, _)| wanted.contains(&e.id))
+        .map(|(e, b)| (e.id, *b))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
+    let query_spans = Spans::with_binary(&query.data, query.binary);
+    let scores = repo.map_blobs(&key_ids, feedback, |i, data| {
+        if keys[i].0 == query_id {
             // Identical content: git pairs it as an exact rename at 100%
             // before any scoring (CRLF text would otherwise score below).
             score::MAX_SCORE
         } else {
-            score::score(&Spans::new(data), &query_spans, opts.min_score)
+            score::score(
+                &Spans::with_binary(data, keys[i].1),
+                &query_spans,
+                opts.min_score,
+            )
         }
     })?;
-    let score_of: std::collections::HashMap<ObjectId, u32> = exact_now
+    let score_of: std::collections::HashMap<(ObjectId, Binary), u32> = keys
         .iter()
         .copied()
         .zip(scores)
@@ -182,8 +212,9 @@ pub fn find_similar(
     let mut matches: Vec<Match> = entries
         .par_iter()
         .zip(prints.par_iter())
-        .filter_map(|(e, p)| {
-            score_of.get(&e.id).map(|&s| Match {
+        .zip(binary_of.par_iter())
+        .filter_map(|((e, p), b)| {
+            score_of.get(&(e.id, *b)).map(|&s| Match {
                 path: e.path.clone(),
                 id: e.id,
                 size: p.size,

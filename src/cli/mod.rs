@@ -545,6 +545,13 @@ pub struct RenamesArgs {
     #[arg(long)]
     pub name_status: bool,
 
+    /// Read `.gitattributes` from this tree-ish instead of the work tree
+    /// (git's `git --attr-source=<tree-ish>`; also `GIT_ATTR_SOURCE` and
+    /// `attr.tree`). Attributes decide which paths are scored as binary
+    /// (`binary`, `-diff`, `diff=<driver>` with `diff.<driver>.binary`).
+    #[arg(long, value_name = "tree-ish")]
+    pub attr_source: Option<String>,
+
     /// NUL-terminated fields, paths verbatim, as git's -z.
     #[arg(short = 'z')]
     pub nul: bool,

@@ -10,7 +10,7 @@ use git_simm::similarity::score;
 
 use super::Status;
 use super::renames::tree_or_unborn;
-use super::settings::{budgets, flush_warnings, open_store, threshold};
+use super::settings::{budgets, diff_attributes, flush_warnings, open_store, threshold};
 use crate::cli::CheckArgs;
 
 pub(super) fn check(
@@ -61,10 +61,14 @@ pub(super) fn check(
     feedback.trace("check: settings");
     let staged = repo.staged(tree_or_unborn(&repo, "HEAD", true)?)?;
     feedback.trace("check: HEAD's tree and the index");
+    // As `git diff --cached`: the work tree's attribute files, the
+    // index's where it has none (or GIT_ATTR_SOURCE's, attr.tree's tree).
+    let attributes = diff_attributes(&repo, None, git_simm::repo::AttrSource::WorktreeThenIndex)?;
     let mut store = open_store(&repo, no_cache)?;
     let findings = {
         let mut content =
-            git_simm::renames::RepoContent::new(&repo, &mut store, Default::default(), feedback);
+            git_simm::renames::RepoContent::new(&repo, &mut store, Default::default(), feedback)
+                .with_attributes(attributes);
         check::check(&staged, &settings, &mut content, feedback)?
     };
     feedback.trace("check: done");

@@ -7,12 +7,12 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use git_simm::output::{self};
 use git_simm::progress::Feedback;
-use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::repo::{AttrSource, EntryKind, Repo, RepoError};
 use git_simm::similarity::score;
 use gix::ObjectId;
 
 use super::Status;
-use super::settings::{budgets, flush_warnings, open_store};
+use super::settings::{budgets, diff_attributes, flush_warnings, open_store};
 use crate::cli::RenamesArgs;
 
 /// One side of a comparison, as entries sorted by path, plus the contents
@@ -106,10 +106,14 @@ pub(super) fn renames(
         Some(changes) => (changes, Default::default()),
         None => general_changes(&repo, args, opts.detect)?,
     };
+    feedback.trace("renames: the changes");
+    let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
+    feedback.trace("renames: attribute sources");
     let mut store = open_store(&repo, no_cache)?;
     let (records, outcome) = {
         let mut content =
-            git_simm::renames::RepoContent::new(&repo, &mut store, contents, feedback);
+            git_simm::renames::RepoContent::new(&repo, &mut store, contents, feedback)
+                .with_attributes(attributes);
         git_simm::renames::detect(&changes, &opts, &mut content, feedback)?
     };
     flush_warnings(&mut store, err);
@@ -145,6 +149,23 @@ pub(super) fn renames(
         return Ok(Status::Differences);
     }
     Ok(Status::Success)
+}
+
+/// Where git's diff reads in-tree attribute files for this comparison: a
+/// diff of two trees does not load the index, so only the work tree's
+/// count; one against the index or the work tree reads the index's where
+/// the work tree has none.
+fn attr_source_of(args: &RenamesArgs) -> AttrSource {
+    let two_trees = match args.revs.as_slice() {
+        [_, _] => true,
+        [one] => !args.cached && (one.contains("..")),
+        _ => false,
+    };
+    if two_trees {
+        AttrSource::Worktree
+    } else {
+        AttrSource::WorktreeThenIndex
+    }
 }
 
 /// The changes from `spec`'s tree to the index, with the tree read only

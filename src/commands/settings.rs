@@ -100,3 +100,23 @@ pub(super) fn threshold(
     };
     score::parse_rename_score(&text).with_context(|| format!("invalid {origin} value '{text}'"))
 }
+
+/// The attribute lookups of a comparison, from where git reads them: the
+/// tree `--attr-source` (`flag`) names, else `GIT_ATTR_SOURCE`'s (either
+/// must name a tree-ish, as in git), else `attr.tree`'s (ignored when bad),
+/// else the in-tree files `source` says.
+pub(super) fn diff_attributes(
+    repo: &Repo,
+    flag: Option<&str>,
+    source: git_simm::repo::AttrSource,
+) -> Result<git_simm::repo::DiffAttributes> {
+    // git's `--attr-source` reaches a subcommand only as GIT_ATTR_SOURCE
+    // (git.c sets it for the command it runs).
+    let env = std::env::var_os("GIT_ATTR_SOURCE").map(|v| v.to_string_lossy().into_owned());
+    let explicit = flag.or(env.as_deref());
+    let source = match repo.attr_source_tree(explicit)? {
+        Some(tree) => git_simm::repo::AttrSource::Tree(tree),
+        None => source,
+    };
+    Ok(repo.diff_attributes(source)?)
+}

@@ -6,13 +6,13 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use git_simm::output::{self, write_quoted_path};
 use git_simm::progress::Feedback;
-use git_simm::repo::{Repo, RepoError};
+use git_simm::repo::{AttrSource, Repo, RepoError};
 use git_simm::similar::{self, Query};
-use git_simm::similarity::score;
+use git_simm::similarity::score::{self, Binary};
 
 use super::Status;
 use super::fingerprint::read_as_git_would;
-use super::settings::{flush_warnings, open_store};
+use super::settings::{diff_attributes, flush_warnings, open_store};
 use crate::cli::SimilarArgs;
 
 pub(super) fn similar(
@@ -28,10 +28,16 @@ pub(super) fn similar(
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
     let tree = repo.resolve_tree(&args.tree)?;
     let query_path = cwd.join(&args.query);
+    let mut attributes = diff_attributes(&repo, None, AttrSource::WorktreeThenIndex)?;
     let query = if query_path.is_file() || query_path.is_symlink() {
+        let binary = match in_work_tree(&repo, &query_path) {
+            Some(rel) => attributes.binary(&rel)?,
+            None => Binary::Auto,
+        };
         Query {
             name: args.query.clone(),
             data: read_as_git_would(&query_path)?,
+            binary,
         }
     } else {
         if repo.is_partial()
@@ -66,9 +72,19 @@ pub(super) fn similar(
         if kind != gix::object::Kind::Blob {
             bail!("'{}' is a {kind}, not a file or blob", args.query);
         }
+        // `<rev>:<path>` names the path its attributes are read for; a
+        // path relative to the current directory (`:./x`) or a bare blob
+        // id has none.
+        let binary = match args.query.split_once(':') {
+            Some((_, path)) if !path.is_empty() && !path.starts_with('.') => {
+                attributes.binary(path.trim_start_matches('/').as_bytes())?
+            }
+            _ => Binary::Auto,
+        };
         Query {
             name: args.query.clone(),
             data: repo.reader().blob(&id)?,
+            binary,
         }
     };
     if query.data.is_empty() {
@@ -84,8 +100,15 @@ pub(super) fn similar(
         min_score,
         limit: args.limit,
     };
-    let (matches, _outcome) =
-        similar::find_similar(&repo, &mut store, tree, &query, &opts, feedback)?;
+    let (matches, _outcome) = similar::find_similar(
+        &repo,
+        &mut store,
+        tree,
+        &query,
+        &opts,
+        Some(&mut attributes),
+        feedback,
+    )?;
     flush_warnings(&mut store, err);
     if args.json {
         let doc = output::json::Similar::new(&query.name, &args.tree, min_score, &matches);
@@ -110,4 +133,13 @@ pub(super) fn similar(
     } else {
         Status::Success
     })
+}
+
+/// `file`'s path from the top of the work tree, when it is inside it.
+fn in_work_tree(repo: &Repo, file: &Path) -> Option<Vec<u8>> {
+    let top = repo.work_dir()?.canonicalize().ok()?;
+    let dir = file.parent()?.canonicalize().ok()?;
+    let rel = dir.strip_prefix(&top).ok()?.join(file.file_name()?);
+    let rel = rel.to_str()?.replace('\\', "/");
+    Some(rel.into_bytes())
 }

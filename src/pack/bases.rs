@@ -33,7 +33,9 @@ use rayon::prelude::*;
 
 use super::PackError;
 use super::delta::Index;
+use super::idx::IndexedEntry;
 use super::list::{ListedObject, PackList};
+use super::reread::{Meant, MeantHead};
 use super::write::{Head, PackWriter, deflate_into};
 use crate::progress::Feedback;
 use crate::repo::{Reader, Repo, RepoError};
@@ -76,6 +78,8 @@ struct Ready {
     head: ReadyHead,
     /// Size before compression.
     size: u64,
+    /// CRC-32 before compression, which reading the pack back checks.
+    crc32: u32,
     deflated: Vec<u8>,
 }
 
@@ -85,9 +89,9 @@ enum ReadyHead {
     Delta(usize),
 }
 
-/// Write every object of `list` into a pack in `dir`, index it with
-/// `git index-pack --strict` (which also writes the `.rev`), and return its
-/// name without extension (`pack-<hash>`).
+/// Write every object of `list` into a pack in `dir` with its `.idx` and
+/// `.rev` ([`crate::pack::idx`]), read it back ([`crate::pack::reread`]),
+/// and return its name without extension (`pack-<hash>`).
 pub fn write_pack(
     repo: &Repo,
     list: &PackList,
@@ -112,8 +116,14 @@ pub fn write_pack(
         opts.level,
     )
     .map_err(|e| write_err(&tmp_path, e))?;
-    // Where each list position landed in the pack (entry index).
+    // Where each list position landed in the pack (entry index), and
+    // for each entry, its object and what it was meant to hold.
     let mut entry_of: Vec<usize> = vec![usize::MAX; objects.len()];
+    let mut appended = Appended {
+        entry_of: &mut entry_of,
+        ids: Vec::with_capacity(objects.len()),
+        meant: Vec::with_capacity(objects.len()),
+    };
     let stage = feedback.stage("Writing objects", objects.len() as u64);
     let workers = Workers::new(repo, opts.level);
 
@@ -133,13 +143,14 @@ pub fn write_pack(
                         obj,
                         head: ReadyHead::Full(kind),
                         size: buf.len() as u64,
+                        crc32: crc32fast::hash(buf),
                         deflated,
                     })
                 })
             })
             .collect();
         for r in ready {
-            append(&mut writer, &mut entry_of, r?, &tmp_path)?;
+            appended.append(&mut writer, objects, r?, &tmp_path)?;
             stage.inc(1);
         }
     }
@@ -163,20 +174,32 @@ pub fn write_pack(
                     return Err(PackError::Interrupted(crate::progress::Interrupted));
                 }
                 workers.with(|w| {
-                    search_group(&mut w.reader, &mut w.zlib, objects, group, opts, feedback)
-                        .map_err(|e| match e {
-                            SearchError::Repo(e) => PackError::Repo(e),
-                            SearchError::Write(e) => write_err(&tmp_path, e),
-                            SearchError::Interrupted => {
-                                PackError::Interrupted(crate::progress::Interrupted)
-                            }
-                        })
+                    search_group(
+                        &mut w.reader,
+                        &mut w.buf,
+                        &mut w.zlib,
+                        objects,
+                        group,
+                        opts,
+                        feedback,
+                    )
+                    .map_err(|e| match e {
+                        SearchError::Repo(e) => PackError::Repo(e),
+                        SearchError::Write(e) => write_err(&tmp_path, e),
+                        SearchError::Interrupted => {
+                            PackError::Interrupted(crate::progress::Interrupted)
+                        }
+                        SearchError::BadDelta(id) => PackError::Repo(RepoError::PackVerification {
+                            path: tmp_path.clone(),
+                            reason: format!("the delta chosen for {id} does not rebuild it"),
+                        }),
+                    })
                 })
             })
             .collect();
         for group in done {
             for r in group? {
-                append(&mut writer, &mut entry_of, r, &tmp_path)?;
+                appended.append(&mut writer, objects, r, &tmp_path)?;
                 stage.inc(1);
             }
         }
@@ -193,23 +216,97 @@ pub fn write_pack(
     let name = format!("pack-{}", pack.checksum.to_hex());
     let pack_path = dir.join(format!("{name}.pack"));
     std::fs::rename(&tmp_path, &pack_path).map_err(|e| io_err("rename", &pack_path, e))?;
+    // Read-only, as git leaves packs.
+    #[cfg(unix)]
+    std::fs::set_permissions(
+        &pack_path,
+        std::os::unix::fs::PermissionsExt::from_mode(0o444),
+    )
+    .map_err(|e| io_err("chmod", &pack_path, e))?;
     feedback.check()?;
+    super::reread::check_written(
+        &pack_path,
+        pack.len,
+        pack.checksum.as_bytes().len(),
+        &pack.entries,
+        &appended.meant,
+        feedback,
+    )?;
+    feedback.trace("bases: pack read back");
 
-    let mut cmd = super::git::git(repo);
-    cmd.args(["index-pack", "--strict", "--rev-index"]);
-    cmd.arg(&pack_path);
-    let out = super::git::run(cmd, None, feedback)?;
-    let printed = String::from_utf8_lossy(&out);
-    let hash = printed.split_whitespace().last().unwrap_or("");
-    if !name.ends_with(hash) || hash.is_empty() {
-        return Err(PackError::Parse {
-            command: "git index-pack --strict --rev-index".into(),
-            line: printed.trim().to_owned(),
-        });
+    let indexed: Vec<IndexedEntry> = appended
+        .ids
+        .iter()
+        .zip(&pack.entries)
+        .map(|(&id, &written)| IndexedEntry { id, written })
+        .collect();
+    let hash = repo.object_hash();
+    let (idx, sorted) = super::idx::index_bytes(hash, &indexed, &pack.checksum)
+        .map_err(|e| write_err(&pack_path, e))?;
+    let rev = super::idx::rev_bytes(hash, &indexed, &sorted, &pack.checksum)
+        .map_err(|e| write_err(&pack_path, e))?;
+    // The .rev before the .idx: a pack is visible by its index.
+    for (ext, bytes) in [("rev", rev), ("idx", idx)] {
+        let path = dir.join(format!("{name}.{ext}"));
+        write_read_only(&path, &bytes).map_err(|e| io_err("write", &path, e))?;
     }
-    feedback.trace("bases: index-pack");
+    feedback.trace("bases: index written");
     Ok(name)
 }
+
+/// Write a file as git writes pack indexes: read-only (0444 before the
+/// umask), synced.
+fn write_read_only(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o444);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The entries appended so far: where each list position went, and per
+/// entry its object and what it holds.
+struct Appended<'a> {
+    entry_of: &'a mut [usize],
+    ids: Vec<gix::ObjectId>,
+    meant: Vec<Meant>,
+}
+
+impl Appended<'_> {
+    fn append<W: Write>(
+        &mut self,
+        writer: &mut PackWriter<W>,
+        objects: &[ListedObject],
+        r: Ready,
+        path: &Path,
+    ) -> Result<(), PackError> {
+        let (head, meant) = match r.head {
+            ReadyHead::Full(kind) => (Head::Full(kind), MeantHead::Full(kind)),
+            ReadyHead::Delta(base) => (
+                Head::Delta(self.entry_of[base]),
+                MeantHead::Delta(self.entry_of[base]),
+            ),
+        };
+        let index = writer
+            .add_deflated(head, r.size, &r.deflated)
+            .map_err(|e| write_err(path, e))?;
+        self.entry_of[r.obj] = index;
+        self.ids.push(objects[r.obj].id);
+        self.meant.push(Meant {
+            head: meant,
+            size: r.size,
+            crc32: r.crc32,
+        });
+        Ok(())
+    }
+}
+
+/// Each worker's delta-base cache. Groups are read path by path, not in
+/// pack order, so a large cache hits little more often than a small one,
+/// and it is held per thread beside the group's contents.
+const READER_CACHE_BYTES: usize = 16 << 20;
 
 /// What each thread of the pool works with: one reader (its delta-base
 /// cache stays warm across groups) and one compressor.
@@ -244,7 +341,7 @@ impl<'a> Workers<'a> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let worker = guard.get_or_insert_with(|| Worker {
-            reader: self.repo.reader(),
+            reader: self.repo.reader_with_cache(READER_CACHE_BYTES),
             zlib: Compress::new(self.level),
             buf: Vec::new(),
         });
@@ -257,23 +354,6 @@ fn write_err(path: &Path, e: super::write::WriteError) -> PackError {
         path: path.to_owned(),
         source: e,
     }
-}
-
-fn append<W: Write>(
-    writer: &mut PackWriter<W>,
-    entry_of: &mut [usize],
-    r: Ready,
-    path: &Path,
-) -> Result<(), PackError> {
-    let head = match r.head {
-        ReadyHead::Full(kind) => Head::Full(kind),
-        ReadyHead::Delta(base) => Head::Delta(entry_of[base]),
-    };
-    let index = writer
-        .add_deflated(head, r.size, &r.deflated)
-        .map_err(|e| write_err(path, e))?;
-    entry_of[r.obj] = index;
-    Ok(())
 }
 
 /// Commits and tags (and anything whose kind is not known from the pack
@@ -309,16 +389,47 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
     }
     let blobs = join_continued(objects, blobs);
     trees.extend(blobs);
-    (whole, trees)
+    (whole, split_large(objects, trees))
+}
+
+/// Split groups holding more than [`MAX_JOINED_BYTES`] of content into runs
+/// of consecutive (history-ordered) objects below it: a group's content is
+/// in memory while its bases are chosen, and the history of one file can
+/// be any size (git.git's `diff.c`: 226 MB in 1,706 versions). Neighbours
+/// in history stay together; each extra run costs about one object stored
+/// whole.
+fn split_large(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let mut out = Vec::with_capacity(groups.len());
+    for group in groups {
+        let total: u64 = group.iter().map(|&o| objects[o].size).sum();
+        if total <= MAX_JOINED_BYTES {
+            out.push(group);
+            continue;
+        }
+        let mut run = Vec::new();
+        let mut bytes = 0u64;
+        for o in group {
+            if !run.is_empty() && bytes + objects[o].size > MAX_JOINED_BYTES {
+                out.push(std::mem::take(&mut run));
+                bytes = 0;
+            }
+            bytes += objects[o].size;
+            run.push(o);
+        }
+        out.push(run);
+    }
+    out
 }
 
 /// Fingerprints at most this far apart make two path groups one (a rename,
 /// a copy, a vendored tree): about 80% of the content shared.
 const JOIN_DISTANCE: u32 = 40;
 
-/// Joined groups stay below this many bytes of content (boilerplate copied
-/// into hundreds of paths would otherwise make one huge group, all of
-/// which is in memory while its bases are chosen).
+/// Groups hold at most this many bytes of content (one object larger than
+/// it is a group of its own): joined groups stay below it (boilerplate
+/// copied into hundreds of paths would otherwise make one huge group) and
+/// larger ones are split ([`split_large`]), since a group's content is in
+/// memory while its bases are chosen, one group per thread.
 const MAX_JOINED_BYTES: u64 = 64 << 20;
 
 /// Join path groups whose largest blob's nearest fingerprint in another
@@ -417,6 +528,8 @@ fn join_continued(objects: &[ListedObject], groups: Vec<Vec<usize>>) -> Vec<Vec<
 
 enum SearchError {
     Interrupted,
+    /// A delta that does not rebuild its object (a bug in the encoder).
+    BadDelta(gix::ObjectId),
     Repo(RepoError),
     Write(super::write::WriteError),
 }
@@ -437,6 +550,7 @@ impl From<super::write::WriteError> for SearchError {
 /// order) and compress the results, in visiting order.
 fn search_group(
     reader: &mut Reader,
+    scratch: &mut Vec<u8>,
     zlib: &mut Compress,
     objects: &[ListedObject],
     group: &[usize],
@@ -447,9 +561,11 @@ fn search_group(
     let mut contents: Vec<Vec<u8>> = Vec::with_capacity(n);
     let mut kinds = Vec::with_capacity(n);
     for &o in group {
-        let mut buf = Vec::new();
-        kinds.push(reader.object_into(&objects[o].id, &mut buf)?);
-        contents.push(buf);
+        kinds.push(reader.object_into(&objects[o].id, scratch)?);
+        // An exact copy: the decoder leaves two to three times an object's
+        // size allocated (room for delta chains), which, kept for a whole
+        // group, tripled the memory the group took.
+        contents.push(scratch.as_slice().to_vec());
     }
     // Visiting order: largest first, history order among equals.
     let mut visit: Vec<usize> = (0..n).collect();
@@ -540,6 +656,12 @@ fn search_group(
         let mut deflated = Vec::new();
         let ready = match best {
             Some((c, d)) => {
+                // The pack is not indexed by rebuilding its objects (see
+                // `pack::reread`): prove each delta here, where base and
+                // target are at hand.
+                if super::delta::apply(&contents[c], &d).ok().as_deref() != Some(&target[..]) {
+                    return Err(SearchError::BadDelta(objects[group[k]].id));
+                }
                 depth[k] = depth[c] + 1;
                 deflate_into(zlib, &d, &mut deflated)?;
                 deflated.shrink_to_fit();
@@ -547,6 +669,7 @@ fn search_group(
                     obj: group[k],
                     head: ReadyHead::Delta(group[c]),
                     size: d.len() as u64,
+                    crc32: crc32fast::hash(&d),
                     deflated,
                 }
             }
@@ -557,6 +680,7 @@ fn search_group(
                     obj: group[k],
                     head: ReadyHead::Full(kinds[k]),
                     size: target.len() as u64,
+                    crc32: crc32fast::hash(target),
                     deflated,
                 }
             }

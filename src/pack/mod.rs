@@ -4,16 +4,19 @@
 //! repository's packs safely ([`repack`](mod@repack)); and, for packs
 //! git-simm writes itself with the delta bases it chooses, git's delta
 //! encoding ([`delta`]), a pack writer ([`mod@write`]) whose output
-//! `git index-pack --strict` accepts, and the choice of those bases
+//! `git index-pack --strict` accepts, its index and reverse index
+//! ([`idx`]), reading it back ([`reread`]), and the choice of those bases
 //! ([`bases`], `repack --bases=simm`).
 
 pub mod bases;
 pub mod delta;
 pub mod git;
+pub mod idx;
 pub mod list;
 pub mod order;
 mod pack_dir;
 pub mod repack;
+pub mod reread;
 pub mod verify;
 pub mod write;
 

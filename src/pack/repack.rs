@@ -97,8 +97,8 @@ pub enum Bases {
     /// [`Strategy`].
     #[default]
     Git,
-    /// git-simm ([`crate::pack::bases`]), which writes the pack itself;
-    /// `git index-pack --strict` indexes it.
+    /// git-simm ([`crate::pack::bases`]), which writes the pack, its
+    /// index and reverse index itself, and reads the pack back.
     Simm,
 }
 

@@ -1,17 +1,18 @@
 //! The content provider of rename detection over a repository: sizes and
-//! fingerprints through the store, chunk histograms read once per blob.
+//! fingerprints through the store, chunk histograms read once per blob and
+//! text-or-binary decision of its paths (`.gitattributes`).
 
 use std::sync::Arc;
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use super::Content;
 use super::ContentError;
+use super::{Content, SpanKey};
 use crate::progress::Feedback;
-use crate::repo::{Fetched, Repo};
+use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score::Spans;
+use crate::similarity::score::{Binary, Spans};
 use crate::similarity::store::Store;
 
 /// Blob contents for rename detection: sizes and fingerprints through the
@@ -27,7 +28,10 @@ pub struct RepoContent<'a> {
     /// Blobs the store has are not kept: asking it again is a lookup, and
     /// keeping a copy of each of 100,000 costs more than that.
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
-    spans: gix::hashtable::HashMap<ObjectId, Arc<Spans>>,
+    spans: std::collections::HashMap<SpanKey, Arc<Spans>>,
+    /// git's per-path text-or-binary decision; `None` scores every path by
+    /// content alone.
+    attributes: Option<DiffAttributes>,
     feedback: Feedback<'a>,
     fetched: Fetched,
 }
@@ -48,6 +52,7 @@ impl<'a> RepoContent<'a> {
             extra,
             memo: Default::default(),
             spans: Default::default(),
+            attributes: None,
             feedback: *feedback,
             fetched: Fetched::default(),
         }
@@ -58,6 +63,27 @@ impl<'a> RepoContent<'a> {
     /// their own and are not counted here).
     pub fn fetched(&self) -> Fetched {
         self.fetched
+    }
+
+    /// Score paths as their attributes say ([`Repo::diff_attributes`]),
+    /// as git does.
+    pub fn with_attributes(mut self, attributes: DiffAttributes) -> Self {
+        self.attributes = Some(attributes);
+        self
+    }
+
+    /// The histogram of `key` if one already known serves: a forced
+    /// decision equal to what the content decides chunks identically.
+    fn known(&self, key: &SpanKey) -> Option<Arc<Spans>> {
+        if let Some(s) = self.spans.get(key) {
+            return Some(s.clone());
+        }
+        let auto = self.spans.get(&(key.0, Binary::Auto))?;
+        match key.1 {
+            Binary::Yes if auto.is_binary() => Some(auto.clone()),
+            Binary::No if !auto.is_binary() => Some(auto.clone()),
+            _ => None,
+        }
     }
 }
 
@@ -124,7 +150,8 @@ impl Content for RepoContent<'_> {
                     self.memo.insert(ids[i], item(e));
                 }
             }
-            self.spans.extend(spans);
+            self.spans
+                .extend(spans.into_iter().map(|(id, s)| ((id, Binary::Auto), s)));
         }
         Ok(out.into_iter().map(|o| o.unwrap_or(none)).collect())
     }
@@ -165,37 +192,51 @@ impl Content for RepoContent<'_> {
         Ok(())
     }
 
-    fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<Arc<Spans>>, ContentError> {
+    fn binary(&mut self, entries: &[&Entry]) -> Result<Vec<Binary>, ContentError> {
+        match &mut self.attributes {
+            None => Ok(vec![Binary::Auto; entries.len()]),
+            Some(attributes) => Ok(entries
+                .iter()
+                .map(|e| attributes.binary(&e.path))
+                .collect::<Result<_, _>>()?),
+        }
+    }
+
+    fn spans(&mut self, keys: &[SpanKey]) -> Result<Vec<Arc<Spans>>, ContentError> {
         // Detection asks in several rounds (candidates, exhaustive search,
         // tie replays); reading and chunking a blob once, not once a round,
         // is most of the cost at scale.
-        let mut missing: Vec<ObjectId> = ids
+        let mut missing: Vec<SpanKey> = keys
             .iter()
-            .filter(|id| !self.spans.contains_key(*id))
+            .filter(|k| self.known(k).is_none())
             .copied()
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        let (in_memory, in_odb): (Vec<ObjectId>, Vec<ObjectId>) = missing
+        let (in_memory, in_odb): (Vec<SpanKey>, Vec<SpanKey>) = missing
             .into_iter()
-            .partition(|id| self.extra.contains_key(id));
-        let from_odb = self.repo.map_blobs(&in_odb, &self.feedback, |_, data| {
-            Arc::new(Spans::new(data))
+            .partition(|(id, _)| self.extra.contains_key(id));
+        // A blob wanted under two decisions is read once per decision; that
+        // takes attributes that split one blob's paths, which is rare.
+        let odb_ids: Vec<ObjectId> = in_odb.iter().map(|(id, _)| *id).collect();
+        let from_odb = self.repo.map_blobs(&odb_ids, &self.feedback, |i, data| {
+            Arc::new(Spans::with_binary(data, in_odb[i].1))
         })?;
         let from_memory: Vec<Arc<Spans>> = in_memory
             .par_iter()
-            .map(|id| {
-                Arc::new(Spans::new(
+            .map(|(id, binary)| {
+                Arc::new(Spans::with_binary(
                     self.extra.get(id).map_or(&[][..], |v| v.as_slice()),
+                    *binary,
                 ))
             })
             .collect();
         self.spans.extend(in_odb.into_iter().zip(from_odb));
         self.spans.extend(in_memory.into_iter().zip(from_memory));
         let empty = Arc::new(Spans::new(&[]));
-        Ok(ids
+        Ok(keys
             .iter()
-            .map(|id| self.spans.get(id).cloned().unwrap_or_else(|| empty.clone()))
+            .map(|k| self.known(k).unwrap_or_else(|| empty.clone()))
             .collect())
     }
 }

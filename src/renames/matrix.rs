@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::DetectError;
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, Detect, Dst, Options, Outcome, Scored, Src, basename_same, better, is_regular,
+    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, Src, basename_same, better, is_regular,
 };
 use crate::progress::Feedback;
 use crate::repo::Entry;
@@ -85,21 +85,20 @@ pub(super) fn score_pairs(
         .collect();
     let size = |id: &ObjectId| size_of.get(id).copied().unwrap_or(0);
     // Size filter first: it needs no content.
-    let mut need: gix::hashtable::HashSet<ObjectId> = Default::default();
+    let mut need: std::collections::HashSet<SpanKey> = Default::default();
     let mut keep = Vec::new();
     for &i in &todo {
         let (s, d) = pairs[i];
         let (a, b) = (size(&srcs[s].entry.id), size(&dsts[d].entry.id));
         if score::sizes_compatible(a, b, min_score) && b > 0 {
             keep.push(i);
-            need.insert(srcs[s].entry.id);
-            need.insert(dsts[d].entry.id);
+            need.insert(srcs[s].key());
+            need.insert(dsts[d].key());
         }
     }
-    let need: Vec<ObjectId> = need.into_iter().collect();
+    let need: Vec<SpanKey> = need.into_iter().collect();
     let spans = content.spans(&need)?;
-    let index: gix::hashtable::HashMap<ObjectId, usize> =
-        need.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let index: HashMap<SpanKey, usize> = need.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     // One destination against all its sources at a time, its histogram
     // spread out once (`score::Dense`).
     keep.sort_by_key(|&i| (pairs[i].1, i));
@@ -110,12 +109,12 @@ pub(super) fn score_pairs(
             if feedback.is_interrupted() {
                 return Vec::new();
             }
-            let dst = &spans[index[&dsts[pairs[group[0]].1].entry.id]];
+            let dst = &spans[index[&dsts[pairs[group[0]].1].key()]];
             dense.with(dst, |loaded| {
                 group
                     .iter()
                     .map(|&i| {
-                        let src = &spans[index[&srcs[pairs[i].0].entry.id]];
+                        let src = &spans[index[&srcs[pairs[i].0].key()]];
                         (i, loaded.score(src, min_score))
                     })
                     .collect()
@@ -433,14 +432,14 @@ pub(super) fn settle_ties(
         outcome.full_rescans += chosen.len();
         window.sort_unstable();
         window.dedup();
-        let mut ids: Vec<ObjectId> = window.iter().map(|&a| srcs[active[a]].entry.id).collect();
-        ids.extend(chosen.iter().map(|&d| dsts[d].entry.id));
-        let spans: HashMap<ObjectId, std::sync::Arc<score::Spans>> =
-            ids.iter().copied().zip(content.spans(&ids)?).collect();
+        let mut keys: Vec<SpanKey> = window.iter().map(|&a| srcs[active[a]].key()).collect();
+        keys.extend(chosen.iter().map(|&d| dsts[d].key()));
+        let spans: HashMap<SpanKey, std::sync::Arc<score::Spans>> =
+            keys.iter().copied().zip(content.spans(&keys)?).collect();
         let rows: Vec<Vec<Scored>> = chosen
             .par_iter()
             .map_init(score::Dense::default, |dense, &d| {
-                let Some(dst) = spans.get(&dsts[d].entry.id) else {
+                let Some(dst) = spans.get(&dsts[d].key()) else {
                     return Vec::new();
                 };
                 if feedback.is_interrupted() {
@@ -460,7 +459,7 @@ pub(super) fn settle_ties(
                         src_items,
                         &row,
                         opts.min_score,
-                        |a| spans.get(&srcs[active[a]].entry.id).map(|s| &**s),
+                        |a| spans.get(&srcs[active[a]].key()).map(|s| &**s),
                     )
                 })
             })

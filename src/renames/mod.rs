@@ -67,7 +67,7 @@ use crate::repo::{Entry, EntryKind};
 use crate::similarity::candidates::{self};
 use crate::similarity::compute::ComputeError;
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score::{self, Spans};
+use crate::similarity::score::{self, Binary, Spans};
 use crate::similarity::store::StoreError;
 
 pub use content::RepoContent;
@@ -227,8 +227,15 @@ pub trait Content {
     fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         Ok(self.items(ids)?.into_iter().map(|i| i.size).collect())
     }
-    /// git's chunk histogram of each blob.
-    fn spans(&mut self, ids: &[ObjectId]) -> Result<Vec<std::sync::Arc<Spans>>, ContentError>;
+    /// What the attributes of each entry's path say about text versus
+    /// binary (git decides it per path, not per blob); [`Binary::Auto`],
+    /// the content deciding, where there are no attributes.
+    fn binary(&mut self, entries: &[&Entry]) -> Result<Vec<Binary>, ContentError> {
+        Ok(vec![Binary::Auto; entries.len()])
+    }
+    /// git's chunk histogram of each blob, chunked as text or binary as
+    /// its key says: one blob at two paths can have two.
+    fn spans(&mut self, keys: &[SpanKey]) -> Result<Vec<std::sync::Arc<Spans>>, ContentError>;
     /// The blobs the next step will read: a provider that has to fetch
     /// blobs (a partial clone) fetches those it lacks now, in one batch,
     /// as git's rename detection prefetches. Detection announces exactly
@@ -239,6 +246,10 @@ pub trait Content {
         Ok(())
     }
 }
+
+/// A chunk histogram's key: the blob, and what its path's attributes
+/// decided ([`Content::binary`]).
+pub type SpanKey = (ObjectId, Binary);
 
 /// The error of a [`Content`] provider: a blob that could not be read
 /// (the message names it), or fingerprints that could not be computed or
@@ -292,6 +303,8 @@ fn basename_same(a: &[u8], b: &[u8]) -> bool {
 
 struct Src {
     entry: Entry,
+    /// What its path's attributes say ([`Content::binary`]).
+    binary: Binary,
     /// Index of its change (its place in the output).
     change: usize,
     /// git's `rename_used`: uses so far, plus one if the path survives.
@@ -301,8 +314,22 @@ struct Src {
 
 struct Dst {
     entry: Entry,
+    /// What its path's attributes say ([`Content::binary`]).
+    binary: Binary,
     change: usize,
     pair: Option<(usize, u32)>,
+}
+
+impl Src {
+    fn key(&self) -> SpanKey {
+        (self.entry.id, self.binary)
+    }
+}
+
+impl Dst {
+    fn key(&self) -> SpanKey {
+        (self.entry.id, self.binary)
+    }
 }
 
 /// One kept (destination, source) pair of the inexact matrix.
@@ -344,6 +371,7 @@ pub fn detect(
                 {
                     dsts.push(Dst {
                         entry: new.clone(),
+                        binary: Binary::Auto,
                         change: i,
                         pair: None,
                     });
@@ -356,6 +384,7 @@ pub fn detect(
                     if kind == ChangeKind::Deleted {
                         srcs.push(Src {
                             entry: old.clone(),
+                            binary: Binary::Auto,
                             change: i,
                             used: 0,
                             unchanged: false,
@@ -363,6 +392,7 @@ pub fn detect(
                     } else if want_copies {
                         srcs.push(Src {
                             entry: old.clone(),
+                            binary: Binary::Auto,
                             change: i,
                             used: 1,
                             unchanged: kind == ChangeKind::Unchanged,
@@ -392,6 +422,37 @@ pub fn detect(
         })?;
     }
     Ok((write_back(changes, &mut srcs, &dsts), outcome))
+}
+
+/// Ask the content provider what the attributes of the paths that may
+/// still be scored say: regular files, sources still in play (`active`),
+/// destinations not yet paired. After the exact step that is often a
+/// small part of them, and each lookup walks the attribute stack.
+fn set_binary(
+    srcs: &mut [Src],
+    dsts: &mut [Dst],
+    active: &[usize],
+    content: &mut impl Content,
+) -> Result<(), DetectError> {
+    let wanted_src = |s: &Src| is_regular(s.entry.kind);
+    let wanted_dst = |d: &Dst| d.pair.is_none() && is_regular(d.entry.kind);
+    let entries: Vec<&Entry> = active
+        .iter()
+        .map(|&s| &srcs[s])
+        .filter(|s| wanted_src(s))
+        .map(|s| &s.entry)
+        .chain(dsts.iter().filter(|d| wanted_dst(d)).map(|d| &d.entry))
+        .collect();
+    let mut found = content.binary(&entries)?.into_iter();
+    for &s in active {
+        if wanted_src(&srcs[s]) {
+            srcs[s].binary = found.next().unwrap_or_default();
+        }
+    }
+    for d in dsts.iter_mut().filter(|d| wanted_dst(d)) {
+        d.binary = found.next().unwrap_or_default();
+    }
+    Ok(())
 }
 
 fn record(srcs: &mut [Src], dsts: &mut [Dst], d: usize, s: usize, score: u32) {

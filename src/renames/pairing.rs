@@ -9,7 +9,7 @@ use super::DetectError;
 use super::matrix::Sides;
 use super::{
     Content, Detect, Dst, Options, Outcome, Scored, Src, basename, basename_same, inexact_matrix,
-    is_regular, record, score_pairs,
+    is_regular, record, score_pairs, set_binary,
 };
 use crate::progress::Feedback;
 use crate::repo::{Entry, EntryKind};
@@ -77,6 +77,8 @@ pub(super) fn pair_up(
     let mut active: Vec<usize> = (0..srcs.len())
         .filter(|&s| want_copies || srcs[s].used == 0)
         .collect();
+    set_binary(srcs, dsts, &active, content)?;
+    feedback.trace("attributes of the paths left to score");
     if !want_copies {
         let min_basename = opts.min_score + (MAX_SCORE - opts.min_score) / 2;
         let pairs = basename_pairs(srcs, dsts, &active);

@@ -27,6 +27,7 @@ fn entry(path: &str, n: u32) -> Entry {
 fn src(path: &str, n: u32) -> Src {
     Src {
         entry: entry(path, n),
+        binary: Default::default(),
         change: n as usize,
         used: 0,
         unchanged: false,
@@ -36,6 +37,7 @@ fn src(path: &str, n: u32) -> Src {
 fn dst(path: &str, n: u32) -> Dst {
     Dst {
         entry: entry(path, n),
+        binary: Default::default(),
         change: n as usize,
         pair: None,
     }

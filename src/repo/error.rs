@@ -240,4 +240,27 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// `--attr-source` or `GIT_ATTR_SOURCE` names no tree-ish (git's
+    /// wording; git exits 128 too).
+    #[error("bad --attr-source or GIT_ATTR_SOURCE: '{spec}'")]
+    BadAttrSource {
+        /// The tree-ish as given.
+        spec: String,
+    },
+    /// The attributes of a path cannot be looked up (an attribute file
+    /// cannot be read).
+    #[error("cannot read the attributes of {reason}")]
+    Attributes {
+        /// The path and what went wrong.
+        reason: String,
+    },
+    /// A boolean configuration value is not one (git: "bad boolean config
+    /// value").
+    #[error("bad boolean config value '{value}' for '{key}'")]
+    BadBoolean {
+        /// The key read.
+        key: String,
+        /// Its value.
+        value: String,
+    },
 }

@@ -33,6 +33,7 @@
 //! * Objects git synthesises (the empty tree and the empty blob) are
 //!   readable even when they are not stored, as they are in git.
 
+mod attributes;
 mod bulk;
 pub mod changes;
 mod config;
@@ -49,6 +50,7 @@ mod worktree;
 
 use std::path::{Path, PathBuf};
 
+pub use attributes::{AttrSource, DiffAttributes};
 pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use index::IndexEntries;

@@ -81,11 +81,15 @@ impl Repo {
     /// delta-base cache, so create one per thread (they are cheap, but not
     /// free: the cache warms up as it is used) and keep it for many reads.
     pub fn reader(&self) -> Reader {
+        self.reader_with_cache(READER_PACK_CACHE_BYTES)
+    }
+
+    /// A [`reader`](Self::reader) whose delta-base cache holds at most
+    /// `bytes`: for work that keeps much else in memory per thread.
+    pub fn reader_with_cache(&self, bytes: usize) -> Reader {
         let mut repo = self.local();
-        repo.objects.set_pack_cache(|| {
-            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-                READER_PACK_CACHE_BYTES,
-            ))
+        repo.objects.set_pack_cache(move || {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
         });
         // Blobs are read once each; an object cache would only copy them.
         repo.objects.unset_object_cache();

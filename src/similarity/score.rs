@@ -15,14 +15,22 @@
 //! ([`copied`]), and the score is that overlap relative to the larger file
 //! ([`score`]).
 //!
+//! Text versus binary matters for one thing only: in text, a CR before a LF
+//! is not counted. git decides it per path, not per blob
+//! (`diff_filespec_is_binary()` in diff.c): the path's `diff` attribute
+//! first ([`Binary`], read by [`crate::repo::DiffAttributes`]), the NUL rule
+//! ([`is_binary`]) when the attribute leaves it open. So the same blob can
+//! have two histograms, one per decision; callers key them by
+//! `(blob, Binary)`.
+//!
+//! `core.bigFileThreshold` plays no part in rename scores: git loads both
+//! blobs whole before it chunks them (`estimate_similarity()`), and with the
+//! data loaded `diff_filespec_is_binary()` applies the NUL rule whatever the
+//! size. Nor does `diff.<driver>.textconv`: rename detection scores the
+//! blobs' own bytes and never runs a textconv filter.
+//!
 //! ### Deviations from git
 //!
-//! - Text versus binary is decided by the NUL rule alone ([`is_binary`]). git
-//!   also honours `.gitattributes` (`binary`, `-diff`, `diff=<driver>` with a
-//!   `binary` setting) and treats every blob above `core.bigFileThreshold`
-//!   (512 MiB by default) as binary. Only the handling of CR before LF depends
-//!   on that decision, so the scores differ only for CRLF files that git was
-//!   told to treat differently.
 //! - git never scores blobs with the same object id: it pairs them first as
 //!   exact renames with a score of 100%. For identical inputs [`score`] returns
 //!   [`MAX_SCORE`] on its own unless the file is text with CRLF line endings
@@ -71,11 +79,43 @@ pub struct Spans {
     binary: bool,
 }
 
+/// What a path's attributes say about text versus binary: git's tristate
+/// `driver->binary` (-1, 1, 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binary {
+    /// Nothing said: the content decides ([`is_binary`]).
+    #[default]
+    Auto,
+    /// Binary whatever the content (`-diff`, `binary`, a driver with
+    /// `diff.<driver>.binary=true`).
+    Yes,
+    /// Text whatever the content (`diff` set, a driver with
+    /// `diff.<driver>.binary=false`).
+    No,
+}
+
+impl Binary {
+    /// Whether `data` at a path with this decision is scored as binary.
+    pub fn of(self, data: &[u8]) -> bool {
+        match self {
+            Binary::Auto => is_binary(data),
+            Binary::Yes => true,
+            Binary::No => false,
+        }
+    }
+}
+
 impl Spans {
     /// Build the histogram of `data`, deciding text versus binary with
-    /// [`is_binary`].
+    /// [`is_binary`] (a path without attributes).
     pub fn new(data: &[u8]) -> Spans {
-        let binary = is_binary(data);
+        Spans::with_binary(data, Binary::Auto)
+    }
+
+    /// Build the histogram of `data` at a path whose attributes decided
+    /// `binary`.
+    pub fn with_binary(data: &[u8], binary: Binary) -> Spans {
+        let binary = binary.of(data);
         // One entry per chunk, packed as `bucket << 32 | length` so that a
         // plain integer sort groups chunks by bucket; merging after the sort
         // avoids a hash map on the hot path.
@@ -197,10 +237,7 @@ fn pack(a1: u32, a2: u32, n: u32) -> u64 {
 /// True if and only if `data` has a NUL byte in its first 8000 bytes, which is
 /// how git decides a blob is binary when no attribute says otherwise.
 ///
-/// ### Deviation
-///
-/// git also consults `.gitattributes` and `core.bigFileThreshold`; this
-/// function does not (see the module documentation).
+/// Attributes can override it per path ([`Binary`]).
 pub fn is_binary(data: &[u8]) -> bool {
     let head = &data[..data.len().min(FIRST_FEW_BYTES)];
     head.contains(&0)
@@ -530,6 +567,25 @@ mod tests {
         let s = Spans::new(b"\0one\r\n");
         assert!(s.is_binary());
         assert_eq!(s.buckets, histogram(&[b"\0one\r\n"]));
+    }
+
+    #[test]
+    fn attributes_override_the_nul_rule_both_ways() {
+        // Forced binary: the CRs of CRLF text count.
+        let text = b"one\r\ntwo\r\n";
+        let forced = Spans::with_binary(text, Binary::Yes);
+        assert!(forced.is_binary());
+        assert_eq!(forced.buckets, histogram(&[b"one\r\n", b"two\r\n"]));
+        assert_eq!(Spans::with_binary(text, Binary::Auto), Spans::new(text));
+        // Forced text: a NUL does not stop CRs before LF being skipped.
+        let nul = b"\0one\r\ntwo\r\n";
+        let text_nul = Spans::with_binary(nul, Binary::No);
+        assert!(!text_nul.is_binary());
+        assert_eq!(text_nul.buckets, histogram(&[b"\0one\n", b"two\n"]));
+        assert_eq!(text_nul.size(), nul.len() as u64);
+        // Text against binary of one CRLF file shares no chunk: git pairs
+        // such paths as unrelated.
+        assert_eq!(copied(&forced, &Spans::new(text)), 0);
     }
 
     #[test]

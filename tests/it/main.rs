@@ -9,6 +9,7 @@
 
 mod util;
 
+mod attributes;
 mod check;
 mod cli;
 mod config_sources;

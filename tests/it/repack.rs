@@ -936,6 +936,8 @@ fn repack_with_simm_bases_interrupted_by_sigint_keeps_every_object_and_cleans_up
         "bases: groups",
         "bases: commits and tags",
         "bases: deltas searched and pack written",
+        "bases: pack read back",
+        "bases: index written",
     ] {
         moments.push((When::Trace(step), To::Process));
     }

@@ -135,6 +135,7 @@ pub fn check(
     if changes.is_empty() {
         return Ok(Vec::new());
     }
+    prefetch_when_copies_are_sure(&changes, index, &unchanged, content)?;
     let low = renames::Options {
         detect: Detect::Renames,
         min_score: settings.rename_threshold,
@@ -252,6 +253,39 @@ pub fn check(
 ///
 /// Any other source scores 0 without a basename bonus, so it never enters
 /// a slot once the first four are taken, and the answer is unchanged.
+/// In a partial clone, one fetch instead of two when the copy pass is
+/// sure to run: with more files added than deleted, some addition is left
+/// after rename detection (which pairs one deletion with one addition),
+/// and the copy pass reads every unchanged file of HEAD. The rename pass's
+/// blobs and the copy pass's are then fetched together. Otherwise each
+/// pass fetches what it reads (the copy pass may not run at all).
+fn prefetch_when_copies_are_sure(
+    changes: &[changes::Change],
+    index: &(impl Listing + ?Sized),
+    unchanged: &[usize],
+    content: &mut impl Content,
+) -> Result<(), ContentError> {
+    use changes::ChangeKind;
+    let count = |kind: ChangeKind| changes.iter().filter(|c| c.kind == kind).count();
+    if count(ChangeKind::Added) <= count(ChangeKind::Deleted) {
+        return Ok(());
+    }
+    let regular = |kind: EntryKind| matches!(kind, EntryKind::Regular | EntryKind::Executable);
+    let ids: Vec<gix::ObjectId> = changes
+        .iter()
+        .flat_map(|c| c.old.iter().chain(c.new.iter()))
+        .filter(|e| regular(e.kind))
+        .map(|e| e.id)
+        .chain(
+            unchanged
+                .iter()
+                .filter(|&&i| regular(index.kind(i)))
+                .map(|&i| index.id(i)),
+        )
+        .collect();
+    content.prefetch(&ids)
+}
+
 fn copy_changes(
     index: &(impl Listing + ?Sized),
     unchanged: &[usize],

@@ -112,6 +112,12 @@ Blobs whose path has the -delta attribute keep their path (git leaves them
 whole). Without <rev-list options>, lists what
 `git repack -a` packs: every ref, the reflogs and the index.
 
+In a partial clone nothing is fetched: without <rev-list options>, the
+objects outside promisor packs are listed (what git repack -a puts in its
+main pack there); with them, the objects that are present
+(--missing=allow-promisor, unless you pass --missing or
+--exclude-promisor-objects yourself).
+
 Orders (--order):
   similarity  blobs grouped by path, newest first, or largest first where
               fingerprints say that keeps similar versions closer; groups
@@ -135,8 +141,11 @@ object count, every object id), installs it, and only then removes the old
 packs, the multi-pack index and loose objects now packed. Killed at any
 point, the repository still holds every object.
 
-Refuses, changing nothing: shallow and partial clones, .keep packs, a pack
-without its index, a read-only object directory, a concurrent repack.
+Refuses, changing nothing: shallow clones, .keep packs, a pack without its
+index, a read-only object directory, a concurrent repack. In a partial
+clone, promisor packs (what the promisor remote sent) are kept as they are,
+.promisor files included, and only the other objects are repacked, as
+git repack -a -d does for its main pack; nothing is fetched.
 Objects borrowed from alternates are copied in, as git repack -a does.
 A reachability bitmap is written where git would write one
 (repack.writeBitmaps, else in bare repositories; -b forces it): a
@@ -548,7 +557,8 @@ pub struct FingerprintArgs {
     pub paths: Vec<PathBuf>,
 
     /// Fingerprint every blob in the object database (as `git cat-file
-    /// --batch-all-objects` lists them) and fill the store.
+    /// --batch-all-objects` lists them) and fill the store. In a partial
+    /// clone, the blobs that are present: nothing is fetched.
     #[arg(long, conflicts_with_all = ["targets", "paths"])]
     pub all: bool,
 

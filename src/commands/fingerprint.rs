@@ -172,6 +172,16 @@ pub(super) fn fingerprint_all(
     let blobs = repo.all_blobs()?;
     let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
     feedback.trace("fingerprint: blobs listed");
+    if repo.is_partial() && !args.quiet {
+        // Fetching every blob the clone was made without is `git backfill`'s
+        // job, not this one's: say what is left out.
+        writeln!(
+            err,
+            "note: partial clone (filter {}): fingerprinting the {} blobs present; nothing is fetched",
+            repo.partial_clone_filter().unwrap_or("unknown"),
+            ids.len()
+        )?;
+    }
     // Interrupted, what was computed is in the store already.
     let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
     flush_warnings(store, err);

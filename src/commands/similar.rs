@@ -40,6 +40,26 @@ pub(super) fn similar(
             binary,
         }
     } else {
+        if repo.is_partial()
+            && let Ok(id) = repo.resolve_id(&args.query)
+        {
+            // The query and every file of the tree are read: one fetch
+            // for all that a partial clone lacks, not one for the query
+            // and another for the tree.
+            let mut ids: Vec<gix::ObjectId> = repo
+                .tree_entries(tree)?
+                .into_iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        git_simm::repo::EntryKind::Regular | git_simm::repo::EntryKind::Executable
+                    )
+                })
+                .map(|e| e.id)
+                .collect();
+            ids.push(id);
+            repo.fetch_missing(&ids, feedback)?;
+        }
         let (id, kind) = match repo.resolve_object(&args.query) {
             Ok(found) => found,
             Err(RepoError::UnknownRevision { .. }) => bail!(

@@ -64,7 +64,8 @@ pub struct Side {
     /// The path's bytes when it is not valid UTF-8; else `null`.
     pub path_bytes: Option<Vec<u8>>,
     /// The object's size in bytes; `null` when the object database does
-    /// not have it (a work-tree file, a submodule's commit).
+    /// not have it (a work-tree file, a submodule's commit, a blob a
+    /// partial clone lacks and detection did not need).
     pub size: Option<u64>,
 }
 

@@ -13,8 +13,18 @@ use crate::repo::Repo;
 /// A git command against `repo` ([`Repo::git_command`]: its git dir and
 /// work tree explicit, so the caller's environment cannot point it
 /// elsewhere).
+///
+/// In a partial clone, lazy fetching is off (`GIT_NO_LAZY_FETCH=1`):
+/// packing works on the objects that are there, as `git repack` does, and
+/// a listing that named a missing object must fail rather than fetch it
+/// alone (one `git fetch` per object, which in a blob-less clone of any
+/// size never ends).
 pub fn git(repo: &Repo) -> Command {
-    repo.git_command()
+    let mut cmd = repo.git_command();
+    if repo.is_partial() {
+        cmd.env("GIT_NO_LAZY_FETCH", "1");
+    }
+    cmd
 }
 
 pub(super) fn describe(cmd: &Command) -> String {

@@ -45,8 +45,23 @@ pub fn rev_list_objects(
     cmd.args(["rev-list", "--objects"]);
     if revs.is_empty() {
         cmd.args(["--all", "--reflog", "--indexed-objects"]);
+        if repo.is_partial() {
+            // What `git repack -a` packs in a partial clone: the objects
+            // the promisor remote did not send (promisor packs stay as
+            // they are).
+            cmd.arg("--exclude-promisor-objects");
+        }
     } else {
         cmd.args(revs);
+        let chosen = revs.iter().any(|r| {
+            let r = r.to_string_lossy();
+            r.starts_with("--missing") || r == "--exclude-promisor-objects"
+        });
+        if repo.is_partial() && !chosen {
+            // The objects that are there; those the promisor remote
+            // keeps are skipped, not fetched.
+            cmd.arg("--missing=allow-promisor");
+        }
     }
     let command = describe(&cmd);
     let stdout = run(cmd, None, feedback)?;
@@ -161,6 +176,8 @@ pub fn pack_list(
     feedback.check()?;
     if opts.keep_unreachable {
         let mut seen: Vec<ObjectId> = listed.iter().map(|l| l.id).collect();
+        // Promisor packs stay as they are (see `rev_list_objects`).
+        seen.extend(repo.promisor_pack_objects()?);
         seen.sort_unstable();
         for id in repo.local_objects()? {
             if seen.binary_search(&id).is_err() {
@@ -289,7 +306,9 @@ fn walk(
     // git's walk runs in its own process; meanwhile the object kinds and,
     // for a whole-repository walk, every blob's fingerprint are computed
     // here, since nearly every blob will be listed.
-    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints();
+    // Not in a partial clone: most blobs there are in promisor packs,
+    // which are not packed again.
+    let prefetch = opts.revs.is_empty() && opts.strategy.needs_fingerprints() && !repo.is_partial();
     let (walked, kinds, prefetched) = std::thread::scope(|s| {
         let walk = s.spawn(|| rev_list_objects(repo, opts.revs, feedback));
         let kinds = repo.all_blobs_and_trees();

@@ -106,12 +106,6 @@ pub enum RepackError {
         /// The repository's git dir.
         path: PathBuf,
     },
-    /// A partial clone's missing objects cannot be listed.
-    #[error("{} is a partial clone (promisor remote); repack it with git", path.display())]
-    Partial {
-        /// The repository's git dir.
-        path: PathBuf,
-    },
     /// Packs marked to be kept would be rewritten.
     #[error("{} has .keep packs ({}); git-simm repack packs everything into one pack and will not override them", dir.display(), names.join(", "))]
     KeptPacks {

@@ -5,9 +5,9 @@
 //! The sequence is the one `git repack -a -d` follows, with the checks made
 //! explicit because this is the one command that deletes repository data:
 //!
-//! 1. refuse what it cannot handle safely (shallow or partial clones, `.keep`
-//!    packs, a read-only object directory, another repack running), before
-//!    any work;
+//! 1. refuse what it cannot handle safely (shallow clones, `.keep` packs,
+//!    a read-only object directory, another repack running), before any
+//!    work;
 //! 2. list every object: what `git repack -a` packs, plus every local object
 //!    the walk does not reach (as `--keep-unreachable` does), so the object
 //!    set after equals the one before;
@@ -19,6 +19,16 @@
 //! 5. only then are the old packs (index first) and loose copies removed;
 //! 6. a multi-pack bitmap is written where git would write a bitmap
 //!    (`repack.writeBitmaps`, else bare repositories).
+//!
+//! In a partial clone, the promisor packs (what the promisor remote sent,
+//! and every blob fetched since) are kept as they are, `.promisor` files
+//! included, and the other objects are repacked: what `git repack -a -d`
+//! puts in its main pack there. Nothing is fetched (git's lazy fetching is
+//! off for every git it runs).
+//!
+//! ### Deviation
+//! `git repack -a -d` also rewrites the promisor packs into one new
+//! promisor pack; git-simm leaves them alone.
 //!
 //! Killed at any point, the repository holds every object: before step 4
 //! the old packs are untouched, after it the new pack holds everything. A
@@ -139,7 +149,13 @@ pub fn repack(
     let _lock = Lock::take(repo.common_dir())?;
     remove_stale_temporaries(&pack_dir, git_tmp_expiry(repo));
     undo_interrupted_install(&pack_dir)?;
-    let old = existing_packs(&pack_dir)?;
+    // Promisor packs (a partial clone's) are kept as they are and their
+    // objects left out of the new pack, which is what `git repack -a -d`
+    // leaves outside its main pack there.
+    let old: Vec<PathBuf> = existing_packs(&pack_dir)?
+        .into_iter()
+        .filter(|base| !base.with_extension("promisor").exists())
+        .collect();
     let bytes_before = old
         .iter()
         .map(|p| file_len(&p.with_extension("pack")))
@@ -210,10 +226,12 @@ pub fn repack(
     // pack-objects cannot write a pack bitmap for a list it was given, so
     // the bitmap (what makes clones and fetches of a served repository
     // cheap) is a multi-pack one over the new pack.
+    // Not by default in a partial clone: a bitmap needs every object its
+    // pack reaches, and git writes none there either.
     let bitmap = opts
         .write_bitmap
         .or_else(|| repo.config_bool("repack.writeBitmaps"))
-        .unwrap_or(repo.work_dir().is_none());
+        .unwrap_or(repo.work_dir().is_none() && !repo.is_partial());
     if bitmap {
         let mut midx = pack::git::git(repo);
         midx.args(["multi-pack-index", "write", "--bitmap"]);
@@ -405,15 +423,6 @@ fn refuse_unsafe(repo: &Repo, pack_dir: &Path) -> Result<(), RepackError> {
             path: repo.common_dir().to_owned(),
         });
     }
-    let promisor_remote = repo
-        .remote_names()
-        .iter()
-        .any(|r| repo.config_bool(&format!("remote.{r}.promisor")) == Some(true));
-    if promisor_remote || repo.config_string("extensions.partialClone").is_some() {
-        return Err(RepackError::Partial {
-            path: repo.common_dir().to_owned(),
-        });
-    }
     std::fs::create_dir_all(pack_dir).map_err(|source| RepackError::NotWritable {
         path: pack_dir.to_owned(),
         source,
@@ -426,10 +435,6 @@ fn refuse_unsafe(repo: &Repo, pack_dir: &Path) -> Result<(), RepackError> {
             .unwrap_or_default();
         if name.ends_with(".keep") {
             keeps.push(name);
-        } else if name.ends_with(".promisor") {
-            return Err(RepackError::Partial {
-                path: repo.common_dir().to_owned(),
-            });
         }
     }
     if !keeps.is_empty() {

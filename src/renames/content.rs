@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::ContentError;
 use super::{Content, SpanKey};
 use crate::progress::Feedback;
-use crate::repo::{DiffAttributes, Entry, Repo};
+use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{Binary, Spans};
 use crate::similarity::store::Store;
@@ -33,6 +33,7 @@ pub struct RepoContent<'a> {
     /// content alone.
     attributes: Option<DiffAttributes>,
     feedback: Feedback<'a>,
+    fetched: Fetched,
 }
 
 impl<'a> RepoContent<'a> {
@@ -53,7 +54,15 @@ impl<'a> RepoContent<'a> {
             spans: Default::default(),
             attributes: None,
             feedback: *feedback,
+            fetched: Fetched::default(),
         }
+    }
+
+    /// What was fetched from a partial clone's promisor remote for
+    /// [`Content::prefetch`] (reads that found blobs missing fetch on
+    /// their own and are not counted here).
+    pub fn fetched(&self) -> Fetched {
+        self.fetched
     }
 
     /// Score paths as their attributes say ([`Repo::diff_attributes`]),
@@ -165,6 +174,22 @@ impl Content for RepoContent<'_> {
             }
         }
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
+    }
+
+    fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
+        if !self.repo.is_partial() {
+            return Ok(());
+        }
+        // Work-tree files are in memory, not in the object database.
+        let in_odb: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.extra.contains_key(*id))
+            .copied()
+            .collect();
+        let got = self.repo.fetch_missing(&in_odb, &self.feedback)?;
+        self.fetched.objects += got.objects;
+        self.fetched.batches += got.batches;
+        Ok(())
     }
 
     fn binary(&mut self, entries: &[&Entry]) -> Result<Vec<Binary>, ContentError> {

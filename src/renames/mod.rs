@@ -236,6 +236,15 @@ pub trait Content {
     /// git's chunk histogram of each blob, chunked as text or binary as
     /// its key says: one blob at two paths can have two.
     fn spans(&mut self, keys: &[SpanKey]) -> Result<Vec<std::sync::Arc<Spans>>, ContentError>;
+    /// The blobs the next step will read: a provider that has to fetch
+    /// blobs (a partial clone) fetches those it lacks now, in one batch,
+    /// as git's rename detection prefetches. Detection announces exactly
+    /// the blobs git would fetch at the same point. Does nothing unless
+    /// implemented.
+    fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
+        let _ = ids;
+        Ok(())
+    }
 }
 
 /// A chunk histogram's key: the blob, and what its path's attributes

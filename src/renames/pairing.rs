@@ -12,6 +12,7 @@ use super::{
     is_regular, record, score_pairs, set_binary,
 };
 use crate::progress::Feedback;
+use crate::repo::{Entry, EntryKind};
 use crate::similarity::score::MAX_SCORE;
 
 pub(super) fn pair_up(
@@ -80,7 +81,9 @@ pub(super) fn pair_up(
     feedback.trace("attributes of the paths left to score");
     if !want_copies {
         let min_basename = opts.min_score + (MAX_SCORE - opts.min_score) / 2;
-        outcome.basename = basename_pass(srcs, dsts, &active, min_basename, content, feedback)?;
+        let pairs = basename_pairs(srcs, dsts, &active);
+        content.prefetch(&basename_prefetch(srcs, dsts, &active, &pairs, opts))?;
+        outcome.basename = basename_pass(srcs, dsts, &pairs, min_basename, content, feedback)?;
         active.retain(|&s| srcs[s].used == 0);
     }
 
@@ -105,6 +108,15 @@ pub(super) fn pair_up(
             }
         }
     }
+    // git's `inexact_prefetch`: every destination left and every source
+    // still in play.
+    let ids: Vec<ObjectId> = remaining
+        .iter()
+        .map(|&d| &dsts[d].entry)
+        .chain(active.iter().map(|&s| &srcs[s].entry))
+        .filter_map(fetchable)
+        .collect();
+    content.prefetch(&ids)?;
     feedback.trace("exact and basename passes");
     let matrix = {
         let sides = Sides::new(srcs, dsts, &active, &remaining, content, feedback)?;
@@ -120,16 +132,80 @@ pub(super) fn pair_up(
     Ok(())
 }
 
+/// The blobs to fetch before the basename pass, in a partial clone.
+///
+/// git fetches in two batches: the blobs of the basename pairs
+/// (`basename_prefetch`), then, if the inexact matrix runs, every
+/// destination and source left (`inexact_prefetch`). When the matrix is
+/// sure to run (a destination and a source outside every pair, and no
+/// rename limit that could stop it), the two batches fetch the same
+/// blobs together, so they are fetched as one; otherwise only the pairs'
+/// blobs are, and the rest waits for the matrix, as in git.
+fn basename_prefetch(
+    srcs: &[Src],
+    dsts: &[Dst],
+    active: &[usize],
+    pairs: &[(usize, usize)],
+    opts: &Options,
+) -> Vec<ObjectId> {
+    let mut src_paired = vec![false; srcs.len()];
+    let mut dst_paired = vec![false; dsts.len()];
+    for &(s, d) in pairs {
+        src_paired[s] = true;
+        dst_paired[d] = true;
+    }
+    let matrix_sure = opts.limit == 0
+        && (0..dsts.len()).any(|d| dsts[d].pair.is_none() && !dst_paired[d])
+        && active.iter().any(|&s| !src_paired[s]);
+    if matrix_sure {
+        (0..dsts.len())
+            .filter(|&d| dsts[d].pair.is_none())
+            .map(|d| &dsts[d].entry)
+            .chain(active.iter().map(|&s| &srcs[s].entry))
+            .filter_map(fetchable)
+            .collect()
+    } else {
+        pairs
+            .iter()
+            .flat_map(|&(s, d)| [&srcs[s].entry, &dsts[d].entry])
+            .filter_map(fetchable)
+            .collect()
+    }
+}
+
+/// The blob of `entry` a prefetch may ask for: a submodule's id names a
+/// commit of another repository, which git never fetches
+/// (`diff_add_if_missing`).
+fn fetchable(entry: &Entry) -> Option<ObjectId> {
+    (entry.kind != EntryKind::Submodule).then_some(entry.id)
+}
+
 /// git's `find_basename_matches()`: pairs whose basename is unique among the
-/// remaining sources and among the remaining destinations.
+/// remaining sources and among the remaining destinations, from
+/// [`basename_pairs`].
 pub(super) fn basename_pass(
     srcs: &mut [Src],
     dsts: &mut [Dst],
-    active: &[usize],
+    pairs: &[(usize, usize)],
     min_score: u32,
     content: &mut impl Content,
     feedback: &Feedback,
 ) -> Result<usize, DetectError> {
+    let scores = score_pairs(srcs, dsts, pairs, min_score, content, feedback)?;
+    let mut found = 0;
+    for (&(s, d), score) in pairs.iter().zip(scores) {
+        if score >= min_score && dsts[d].pair.is_none() {
+            record(srcs, dsts, d, s, score);
+            found += 1;
+        }
+    }
+    Ok(found)
+}
+
+/// The (source, destination) pairs of git's basename pass, in source
+/// order: the basename is unique among the sources in play and among the
+/// destinations not yet paired.
+pub(super) fn basename_pairs(srcs: &[Src], dsts: &[Dst], active: &[usize]) -> Vec<(usize, usize)> {
     let mut src_names: HashMap<&[u8], Option<usize>> = HashMap::new();
     for &s in active {
         src_names
@@ -148,7 +224,7 @@ pub(super) fn basename_pass(
     }
     // Each destination is in at most one pair, so the pairs can be scored
     // together and then recorded in source order, as git does one by one.
-    let pairs: Vec<(usize, usize)> = active
+    active
         .iter()
         .filter_map(|&s| {
             let name = basename(&srcs[s].entry.path);
@@ -157,16 +233,7 @@ pub(super) fn basename_pass(
                 _ => None,
             }
         })
-        .collect();
-    let scores = score_pairs(srcs, dsts, &pairs, min_score, content, feedback)?;
-    let mut found = 0;
-    for (&(s, d), score) in pairs.iter().zip(scores) {
-        if score >= min_score && dsts[d].pair.is_none() {
-            record(srcs, dsts, d, s, score);
-            found += 1;
-        }
-    }
-    Ok(found)
+        .collect()
 }
 
 /// git's `find_renames()`: walk the sorted matrix, best pairs first.

@@ -90,23 +90,22 @@ impl Repo {
         feedback: &Feedback,
         f: impl Fn(usize, &[u8]) + Sync + Send,
     ) -> Result<(), RepoError> {
-        let packs = self.packs();
-        let mut located: Vec<(usize, u64, usize)> = ids
-            .par_iter()
-            .enumerate()
-            .map(|(i, id)| {
-                packs
-                    .iter()
-                    .enumerate()
-                    .find_map(|(p, pack)| {
-                        pack.index
-                            .lookup(id)
-                            .map(|e| (p, pack.index.pack_offset_at_index(e), i))
-                    })
-                    .unwrap_or((usize::MAX, 0, i))
-            })
-            .collect();
-        located.par_sort_unstable();
+        let mut packs = self.packs();
+        let mut located = locate(&packs, ids);
+        if self.is_partial() {
+            // A partial clone's missing blobs come in one fetch before any
+            // is read, never one fetch per blob; the ids in no pack are
+            // the loose ones and those.
+            let unpacked: Vec<ObjectId> = located
+                .iter()
+                .filter(|&&(p, _, _)| p == usize::MAX)
+                .map(|&(_, _, i)| ids[i])
+                .collect();
+            if self.fetch_missing(&unpacked, feedback)?.objects > 0 {
+                packs = self.packs();
+                located = locate(&packs, ids);
+            }
+        }
 
         let delivered: Vec<AtomicBool> = std::iter::repeat_with(|| AtomicBool::new(false))
             .take(ids.len())
@@ -278,6 +277,29 @@ fn traverse_pack(
         Some(err) => Err(err),
         None => Ok(()),
     }
+}
+
+/// Where each of `ids` is: (pack, offset, position in `ids`), sorted so
+/// each pack's objects come together in offset order; `usize::MAX` for an
+/// object in no pack (loose, or missing).
+fn locate(packs: &[Pack], ids: &[ObjectId]) -> Vec<(usize, u64, usize)> {
+    let mut located: Vec<(usize, u64, usize)> = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            packs
+                .iter()
+                .enumerate()
+                .find_map(|(p, pack)| {
+                    pack.index
+                        .lookup(id)
+                        .map(|e| (p, pack.index.pack_offset_at_index(e), i))
+                })
+                .unwrap_or((usize::MAX, 0, i))
+        })
+        .collect();
+    located.par_sort_unstable();
+    located
 }
 
 #[cfg(test)]

@@ -71,6 +71,22 @@ pub enum RepoError {
         /// The object looked for.
         id: ObjectId,
     },
+    /// A partial clone lacks objects a command needs, and they could not
+    /// be fetched from its promisor remote (lazy fetching disabled, or
+    /// every remote failed).
+    #[error(
+        "could not fetch {id} from promisor remote ({count} object(s) missing from this partial clone, filter {filter}): {reason}"
+    )]
+    PromisorFetch {
+        /// The first object still missing.
+        id: ObjectId,
+        /// How many are missing.
+        count: usize,
+        /// The filter the clone was made with.
+        filter: String,
+        /// Why they were not fetched.
+        reason: String,
+    },
     /// An object exists but is of another kind than needed.
     #[error("object {id} is a {actual}, not a {expected}")]
     WrongKind {

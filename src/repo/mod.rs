@@ -12,9 +12,14 @@
 //! Discovery follows git's environment, as every git tool does:
 //! `GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_CEILING_DIRECTORIES`
 //! and the like are honoured by gix ([`Repo::discover`]), so git-simm finds
-//! the repository git would, in hooks too. That is the one place the
-//! library looks at the environment; everything git-simm's own variables
-//! decide comes in as options.
+//! the repository git would, in hooks too; so is `GIT_NO_LAZY_FETCH`,
+//! read with the rest of what makes a partial clone (`promisor.rs`). That
+//! is the one place the library looks at the environment; everything
+//! git-simm's own variables decide comes in as options.
+//!
+//! In a partial clone, the blobs a bulk read ([`Repo::map_blobs`]) wants
+//! and the clone lacks are fetched first, all in one `git fetch`
+//! ([`Repo::fetch_missing`]), never one at a time.
 //!
 //! Error messages deliberately read like git's `fatal:` messages and always
 //! name the object, path or revision involved, because they end up in front
@@ -36,6 +41,7 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod promisor;
 mod refs;
 mod revision;
 mod staged;
@@ -49,6 +55,7 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use index::IndexEntries;
 pub use odb::Reader;
+pub use promisor::Fetched;
 pub use staged::Staged;
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
@@ -64,6 +71,7 @@ pub struct Repo {
     git_dir: PathBuf,
     work_dir: Option<PathBuf>,
     refs: RefStorage,
+    promisor: promisor::Promisor,
 }
 
 impl Repo {
@@ -135,6 +143,7 @@ impl Repo {
             git_dir,
             work_dir,
             refs,
+            promisor: Default::default(),
         };
         let env = std::env::var_os(config::PARAMETERS_VAR);
         let command_line =
@@ -178,6 +187,9 @@ impl Repo {
             config.commit().map_err(|e| bad(&e))?;
             opened.repo = local.into_sync();
         }
+        // After the configuration is final: `git -c remote.<name>.promisor`
+        // counts, as it does for git.
+        opened.promisor = promisor::promisor(&opened.local(), &opened.objects_dir());
         Ok(opened)
     }
 

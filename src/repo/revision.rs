@@ -115,10 +115,26 @@ impl Repo {
 
     /// Resolve any revision to an object id and its kind, e.g. `HEAD:path`
     /// or a blob's hex id. The object must exist.
+    ///
+    /// In a partial clone a missing object is fetched, as git fetches an
+    /// object a command names (`git cat-file -t`): one object, one fetch.
     pub fn resolve_object(&self, spec: &str) -> Result<(ObjectId, gix::object::Kind), RepoError> {
         let repo = self.local();
         let id = self.rev_parse(&repo, spec)?;
-        let kind = header(&repo.objects, &id)?.0;
+        let kind = match header(&repo.objects, &id) {
+            Err(RepoError::MissingObject { .. }) if self.is_partial() => {
+                self.fetch_missing(&[id], &crate::progress::Feedback::none())?;
+                header(&self.local().objects, &id)?.0
+            }
+            found => found?.0,
+        };
         Ok((id, kind))
+    }
+
+    /// The object id a revision names, without looking the object up: in
+    /// a partial clone it may be missing, and a caller fetching it with
+    /// others needs its id first.
+    pub fn resolve_id(&self, spec: &str) -> Result<ObjectId, RepoError> {
+        self.rev_parse(&self.local(), spec)
     }
 }

@@ -15,6 +15,7 @@ mod cli;
 mod config_sources;
 mod fixtures;
 mod groups;
+mod partial_clone;
 mod quality;
 mod renames_vs_git;
 mod repack;

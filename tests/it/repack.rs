@@ -504,20 +504,8 @@ fn repack_refuses_what_it_cannot_do_safely_and_changes_nothing() {
     );
     expect_refusal(&base.join("shallow.git"), &["repack"], "shallow clone");
 
-    // A partial clone.
-    r.git(&["config", "uploadpack.allowFilter", "true"]);
-    git_ok(
-        &base,
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            "--filter=blob:none",
-            &url,
-            "partial.git",
-        ],
-    );
-    expect_refusal(&base.join("partial.git"), &["repack"], "partial clone");
+    // Partial clones are repacked, promisor packs kept: see
+    // `partial_clone::repack_keeps_promisor_packs_and_never_fetches`.
 
     // A .keep pack.
     git_ok(

@@ -15,9 +15,11 @@
 //! as an OFS_DELTA needs. Chains respect `depth` (git's meaning: a delta's
 //! chain has at most `depth` links).
 //!
-//! Commits and tags are written whole, first (in `rev-list` order, as git
-//! writes them, which keeps history walks reading forwards), then trees,
-//! then blobs. Groups are processed in batches of bounded total size on all
+//! Commits come first, their bases chosen the same way in runs of history
+//! (git deltifies commits too: their author lines and messages repeat) and
+//! written in `rev-list` order with each base just before its first delta,
+//! as git writes them, which keeps history walks reading forwards; then
+//! tags, whole; then trees, then blobs. Groups are processed in batches of bounded total size on all
 //! the threads of the pool (search and compression both); a batch's
 //! entries are then appended in order by one writer, so memory holds one
 //! batch, not the repository.
@@ -100,7 +102,11 @@ pub fn write_pack(
     feedback: &Feedback,
 ) -> Result<String, PackError> {
     let objects = &list.listed;
-    let (whole, groups) = groups(objects);
+    let Groups {
+        commits,
+        whole,
+        groups,
+    } = groups(objects);
     feedback.trace("bases: groups");
     let tmp_path = dir.join("tmp-simm.pack");
     let io_err = |what: &'static str, path: &Path, source: std::io::Error| PackError::Io {
@@ -127,8 +133,41 @@ pub fn write_pack(
     let stage = feedback.stage("Writing objects", objects.len() as u64);
     let workers = Workers::new(repo, opts.level);
 
-    // Commits and tags, whole, in batches too (their content is read and
-    // compressed on the pool).
+    // Commits, in runs of history: bases chosen as for a path's versions
+    // (the window over size order, and the neighbours in history), then
+    // written in history order, each base just before its first delta, as
+    // git writes them, so that walking history reads the pack forwards.
+    for runs in commits.chunks(COMMIT_RUN * rayon::current_num_threads().max(1)) {
+        feedback.check()?;
+        let done: Vec<Result<Vec<Ready>, PackError>> = runs
+            .chunks(COMMIT_RUN)
+            .collect::<Vec<_>>()
+            .par_iter()
+            .map(|run| {
+                workers.with(|w| {
+                    search_group(
+                        &mut w.reader,
+                        &mut w.buf,
+                        &mut w.zlib,
+                        objects,
+                        run,
+                        opts,
+                        feedback,
+                    )
+                    .map_err(|e| search_err(e, &tmp_path))
+                })
+            })
+            .collect();
+        for run in done {
+            for r in bases_first(run?) {
+                appended.append(&mut writer, objects, r, &tmp_path)?;
+                stage.inc(1);
+            }
+        }
+    }
+
+    // Tags (and anything of unknown kind), whole, in batches too (their
+    // content is read and compressed on the pool).
     for chunk in whole.chunks(4096) {
         feedback.check()?;
         let ready: Vec<Result<Ready, PackError>> = chunk
@@ -183,17 +222,7 @@ pub fn write_pack(
                         opts,
                         feedback,
                     )
-                    .map_err(|e| match e {
-                        SearchError::Repo(e) => PackError::Repo(e),
-                        SearchError::Write(e) => write_err(&tmp_path, e),
-                        SearchError::Interrupted => {
-                            PackError::Interrupted(crate::progress::Interrupted)
-                        }
-                        SearchError::BadDelta(id) => PackError::Repo(RepoError::PackVerification {
-                            path: tmp_path.clone(),
-                            reason: format!("the delta chosen for {id} does not rebuild it"),
-                        }),
-                    })
+                    .map_err(|e| search_err(e, &tmp_path))
                 })
             })
             .collect();
@@ -303,6 +332,50 @@ impl Appended<'_> {
     }
 }
 
+/// Commits per run whose bases are chosen together: about as many as
+/// git's window sees in a few megabytes of commits, and all in memory at
+/// once per thread.
+const COMMIT_RUN: usize = 8192;
+
+fn search_err(e: SearchError, tmp_path: &Path) -> PackError {
+    match e {
+        SearchError::Repo(e) => PackError::Repo(e),
+        SearchError::Write(e) => write_err(tmp_path, e),
+        SearchError::Interrupted => PackError::Interrupted(crate::progress::Interrupted),
+        SearchError::BadDelta(id) => PackError::Repo(RepoError::PackVerification {
+            path: tmp_path.to_owned(),
+            reason: format!("the delta chosen for {id} does not rebuild it"),
+        }),
+    }
+}
+
+/// A run's entries (in visiting order, each base visited before its
+/// deltas) reordered into list order, except that each base comes just
+/// before the first entry that needs it: git's write order.
+fn bases_first(ready: Vec<Ready>) -> Vec<Ready> {
+    let mut order: Vec<usize> = ready.iter().map(|r| r.obj).collect();
+    order.sort_unstable();
+    let mut by_obj: HashMap<usize, Ready> = ready.into_iter().map(|r| (r.obj, r)).collect();
+    let mut out = Vec::with_capacity(by_obj.len());
+    let mut chain = Vec::new();
+    for obj in order {
+        let mut cur = obj;
+        while let Some(r) = by_obj.remove(&cur) {
+            let base = match r.head {
+                ReadyHead::Delta(b) => Some(b),
+                ReadyHead::Full(_) => None,
+            };
+            chain.push(r);
+            match base {
+                Some(b) => cur = b,
+                None => break,
+            }
+        }
+        out.extend(chain.drain(..).rev());
+    }
+    out
+}
+
 /// Each worker's delta-base cache. Groups are read path by path, not in
 /// pack order, so a large cache hits little more often than a small one,
 /// and it is held per thread beside the group's contents.
@@ -356,10 +429,21 @@ fn write_err(path: &Path, e: super::write::WriteError) -> PackError {
     }
 }
 
-/// Commits and tags (and anything whose kind is not known from the pack
-/// headers), in list order; then groups of trees and groups of blobs by
-/// path, in order of first appearance, each in list (history) order.
-fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
+/// The objects of a pack, as [`write_pack`] takes them on.
+struct Groups {
+    /// Commits (and whatever else the listing names no kind and no path
+    /// for), in list order.
+    commits: Vec<usize>,
+    /// Tags and anything whose kind is not known from the pack headers,
+    /// written whole, in list order.
+    whole: Vec<usize>,
+    /// Groups of trees and groups of blobs by path, in order of first
+    /// appearance, each in list (history) order.
+    groups: Vec<Vec<usize>>,
+}
+
+fn groups(objects: &[ListedObject]) -> Groups {
+    let mut commits = Vec::new();
     let mut whole = Vec::new();
     let mut trees: Vec<Vec<usize>> = Vec::new();
     let mut blobs: Vec<Vec<usize>> = Vec::new();
@@ -368,6 +452,18 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
         let is_tree = match o.kind {
             Some(Kind::Tree) => true,
             Some(Kind::Blob) => false,
+            // The listing knows the kind of blobs and trees only; what git's
+            // walk prints without a name is a commit (tags carry their
+            // ref's name), and a wrong guess costs nothing: bases are only
+            // taken from objects of the same kind as read.
+            Some(Kind::Commit) => {
+                commits.push(i);
+                continue;
+            }
+            None if o.name.is_none() => {
+                commits.push(i);
+                continue;
+            }
             _ => {
                 whole.push(i);
                 continue;
@@ -389,7 +485,11 @@ fn groups(objects: &[ListedObject]) -> (Vec<usize>, Vec<Vec<usize>>) {
     }
     let blobs = join_continued(objects, blobs);
     trees.extend(blobs);
-    (whole, split_large(objects, trees))
+    Groups {
+        commits,
+        whole,
+        groups: split_large(objects, trees),
+    }
 }
 
 /// Split groups holding more than [`MAX_JOINED_BYTES`] of content into runs
@@ -616,7 +716,8 @@ fn search_group(
                 }
             }
             for c in cands {
-                if depth[c] >= opts.depth || objects[group[c]].no_delta {
+                // A delta makes an object of its base's kind.
+                if depth[c] >= opts.depth || objects[group[c]].no_delta || kinds[c] != kinds[k] {
                     continue;
                 }
                 let base = &contents[c];

@@ -139,25 +139,8 @@ pub fn write_pack(
     // git writes them, so that walking history reads the pack forwards.
     for runs in commits.chunks(COMMIT_RUN * rayon::current_num_threads().max(1)) {
         feedback.check()?;
-        let done: Vec<Result<Vec<Ready>, PackError>> = runs
-            .chunks(COMMIT_RUN)
-            .collect::<Vec<_>>()
-            .par_iter()
-            .map(|run| {
-                workers.with(|w| {
-                    search_group(
-                        &mut w.reader,
-                        &mut w.buf,
-                        &mut w.zlib,
-                        objects,
-                        run,
-                        opts,
-                        feedback,
-                    )
-                    .map_err(|e| search_err(e, &tmp_path))
-                })
-            })
-            .collect();
+        let runs: Vec<&[usize]> = runs.chunks(COMMIT_RUN).collect();
+        let done = workers.search_all(&runs, objects, opts, feedback, &tmp_path);
         for run in done {
             for r in bases_first(run?) {
                 appended.append(&mut writer, objects, r, &tmp_path)?;
@@ -205,27 +188,7 @@ pub fn write_pack(
             bytes += groups[end].iter().map(|&o| objects[o].size).sum::<u64>();
             end += 1;
         }
-        let batch = &groups[start..end];
-        let done: Vec<Result<Vec<Ready>, PackError>> = batch
-            .par_iter()
-            .map(|group| {
-                if feedback.is_interrupted() {
-                    return Err(PackError::Interrupted(crate::progress::Interrupted));
-                }
-                workers.with(|w| {
-                    search_group(
-                        &mut w.reader,
-                        &mut w.buf,
-                        &mut w.zlib,
-                        objects,
-                        group,
-                        opts,
-                        feedback,
-                    )
-                    .map_err(|e| search_err(e, &tmp_path))
-                })
-            })
-            .collect();
+        let done = workers.search_all(&groups[start..end], objects, opts, feedback, &tmp_path);
         for group in done {
             for r in group? {
                 appended.append(&mut writer, objects, r, &tmp_path)?;
@@ -406,6 +369,38 @@ impl<'a> Workers<'a> {
                 .take(rayon::current_num_threads().max(1))
                 .collect(),
         }
+    }
+
+    /// [`search_group`] on every group, in parallel: each group's entries
+    /// in visiting order.
+    fn search_all<G: AsRef<[usize]> + Sync>(
+        &self,
+        groups: &[G],
+        objects: &[ListedObject],
+        opts: &BasesOptions,
+        feedback: &Feedback,
+        tmp_path: &Path,
+    ) -> Vec<Result<Vec<Ready>, PackError>> {
+        groups
+            .par_iter()
+            .map(|group| {
+                if feedback.is_interrupted() {
+                    return Err(PackError::Interrupted(crate::progress::Interrupted));
+                }
+                self.with(|w| {
+                    search_group(
+                        &mut w.reader,
+                        &mut w.buf,
+                        &mut w.zlib,
+                        objects,
+                        group.as_ref(),
+                        opts,
+                        feedback,
+                    )
+                    .map_err(|e| search_err(e, tmp_path))
+                })
+            })
+            .collect()
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Worker) -> R) -> R {

@@ -19,35 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use util::{Repo, Rng, git_command, path_with_simm, simm_command, stderr, stdout};
-
-/// `n` distinct real texts of 2 to 16 KiB from the pinned corpus.
-fn texts(n: usize) -> Vec<Vec<u8>> {
-    let mut seen = BTreeSet::new();
-    let all: Vec<Vec<u8>> = util::corpus_files()
-        .iter()
-        .filter(|p| util::wanted(p))
-        .filter_map(|p| std::fs::read(p).ok())
-        .filter(|d| (2048..=16384).contains(&d.len()) && util::is_text(d))
-        .filter(|d| seen.insert(d.clone()))
-        .collect();
-    assert!(all.len() >= n * 20, "{} texts", all.len());
-    all.into_iter().step_by(13).take(n).collect()
-}
-
-/// `text` with one line in `every` replaced by a new one.
-fn edit(text: &[u8], every: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
-    let mut out = Vec::new();
-    for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-        if i % every == 0 {
-            out.extend_from_slice(&rng.fresh_line());
-        } else {
-            out.extend_from_slice(line);
-        }
-    }
-    out
-}
+use util::{Repo, git_command, path_with_simm, simm_command, stderr, stdout};
 
 /// The served repository: tags v1, v2, v3 over real text.
 ///
@@ -59,7 +31,7 @@ fn edit(text: &[u8], every: usize, seed: u64) -> Vec<u8> {
 /// and so must git-simm.
 fn server() -> Repo {
     let r = Repo::new();
-    let t = texts(26);
+    let t = util::texts(13, 26);
     for (i, d) in t.iter().take(24).enumerate() {
         r.write(format!("src/a{i}.txt"), d);
     }
@@ -67,24 +39,24 @@ fn server() -> Repo {
     r.git(&["tag", "v1"]);
     r.git_mv("src/a0.txt", "lib/a0.txt");
     r.git_mv("src/a1.txt", "lib/a1.txt");
-    r.write("lib/a1.txt", &edit(&t[1], 10, 1));
+    r.write("lib/a1.txt", &util::edit(&t[1], 10, 1));
     r.git_mv("src/a2.txt", "lib/a2.txt");
-    r.write("lib/a2.txt", &edit(&t[2], 6, 2));
+    r.write("lib/a2.txt", &util::edit(&t[2], 6, 2));
     r.git_mv("src/a3.txt", "lib/b3.txt");
-    r.write("lib/b3.txt", &edit(&t[3], 10, 3));
+    r.write("lib/b3.txt", &util::edit(&t[3], 10, 3));
     r.git_mv("src/a4.txt", "new/c4.txt");
-    r.write("new/c4.txt", &edit(&t[4], 4, 4));
-    r.write("lib/copy5.txt", &edit(&t[5], 9, 55));
-    r.write("src/a5.txt", &edit(&t[5], 12, 5));
+    r.write("new/c4.txt", &util::edit(&t[4], 4, 4));
+    r.write("lib/copy5.txt", &util::edit(&t[5], 9, 55));
+    r.write("src/a5.txt", &util::edit(&t[5], 12, 5));
     r.remove("src/a6.txt");
-    r.write("src/a7.txt", &edit(&t[7], 5, 7));
+    r.write("src/a7.txt", &util::edit(&t[7], 5, 7));
     r.write("new/n.txt", &t[24]);
     r.commit_all("two");
     r.git(&["tag", "v2"]);
     r.git_mv("src/a8.txt", "final/a8.txt");
-    r.write("final/a8.txt", &edit(&t[8], 10, 8));
+    r.write("final/a8.txt", &util::edit(&t[8], 10, 8));
     r.git_mv("src/a11.txt", "other/a11.txt");
-    r.write("other/a11.txt", &edit(&t[11], 10, 11));
+    r.write("other/a11.txt", &util::edit(&t[11], 10, 11));
     r.remove("src/a9.txt");
     r.commit_all("three");
     r.git(&["tag", "v3"]);
@@ -241,11 +213,11 @@ fn renames_of_the_index_and_work_tree_match_git() {
         ok(dir, &["mv", "final/a8.txt", "w/a8-moved.txt"]);
         let moved = dir.join("w/a8-moved.txt");
         let text = std::fs::read(&moved).expect("read");
-        std::fs::write(&moved, edit(&text, 7, 88)).expect("write");
+        std::fs::write(&moved, util::edit(&text, 7, 88)).expect("write");
         ok(dir, &["add", "-A"]);
         let edited = dir.join("lib/a2.txt");
         let text = std::fs::read(&edited).expect("read");
-        std::fs::write(&edited, edit(&text, 9, 22)).expect("write");
+        std::fs::write(&edited, util::edit(&text, 9, 22)).expect("write");
     };
     for (git_args, simm_args) in [
         (&["--cached", "v1"][..], &["--cached", "v1"][..]),
@@ -334,7 +306,7 @@ fn fingerprint_similar_and_check_answer_as_in_a_full_clone() {
     let stage = |dir: &Path| {
         ok(dir, &["read-tree", "HEAD"]);
         let old = ok(dir, &["cat-file", "-p", "HEAD:lib/b3.txt"]);
-        let new = edit(old.as_bytes(), 3, 33);
+        let new = util::edit(old.as_bytes(), 3, 33);
         let mut hash = git_command(dir)
             .args(["hash-object", "-w", "--stdin"])
             .stdin(std::process::Stdio::piped())
@@ -382,8 +354,8 @@ fn repack_keeps_promisor_packs_and_never_fetches() {
     // Local work on top of the partial clone: new and edited blobs, loose.
     let f = dir.join("lib/a1.txt");
     let text = std::fs::read(&f).expect("read");
-    std::fs::write(&f, edit(&text, 4, 14)).expect("write");
-    std::fs::write(dir.join("local.txt"), edit(&text, 3, 15)).expect("write");
+    std::fs::write(&f, util::edit(&text, 4, 14)).expect("write");
+    std::fs::write(dir.join("local.txt"), util::edit(&text, 3, 15)).expect("write");
     ok(&dir, &["add", "-A"]);
     ok(&dir, &["commit", "-q", "-m", "local"]);
     let missing_blob = ok(&dir, &["rev-parse", "v1:src/a3.txt"]).trim().to_owned();

@@ -18,34 +18,6 @@ use std::process::Output;
 
 use util::{Repo, Rng, git_command, lossy, path_with_simm, simm_command, stderr, stdout};
 
-/// `n` distinct real texts of 2 to 16 KiB from the pinned corpus.
-fn texts(n: usize) -> Vec<Vec<u8>> {
-    let mut seen = BTreeSet::new();
-    let all: Vec<Vec<u8>> = util::corpus_files()
-        .iter()
-        .filter(|p| util::wanted(p))
-        .filter_map(|p| std::fs::read(p).ok())
-        .filter(|d| (2048..=16384).contains(&d.len()) && util::is_text(d))
-        .filter(|d| seen.insert(d.clone()))
-        .collect();
-    assert!(all.len() >= n * 20, "{} texts", all.len());
-    all.into_iter().step_by(17).take(n).collect()
-}
-
-/// `text` with one line in `every` replaced by a new one.
-fn edit(text: &[u8], every: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
-    let mut out = Vec::new();
-    for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
-        if i % every == 0 {
-            out.extend_from_slice(&rng.fresh_line());
-        } else {
-            out.extend_from_slice(line);
-        }
-    }
-    out
-}
-
 /// `text` keeping two lines in five: a rename git's 50% misses and
 /// git-simm's check reports.
 fn heavy_edit(text: &[u8], seed: u64) -> Vec<u8> {
@@ -68,7 +40,7 @@ fn heavy_edit(text: &[u8], seed: u64) -> Vec<u8> {
 /// work tree. Dates are pinned, so a SHA-1 repository gets the same ids
 /// whatever its reference storage.
 fn build_history(r: &Repo) {
-    let t = texts(10);
+    let t = util::texts(17, 10);
     for (i, d) in t.iter().enumerate() {
         r.write(format!("src/f{i}.txt"), d);
     }
@@ -79,17 +51,17 @@ fn build_history(r: &Repo) {
     r.git(&["tag", "-a", "-m", "first", "v1"]);
     r.git_mv("src/f1.txt", "lib/g1.txt");
     r.git_mv("src/f2.txt", "lib/g2.txt");
-    r.write("lib/g2.txt", &edit(&t[2], 10, 2));
+    r.write("lib/g2.txt", &util::edit(&t[2], 10, 2));
     r.write("lib/copy3.txt", &t[3]);
     r.remove("src/f4.txt");
-    r.write("src/f5.txt", &edit(&t[5], 8, 5));
+    r.write("src/f5.txt", &util::edit(&t[5], 8, 5));
     r.commit_all("two");
     r.git(&["branch", "side", "v1"]);
     r.git_mv("src/f6.txt", "moved/h6.txt");
     r.write("moved/h6.txt", &heavy_edit(&t[6], 6));
     r.write("dup7.txt", &t[7]);
     r.git(&["add", "-A"]);
-    r.write("src/f8.txt", &edit(&t[8], 7, 8));
+    r.write("src/f8.txt", &util::edit(&t[8], 7, 8));
 }
 
 /// Every command against the history of [`build_history`], revisions
@@ -328,7 +300,7 @@ fn reftable_repository_answers_as_a_files_one() {
 fn reftable_unborn_branch_reads_as_unborn() {
     let files = Repo::new();
     let other = reftable();
-    let t = texts(2);
+    let t = util::texts(17, 2);
     for r in [&files, &other] {
         r.write("a.txt", &t[0]);
         r.write("b.txt", &t[0]);

@@ -333,6 +333,36 @@ pub const MAX_FILE: usize = 64 * 1024;
 /// The size of one substitution in Manber's experiment.
 pub const SUB_LEN: usize = 50;
 
+/// `n` distinct real texts of 2 to 16 KiB from the pinned corpus, every
+/// `step`-th one (different tests take different steps, so their files
+/// differ).
+pub fn texts(step: usize, n: usize) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let all: Vec<Vec<u8>> = corpus_files()
+        .iter()
+        .filter(|p| wanted(p))
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|d| (2048..=16384).contains(&d.len()) && is_text(d))
+        .filter(|d| seen.insert(d.clone()))
+        .collect();
+    assert!(all.len() >= n * 20, "{} texts", all.len());
+    all.into_iter().step_by(step).take(n).collect()
+}
+
+/// `text` with one line in `every` replaced by a new one.
+pub fn edit(text: &[u8], every: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+        if i % every == 0 {
+            out.extend_from_slice(&rng.fresh_line());
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
 /// The kinds of text the corpora are made of: source code (Rust, C,
 /// Python) and prose (Markdown, reStructuredText, plain text), plus TOML.
 pub fn wanted(path: &Path) -> bool {

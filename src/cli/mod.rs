@@ -553,8 +553,11 @@ pub struct RenamesArgs {
 
     /// Limit the comparison to these paths (after `--`, relative to the
     /// current directory; a directory takes what is under it; `*`, `?` and
-    /// `[...]` as in git's pathspecs), before rename detection, as git
-    /// diff does: a file moved in from elsewhere shows as added.
+    /// `[...]`, and the magic `:(top)` `:/`, `:(exclude)` `:!` `:^`,
+    /// `:(glob)`, `:(icase)`, `:(literal)` as in git's pathspecs, with
+    /// `GIT_{GLOB,NOGLOB,ICASE,LITERAL}_PATHSPECS`), before rename
+    /// detection, as git diff does: a file moved in from elsewhere shows as
+    /// added.
     #[arg(last = true, value_name = "path")]
     pub pathspecs: Vec<String>,
 

@@ -104,7 +104,7 @@ pub(super) fn renames(
     };
     let (changes, contents) = match staged {
         Some(changes) => (changes, Default::default()),
-        None => general_changes(&repo, args, opts.detect)?,
+        None => general_changes(&repo, cwd, args, opts.detect)?,
     };
     feedback.trace("renames: the changes");
     let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
@@ -198,6 +198,7 @@ pub(super) type Compared = (
 /// object database does not have them).
 pub(super) fn general_changes(
     repo: &Repo,
+    cwd: &Path,
     args: &RenamesArgs,
     detect: git_simm::renames::Detect,
 ) -> Result<Compared> {
@@ -241,13 +242,14 @@ pub(super) fn general_changes(
         }
         _ => bail!("--cached takes at most one tree-ish"),
     };
-    let (old, new) = match Pathspecs::new(repo, &args.pathspecs)? {
-        Some(specs) => {
+    let (old, new) = match repo.pathspec(&args.pathspecs, cwd)? {
+        Some(mut specs) => {
             let mut old = old;
             let mut new = new;
-            old.retain(|e| specs.matches(&e.path));
-            new.entries.retain(|e| specs.matches(&e.path));
-            unmerged.retain(|p| specs.matches(p));
+            let is_dir = |e: &git_simm::repo::Entry| e.kind == EntryKind::Submodule;
+            old.retain(|e| specs.matches(&e.path, is_dir(e)));
+            new.entries.retain(|e| specs.matches(&e.path, is_dir(e)));
+            unmerged.retain(|p| specs.matches(p, false));
             (old, new)
         }
         None => (old, new),
@@ -346,64 +348,4 @@ fn submodule_state(
     let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
     let head = String::from_utf8_lossy(&head.stdout);
     Ok(ObjectId::from_hex(head.trim().as_bytes()).unwrap_or(entry.id))
-}
-
-/// git's pathspecs without magic: each names a path or a directory (what is
-/// under it) relative to the current directory, or is a wildmatch pattern
-/// against the whole path, where `*` crosses `/` (git's `pathspec.c`,
-/// `match_pathspec_item`).
-struct Pathspecs {
-    specs: Vec<Vec<u8>>,
-}
-
-impl Pathspecs {
-    /// `None` when there are no pathspecs (everything matches).
-    fn new(repo: &Repo, given: &[String]) -> Result<Option<Pathspecs>> {
-        if given.is_empty() {
-            return Ok(None);
-        }
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let prefix = match repo.work_dir() {
-            Some(top) => {
-                let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
-                let cwd = cwd.canonicalize().unwrap_or(cwd);
-                cwd.strip_prefix(&top)
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default()
-            }
-            None => String::new(),
-        };
-        let mut specs = Vec::new();
-        for spec in given {
-            let mut parts: Vec<&str> = prefix.split('/').filter(|p| !p.is_empty()).collect();
-            for part in spec.split('/') {
-                match part {
-                    "" | "." => {}
-                    ".." => {
-                        if parts.pop().is_none() {
-                            bail!("{spec}: '{spec}' is outside repository");
-                        }
-                    }
-                    p => parts.push(p),
-                }
-            }
-            specs.push(parts.join("/").into_bytes());
-        }
-        Ok(Some(Pathspecs { specs }))
-    }
-
-    fn matches(&self, path: &[u8]) -> bool {
-        use gix::bstr::ByteSlice;
-        self.specs.iter().any(|spec| {
-            spec.is_empty()
-                || path == spec.as_slice()
-                || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
-                || (spec.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
-                    && gix::glob::wildmatch(
-                        spec.as_bstr(),
-                        path.as_bstr(),
-                        gix::glob::wildmatch::Mode::empty(),
-                    ))
-        })
-    }
 }

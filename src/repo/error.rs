@@ -195,6 +195,13 @@ pub enum RepoError {
         /// What is wrong, in git's words where git has them.
         reason: String,
     },
+    /// A pathspec git would refuse (or magic git-simm does not support),
+    /// in git's words.
+    #[error("{message}")]
+    Pathspec {
+        /// git's message.
+        message: String,
+    },
     /// In a reftable repository, git could not be asked to resolve a
     /// revision.
     #[error(

@@ -36,6 +36,7 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod pathspec;
 mod refs;
 mod revision;
 mod staged;
@@ -49,6 +50,7 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use index::IndexEntries;
 pub use odb::Reader;
+pub use pathspec::Pathspec;
 pub use staged::Staged;
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};

@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod config_sources;
 mod fixtures;
+mod pathspecs;
 mod quality;
 mod renames_vs_git;
 mod repack;

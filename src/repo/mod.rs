@@ -40,6 +40,7 @@ mod pathspec;
 mod refs;
 mod revision;
 mod staged;
+mod submodules;
 mod tree;
 mod worktree;
 
@@ -52,6 +53,7 @@ pub use index::IndexEntries;
 pub use odb::Reader;
 pub use pathspec::Pathspec;
 pub use staged::Staged;
+pub use submodules::{IgnoreSubmodules, SubmoduleIgnores};
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
 use odb::{Pack, ReaderPool, chunk_len, find, header};

@@ -21,3 +21,4 @@ mod repack;
 mod repo_access;
 mod repo_formats;
 mod score_vs_git;
+mod submodule_ignore;

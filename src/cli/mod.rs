@@ -568,10 +568,10 @@ pub struct RenamesArgs {
     /// Limit the comparison to these paths (after `--`, relative to the
     /// current directory; a directory takes what is under it; `*`, `?` and
     /// `[...]`, and the magic `:(top)` `:/`, `:(exclude)` `:!` `:^`,
-    /// `:(glob)`, `:(icase)`, `:(literal)` as in git's pathspecs, with
-    /// `GIT_{GLOB,NOGLOB,ICASE,LITERAL}_PATHSPECS`), before rename
-    /// detection, as git diff does: a file moved in from elsewhere shows as
-    /// added.
+    /// `:(glob)`, `:(icase)`, `:(literal)`, `:(attr:...)` as in git's
+    /// pathspecs, with `GIT_{GLOB,NOGLOB,ICASE,LITERAL}_PATHSPECS`), before
+    /// rename detection, as git diff does: a file moved in from elsewhere
+    /// shows as added.
     #[arg(last = true, value_name = "path")]
     pub pathspecs: Vec<String>,
 

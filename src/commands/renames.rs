@@ -262,10 +262,21 @@ pub(super) fn general_changes(
         Some(mut specs) => {
             let mut old = old;
             let mut new = new;
+            // `:(attr:...)` asks the attributes git's diff reads for this
+            // comparison, where the `diff` attribute comes from too.
+            let mut attrs = match specs.needs_attributes() {
+                true => Some(diff_attributes(
+                    repo,
+                    args.attr_source.as_deref(),
+                    attr_source_of(args),
+                )?),
+                false => None,
+            };
             let is_dir = |e: &git_simm::repo::Entry| e.kind == EntryKind::Submodule;
-            old.retain(|e| specs.matches(&e.path, is_dir(e)));
-            new.entries.retain(|e| specs.matches(&e.path, is_dir(e)));
-            unmerged.retain(|p| specs.matches(p, false));
+            old.retain(|e| specs.matches(&e.path, is_dir(e), attrs.as_mut()));
+            new.entries
+                .retain(|e| specs.matches(&e.path, is_dir(e), attrs.as_mut()));
+            unmerged.retain(|p| specs.matches(p, false, attrs.as_mut()));
             (old, new)
         }
         None => (old, new),

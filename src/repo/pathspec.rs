@@ -1,7 +1,8 @@
 //! git's pathspecs as `git diff` reads them: paths and directories
 //! relative to the current directory, wildcards, and the magic of
 //! gitglossary(7) (`:(top)`/`:/`, `:(exclude)`/`:!`/`:^`, `:(glob)`,
-//! `:(icase)`, `:(literal)`) with the `GIT_*_PATHSPECS` variables.
+//! `:(icase)`, `:(literal)`, `:(attr:...)`) with the `GIT_*_PATHSPECS`
+//! variables.
 //!
 //! Matching is gix's (`gix::pathspec::Search`); what is checked here is
 //! what gix accepts but git refuses, so that a pathspec git would die on
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use gix::bstr::ByteSlice;
 
-use super::{Repo, RepoError};
+use super::{DiffAttributes, Repo, RepoError};
 
 /// Parsed pathspecs, ready to test repository paths against.
 pub struct Pathspec {
@@ -142,7 +143,7 @@ impl Repo {
     ///
     /// A pathspec git would refuse: unknown or incompatible magic, an empty
     /// string, a path outside the repository, conflicting `GIT_*_PATHSPECS`
-    /// settings; and `:(attr:...)`, which is not supported.
+    /// settings.
     pub fn pathspec(&self, given: &[String], cwd: &Path) -> Result<Option<Pathspec>, RepoError> {
         if given.is_empty() {
             return Ok(None);
@@ -165,10 +166,8 @@ impl Repo {
                         .into(),
                 ));
             }
-            if !defaults.literal && magic_of(spec)?.iter().any(|n| n == "attr") {
-                return Err(fatal(format!(
-                    "{spec}: pathspec magic 'attr' is not supported by git-simm"
-                )));
+            if !defaults.literal {
+                magic_of(spec)?;
             }
             let pattern = gix::pathspec::parse(spec.as_bytes(), defaults)
                 .map_err(|e| fatal(format!("{spec}: {e}")))?;
@@ -195,8 +194,10 @@ impl Repo {
             // the same selection is spelled `:/`, which gix matches.
             if one.is_nil() {
                 let top: &[u8] = if pattern.is_excluded() { b":/!" } else { b":/" };
-                *pattern = gix::pathspec::parse(top, defaults)
+                let mut replacement = gix::pathspec::parse(top, defaults)
                     .map_err(|e| fatal(format!("{spec}: {e}")))?;
+                replacement.attributes = std::mem::take(&mut pattern.attributes);
+                *pattern = replacement;
             }
         }
         let search = gix::pathspec::Search::from_specs(patterns, prefix.as_deref(), &root)
@@ -210,10 +211,32 @@ impl Pathspec {
     /// is selected: matched by an including pathspec (or there are only
     /// excluding ones) and by no excluding one. `is_dir` is true for a
     /// submodule, which a trailing-slash pathspec selects as a directory.
-    pub fn matches(&mut self, path: &[u8], is_dir: bool) -> bool {
+    ///
+    /// `attributes` answers `:(attr:...)` pathspecs; without it they match
+    /// nothing ([`Pathspec::needs_attributes`] says when it is needed).
+    pub fn matches(
+        &mut self,
+        path: &[u8],
+        is_dir: bool,
+        mut attributes: Option<&mut DiffAttributes>,
+    ) -> bool {
         self.search
-            .pattern_matching_relative_path(path.as_bstr(), Some(is_dir), &mut |_, _, _, _| false)
+            .pattern_matching_relative_path(
+                path.as_bstr(),
+                Some(is_dir),
+                &mut |path, case, is_dir, out| {
+                    attributes
+                        .as_deref_mut()
+                        .is_some_and(|a| a.pathspec_attributes(path, case, is_dir, out))
+                },
+            )
             .is_some_and(|m| !m.is_excluded())
+    }
+
+    /// Whether a pathspec has `:(attr:...)` magic, which needs attributes
+    /// to match.
+    pub fn needs_attributes(&self) -> bool {
+        self.search.patterns().any(|p| !p.attributes.is_empty())
     }
 }
 

@@ -1,7 +1,8 @@
 //! Issue 12: pathspecs after `--` in `renames`, magic included, against
 //! `git diff -l0 --name-status` with the same pathspecs, in two-tree,
 //! `--cached` and work-tree mode, from the top and from a subdirectory,
-//! with the `GIT_*_PATHSPECS` variables; and git's refusals (message and
+//! with the `GIT_*_PATHSPECS` variables, `:(attr:...)` against
+//! `.gitattributes`; and git's refusals (message and
 //! exit code) for magic git does not accept.
 
 use crate::util::*;
@@ -33,6 +34,11 @@ fn pathspec_repo() -> Repo {
     for (name, corpus) in files {
         r.write(name, &corpus_text(corpus));
     }
+    // Attributes for `:(attr:...)`, set, unset, valued and left out.
+    r.write(
+        ".gitattributes",
+        b"*.py text owner=alice\nsrc/deep/** mark\nLib/* -diff\n*.RS owner=bob\n",
+    );
     r.commit_all("base");
     // Renames within a directory, across directories (so that a pathspec
     // holds only one side), with edits, and a copy for -C.
@@ -83,6 +89,16 @@ const FROM_TOP: &[&[&str]] = &[
     &[":/docs"],
     &[":/"],
     &["."],
+    &[":(attr:text)"],
+    &[":(attr:owner=alice)"],
+    &[":(attr:owner=bob)src"],
+    &[":(attr:-diff)"],
+    &[":(attr:!diff)"],
+    &[":(attr:mark)"],
+    &[":(attr:!mark)"],
+    &[":(attr:text owner=alice)docs"],
+    &["src", ":(exclude,attr:mark)"],
+    &[":(icase,attr:owner=bob)*.rs"],
     &["nothing-here"],
 ];
 
@@ -101,6 +117,8 @@ const FROM_SUB: &[&[&str]] = &[
     &["..", ":!."],
     &[":(glob)*"],
     &[":(icase)pattern.rs"],
+    &[":(attr:mark)"],
+    &[":(attr:!mark)../.."],
 ];
 
 /// `git diff <mode> -l0 --name-status -- <specs>` and `git simm renames
@@ -217,8 +235,7 @@ fn pathspec_environment_variables_as_git_reads_them() {
 }
 
 /// What git refuses, git-simm refuses with git's message and exit code
-/// (128); `:(attr:...)`, which git accepts, is refused as unsupported
-/// rather than answered wrongly.
+/// (128).
 #[test]
 fn pathspecs_git_refuses_are_refused_in_its_words() {
     let r = pathspec_repo();
@@ -266,10 +283,4 @@ fn pathspecs_git_refuses_are_refused_in_its_words() {
         assert_eq!(stderr(&simm), stderr(&git), "{spec:?} {env:?}");
         assert!(simm.stdout.is_empty());
     }
-    let o = r.simm(&["renames", "HEAD~1", "HEAD", "--", ":(attr:diff)src"]);
-    assert_eq!(o.status.code(), Some(128));
-    assert_eq!(
-        stderr(&o),
-        "fatal: :(attr:diff)src: pathspec magic 'attr' is not supported by git-simm\n"
-    );
 }

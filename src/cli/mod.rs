@@ -677,6 +677,20 @@ pub struct RenamesArgs {
     #[arg(long, value_name = "tree-ish")]
     pub attr_source: Option<String>,
 
+    /// Which submodule changes count, as git diff's option: `none`,
+    /// `untracked` (untracked files in a submodule do not make it
+    /// modified; git diff's default), `dirty` (only a new commit does),
+    /// `all` (submodules are left out; the value when none is given).
+    /// Overrides `submodule.<name>.ignore` and `diff.ignoreSubmodules`.
+    #[arg(
+        long,
+        value_name = "when",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "all"
+    )]
+    pub ignore_submodules: Option<String>,
+
     /// NUL-terminated fields, paths verbatim, as git's -z.
     #[arg(short = 'z')]
     pub nul: bool,
@@ -688,8 +702,11 @@ pub struct RenamesArgs {
 
     /// Limit the comparison to these paths (after `--`, relative to the
     /// current directory; a directory takes what is under it; `*`, `?` and
-    /// `[...]` as in git's pathspecs), before rename detection, as git
-    /// diff does: a file moved in from elsewhere shows as added.
+    /// `[...]`, and the magic `:(top)` `:/`, `:(exclude)` `:!` `:^`,
+    /// `:(glob)`, `:(icase)`, `:(literal)`, `:(attr:...)` as in git's
+    /// pathspecs, with `GIT_{GLOB,NOGLOB,ICASE,LITERAL}_PATHSPECS`), before
+    /// rename detection, as git diff does: a file moved in from elsewhere
+    /// shows as added.
     #[arg(last = true, value_name = "path")]
     pub pathspecs: Vec<String>,
 

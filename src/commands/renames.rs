@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use git_simm::output::{self};
 use git_simm::progress::Feedback;
-use git_simm::repo::{AttrSource, EntryKind, Repo, RepoError};
+use git_simm::repo::{AttrSource, EntryKind, IgnoreSubmodules, Repo, RepoError, SubmoduleIgnores};
 use git_simm::similarity::score;
 use gix::ObjectId;
 
@@ -102,10 +102,25 @@ pub(super) fn renames(
         }
         _ => None,
     };
+    let forced = match &args.ignore_submodules {
+        Some(when) => Some(IgnoreSubmodules::parse(when)?),
+        None => None,
+    };
+    // git reads diff.ignoreSubmodules with the rest of its diff settings,
+    // so a bad value stops every diff, submodules or not.
+    if let Some(value) = repo.config_string("diff.ignoreSubmodules") {
+        IgnoreSubmodules::parse(&value)?;
+    }
+    let ignores = Ignores {
+        repo: &repo,
+        forced,
+        loaded: std::cell::OnceCell::new(),
+    };
     let (changes, contents) = match staged {
         Some(changes) => (changes, Default::default()),
-        None => general_changes(&repo, args, opts.detect)?,
+        None => general_changes(&repo, cwd, args, opts.detect, &ignores)?,
     };
+    let changes = without_ignored_submodules(changes, &ignores)?;
     feedback.trace("renames: the changes");
     let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
     feedback.trace("renames: attribute sources");
@@ -198,8 +213,10 @@ pub(super) type Compared = (
 /// object database does not have them).
 pub(super) fn general_changes(
     repo: &Repo,
+    cwd: &Path,
     args: &RenamesArgs,
     detect: git_simm::renames::Detect,
+    ignores: &Ignores,
 ) -> Result<Compared> {
     let mut unmerged: Vec<Vec<u8>> = Vec::new();
     // `A..B` and `A...B`, read as git diff reads them.
@@ -236,18 +253,30 @@ pub(super) fn general_changes(
         (false, [] | [_], None) => {
             let spec = args.revs.first().map_or("HEAD", String::as_str);
             let old = tree_side(repo, spec, args.revs.is_empty())?;
-            let new = worktree_side(repo, &old)?;
+            let new = worktree_side(repo, &old, ignores)?;
             (old, new)
         }
         _ => bail!("--cached takes at most one tree-ish"),
     };
-    let (old, new) = match Pathspecs::new(repo, &args.pathspecs)? {
-        Some(specs) => {
+    let (old, new) = match repo.pathspec(&args.pathspecs, cwd)? {
+        Some(mut specs) => {
             let mut old = old;
             let mut new = new;
-            old.retain(|e| specs.matches(&e.path));
-            new.entries.retain(|e| specs.matches(&e.path));
-            unmerged.retain(|p| specs.matches(p));
+            // `:(attr:...)` asks the attributes git's diff reads for this
+            // comparison, where the `diff` attribute comes from too.
+            let mut attrs = match specs.needs_attributes() {
+                true => Some(diff_attributes(
+                    repo,
+                    args.attr_source.as_deref(),
+                    attr_source_of(args),
+                )?),
+                false => None,
+            };
+            let is_dir = |e: &git_simm::repo::Entry| e.kind == EntryKind::Submodule;
+            old.retain(|e| specs.matches(&e.path, is_dir(e), attrs.as_mut()));
+            new.entries
+                .retain(|e| specs.matches(&e.path, is_dir(e), attrs.as_mut()));
+            unmerged.retain(|p| specs.matches(p, false, attrs.as_mut()));
             (old, new)
         }
         None => (old, new),
@@ -277,7 +306,11 @@ pub(super) fn store_sizes(
 
 /// The work tree as a side: every tracked path's current content, keeping
 /// in memory only what differs from `old` (the rest is already a blob).
-pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Result<Side> {
+pub(super) fn worktree_side(
+    repo: &Repo,
+    old: &[git_simm::repo::Entry],
+    ignores: &Ignores,
+) -> Result<Side> {
     let old_ids: std::collections::HashMap<&[u8], ObjectId> =
         old.iter().map(|e| (e.path.as_slice(), e.id)).collect();
     let mapped = repo.map_worktree(|entry, data| {
@@ -295,7 +328,7 @@ pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Resul
         if entry.kind == EntryKind::Submodule
             && let Some(work_dir) = repo.work_dir()
         {
-            entry.id = submodule_state(repo, work_dir, &entry)?;
+            entry.id = submodule_state(repo, work_dir, &entry, ignores.for_path(&entry.path)?)?;
         }
         side.entries.push(entry);
     }
@@ -303,18 +336,23 @@ pub(super) fn worktree_side(repo: &Repo, old: &[git_simm::repo::Entry]) -> Resul
 }
 
 /// The id git's diff gives a checked-out submodule on the work-tree side
-/// (`diff-lib.c`, `match_stat_with_submodule`): the commit its HEAD is at,
-/// or the null id when its tracked content is modified (as `git status
-/// --porcelain=2` in the submodule reports it, which is what git runs
-/// too; untracked files do not count), so that a submodule moved or dirty
-/// is `M`. `diff.ignoreSubmodules` and `submodule.<name>.ignore` are not
-/// read.
+/// (`diff-lib.c`, `match_stat_with_submodule`): the index's commit when
+/// the submodule's HEAD is there and its work tree is clean as `ignore`
+/// counts it, and the null id otherwise (HEAD elsewhere, or tracked files
+/// modified, or untracked files present under `none`, as `git status
+/// --porcelain=2` in the submodule reports them, which is what git runs
+/// too), so that a submodule moved or dirty is `M`. Under `all` nothing is
+/// looked at: [`without_ignored_submodules`] drops the entry's change.
 /// A submodule that is not checked out keeps the index's commit.
 fn submodule_state(
     repo: &Repo,
     work_dir: &Path,
     entry: &git_simm::repo::Entry,
+    ignore: IgnoreSubmodules,
 ) -> Result<ObjectId> {
+    if ignore == IgnoreSubmodules::All {
+        return Ok(entry.id);
+    }
     let Ok(rel) = std::str::from_utf8(&entry.path) else {
         return Ok(entry.id);
     };
@@ -332,8 +370,21 @@ fn submodule_state(
             .output()
             .with_context(|| format!("cannot run git in submodule '{rel}'"))
     };
-    // git's diff does not count untracked files in a submodule.
-    let status = git(&["status", "--porcelain=2", "--untracked-files=no"])?;
+    let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
+    let head = String::from_utf8_lossy(&head.stdout);
+    // A HEAD that does not resolve counts as unchanged, as in git's
+    // `ce_compare_gitlink`.
+    if ObjectId::from_hex(head.trim().as_bytes()).is_ok_and(|head| head != entry.id) {
+        return Ok(ObjectId::null(repo.object_hash()));
+    }
+    if ignore == IgnoreSubmodules::Dirty {
+        return Ok(entry.id);
+    }
+    let mut status = vec!["status", "--porcelain=2"];
+    if ignore == IgnoreSubmodules::Untracked {
+        status.push("-uno");
+    }
+    let status = git(&status)?;
     if !status.status.success() {
         bail!(
             "cannot read the status of submodule '{rel}': {}",
@@ -343,67 +394,55 @@ fn submodule_state(
     if !status.stdout.is_empty() {
         return Ok(ObjectId::null(repo.object_hash()));
     }
-    let head = git(&["rev-parse", "--verify", "-q", "HEAD"])?;
-    let head = String::from_utf8_lossy(&head.stdout);
-    Ok(ObjectId::from_hex(head.trim().as_bytes()).unwrap_or(entry.id))
+    Ok(entry.id)
 }
 
-/// git's pathspecs without magic: each names a path or a directory (what is
-/// under it) relative to the current directory, or is a wildmatch pattern
-/// against the whole path, where `*` crosses `/` (git's `pathspec.c`,
-/// `match_pathspec_item`).
-struct Pathspecs {
-    specs: Vec<Vec<u8>>,
+/// Submodule settings, read only when a submodule is met (they need
+/// `.gitmodules`, perhaps from the index).
+pub(super) struct Ignores<'a> {
+    repo: &'a Repo,
+    forced: Option<IgnoreSubmodules>,
+    loaded: std::cell::OnceCell<SubmoduleIgnores>,
 }
 
-impl Pathspecs {
-    /// `None` when there are no pathspecs (everything matches).
-    fn new(repo: &Repo, given: &[String]) -> Result<Option<Pathspecs>> {
-        if given.is_empty() {
-            return Ok(None);
-        }
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let prefix = match repo.work_dir() {
-            Some(top) => {
-                let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
-                let cwd = cwd.canonicalize().unwrap_or(cwd);
-                cwd.strip_prefix(&top)
-                    .map(|p| p.to_string_lossy().replace('\\', "/"))
-                    .unwrap_or_default()
+impl Ignores<'_> {
+    fn for_path(&self, path: &[u8]) -> Result<IgnoreSubmodules> {
+        let loaded = match self.loaded.get() {
+            Some(loaded) => loaded,
+            None => {
+                let read = self.repo.submodule_ignores(self.forced)?;
+                self.loaded.get_or_init(|| read)
             }
-            None => String::new(),
         };
-        let mut specs = Vec::new();
-        for spec in given {
-            let mut parts: Vec<&str> = prefix.split('/').filter(|p| !p.is_empty()).collect();
-            for part in spec.split('/') {
-                match part {
-                    "" | "." => {}
-                    ".." => {
-                        if parts.pop().is_none() {
-                            bail!("{spec}: '{spec}' is outside repository");
-                        }
-                    }
-                    p => parts.push(p),
-                }
-            }
-            specs.push(parts.join("/").into_bytes());
-        }
-        Ok(Some(Pathspecs { specs }))
+        Ok(loaded.for_path(path)?)
     }
+}
 
-    fn matches(&self, path: &[u8]) -> bool {
-        use gix::bstr::ByteSlice;
-        self.specs.iter().any(|spec| {
-            spec.is_empty()
-                || path == spec.as_slice()
-                || (path.starts_with(spec) && path.get(spec.len()) == Some(&b'/'))
-                || (spec.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
-                    && gix::glob::wildmatch(
-                        spec.as_bstr(),
-                        path.as_bstr(),
-                        gix::glob::wildmatch::Mode::empty(),
-                    ))
-        })
+/// `changes` without those of submodules whose setting is `all`: git's
+/// diff drops a submodule's addition, removal or new commit then
+/// (`diff.c`, `diff_addremove` and `diff_change`), but not a change of
+/// type between a submodule and a file.
+fn without_ignored_submodules(
+    changes: Vec<git_simm::repo::changes::Change>,
+    ignores: &Ignores,
+) -> Result<Vec<git_simm::repo::changes::Change>> {
+    use git_simm::repo::changes::ChangeKind;
+    let only_submodules = |c: &git_simm::repo::changes::Change| {
+        c.kind != ChangeKind::Unmerged
+            && c.old
+                .iter()
+                .chain(c.new.iter())
+                .all(|e| e.kind == EntryKind::Submodule)
+    };
+    if !changes.iter().any(only_submodules) {
+        return Ok(changes);
     }
+    let mut kept = Vec::with_capacity(changes.len());
+    for change in changes {
+        if only_submodules(&change) && ignores.for_path(change.path())? == IgnoreSubmodules::All {
+            continue;
+        }
+        kept.push(change);
+    }
+    Ok(kept)
 }

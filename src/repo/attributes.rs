@@ -268,6 +268,33 @@ impl Repo {
 }
 
 impl DiffAttributes {
+    /// The attributes `out` asks about at `path`, for `:(attr:...)`
+    /// pathspecs, from the same files the `diff` attribute comes from
+    /// (`info/attributes` at gix's rank, below deeper `.gitattributes`).
+    /// `false` only when an attribute file cannot be read: gix's search
+    /// takes `false` for "no match" and then drops the path, where git
+    /// still matches `:(attr:!name)` (unspecified) against it.
+    pub(super) fn pathspec_attributes(
+        &mut self,
+        path: &BStr,
+        case: gix::glob::pattern::Case,
+        is_dir: bool,
+        out: &mut gix::attrs::search::Outcome,
+    ) -> bool {
+        let mode = if is_dir {
+            gix::index::entry::Mode::DIR
+        } else {
+            gix::index::entry::Mode::FILE
+        };
+        self.stack
+            .set_case(case)
+            .at_entry(path, Some(mode), &self.repo.objects)
+            .is_ok_and(|platform| {
+                platform.matching_attributes(out);
+                true
+            })
+    }
+
     /// What git's diff decides about text versus binary at `path` (a
     /// regular file's path from the top of the repository), before looking
     /// at its content.

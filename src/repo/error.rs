@@ -211,6 +211,26 @@ pub enum RepoError {
         /// What is wrong, in git's words where git has them.
         reason: String,
     },
+    /// An `--ignore-submodules` value (or `diff.ignoreSubmodules`,
+    /// `submodule.<name>.ignore`) git does not know.
+    #[error("bad --ignore-submodules argument: {value}")]
+    BadIgnoreSubmodules {
+        /// The value given.
+        value: String,
+    },
+    /// `.gitmodules` is not a valid configuration file.
+    #[error("bad config file '.gitmodules': {reason}")]
+    Gitmodules {
+        /// What the parser reported.
+        reason: String,
+    },
+    /// A pathspec git would refuse (or magic git-simm does not support),
+    /// in git's words.
+    #[error("{message}")]
+    Pathspec {
+        /// git's message.
+        message: String,
+    },
     /// In a reftable repository, git could not be asked to resolve a
     /// revision.
     #[error(

@@ -41,10 +41,12 @@ mod entry;
 mod error;
 mod index;
 mod odb;
+mod pathspec;
 mod promisor;
 mod refs;
 mod revision;
 mod staged;
+mod submodules;
 mod tree;
 mod worktree;
 
@@ -55,8 +57,10 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use index::IndexEntries;
 pub use odb::Reader;
+pub use pathspec::Pathspec;
 pub use promisor::Fetched;
 pub use staged::Staged;
+pub use submodules::{IgnoreSubmodules, SubmoduleIgnores};
 
 use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
 use odb::{Pack, ReaderPool, chunk_len, find, header};

@@ -160,6 +160,12 @@ impl Spans {
     pub fn bucket_count(&self) -> usize {
         self.buckets.len()
     }
+
+    /// `(bucket, weight)` pairs, sorted by bucket: what containment
+    /// ([`crate::similarity::containment`]) samples and merges.
+    pub(crate) fn buckets(&self) -> &[(u32, u32)] {
+        &self.buckets
+    }
 }
 
 /// Chunks of a file in which every byte counts (binary, or text without a

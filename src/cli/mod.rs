@@ -402,13 +402,21 @@ const SIMILAR_HELP: &str = "\
 Output: one line per match, best first: `<score>%<TAB><path>`, where the
 score is git's rename similarity (the number `git diff -M` prints after R).
 
+With --containment: `<in-file>%<TAB><in-query>%<TAB><path>`, where
+<in-file> is how much of the query the file holds (the query's bytes found
+in it, over the query's size) and <in-query> how much of the file the query
+holds. Files holding at least the threshold of the query come first, then
+files the query holds at least the threshold of: where a split-off part or
+a merged whole went.
+
 The query is a file on disk if such a file exists, else a blob
 (`HEAD~3:src/main.rs`, a blob id).
 
 Examples:
   git simm similar src/lib.rs            files of HEAD like the working copy
   git simm similar HEAD~10:old.c main    files of branch main like an old blob
-  git simm similar --threshold 80 --limit 3 notes.txt";
+  git simm similar --threshold 80 --limit 3 notes.txt
+  git simm similar --containment HEAD~1:src/big.rs   where its parts went";
 
 /// Arguments of `git-simm fingerprint`.
 #[derive(Debug, Args)]
@@ -464,6 +472,13 @@ pub struct SimilarArgs {
     /// Show at most this many files; 0 means no limit.
     #[arg(long, short = 'n', value_name = "n", default_value_t = 10)]
     pub limit: usize,
+
+    /// Containment instead of similarity: the files that hold at least the
+    /// threshold of the query, then the files the query holds at least
+    /// that much of, each with both percentages (reads every file of the
+    /// tree).
+    #[arg(long)]
+    pub containment: bool,
 
     /// Print a JSON document instead of lines.
     #[arg(long)]

@@ -207,6 +207,79 @@ impl Similar {
     }
 }
 
+/// `git simm similar --containment --json`: the files of a tree that hold
+/// much of one file, and those it holds much of.
+#[derive(Clone, Debug, Serialize)]
+pub struct Containing {
+    /// Files holding at least the threshold of the query, most first, then
+    /// files the query holds at least the threshold of (as the plain output
+    /// lists them).
+    pub matches: Vec<Contained>,
+    /// The file or blob asked about, as given on the command line.
+    pub query: String,
+    /// The lowest containment listed, in percent (`--threshold`).
+    pub threshold: u32,
+    /// The tree-ish searched, as given (default `HEAD`).
+    pub tree: String,
+}
+
+/// One file of [`Containing`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Contained {
+    /// The file's blob id in hex.
+    pub blob: String,
+    /// How much of the file the query holds, in percent (0-100).
+    pub file_in_query: u32,
+    /// The file's path in the tree (exact when `path_bytes` is `null`).
+    pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
+    /// How much of the query the file holds, in percent (0-100).
+    pub query_in_file: u32,
+    /// `"contains"` when the file holds at least the threshold of the
+    /// query, else `"contained"` (the query holds that much of the file).
+    pub relation: &'static str,
+    /// The file's size in bytes.
+    pub size: u64,
+}
+
+impl Containing {
+    /// The document for `matches` of `query` in `tree` at `min_score`
+    /// ([`score::MAX_SCORE`] units).
+    pub fn new(
+        query: &str,
+        tree: &str,
+        min_score: u32,
+        matches: &[crate::similar::Containment],
+    ) -> Containing {
+        let min = min_score.max(1);
+        Containing {
+            matches: matches
+                .iter()
+                .map(|m| {
+                    let (path, path_bytes) = json_path(&m.path);
+                    Contained {
+                        blob: m.id.to_string(),
+                        file_in_query: score::percent(m.file_in_query),
+                        path,
+                        path_bytes,
+                        query_in_file: score::percent(m.query_in_file),
+                        relation: if m.contains_query(min) {
+                            "contains"
+                        } else {
+                            "contained"
+                        },
+                        size: m.size,
+                    }
+                })
+                .collect(),
+            query: query.to_owned(),
+            threshold: score::percent(min_score),
+            tree: tree.to_owned(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,15 +192,15 @@ fn score_of(out: &[u8], dst: &str) -> Option<u32> {
 // Real content.
 
 /// A real file of the corpus (`fixtures/corpus.sh`).
-struct Doc {
+pub(crate) struct Doc {
     /// Its path in the corpus.
-    name: String,
-    data: Vec<u8>,
+    pub(crate) name: String,
+    pub(crate) data: Vec<u8>,
 }
 
 /// Text files (source code and prose, 1 to 48 KiB, UTF-8, no NUL, 20
 /// lines or more) of the corpus, each content once, in sorted path order.
-fn corpus() -> &'static [Doc] {
+pub(crate) fn corpus() -> &'static [Doc] {
     static CORPUS: OnceLock<Vec<Doc>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let root = corpus_dir();

@@ -379,8 +379,17 @@ Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
 rename limit unless -l<n> sets one. Empty files are not paired unless
 --rename-empty is given (git's diff pairs them by default).
 
+With --find-splits, extra lines follow git's (not filtered by
+--diff-filter), one per split or merge:
+  S<covered><TAB><source><TAB><part>...       a source split into parts
+  J<covered><TAB><source>...<TAB><destination> sources joined into one
+where <covered> is the percentage of the whole (the split source, the
+merged destination) its parts hold together, parts listed adding most first.
+--json adds arrays \"splits\" and \"merges\".
+
 Examples:
   git simm renames HEAD~1 HEAD
+  git simm renames --find-splits=70% HEAD~1 HEAD
   git simm renames -M30% --diff-filter=RC v1.0 v2.0
   git simm renames --cached -C
   git simm renames --json main feature
@@ -565,6 +574,14 @@ pub struct RenamesArgs {
     /// every change, and counts of the work done.
     #[arg(long)]
     pub json: bool,
+
+    /// After git's pairing, also report splits (a deleted or renamed-away
+    /// file whose bytes went, together, into two or more new paths) and
+    /// merges (a new path made of two or more sources), when the parts
+    /// hold at least <n> of the whole (default 80%).
+    #[arg(long, value_name = "n", num_args = 0..=1, require_equals = true,
+          default_missing_value = "80%", value_parser = score_text)]
+    pub find_splits: Option<String>,
 
     /// Limit the comparison to these paths (after `--`, relative to the
     /// current directory; a directory takes what is under it; `*`, `?` and

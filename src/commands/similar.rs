@@ -130,17 +130,10 @@ fn containing(
     feedback: &Feedback,
     out: &mut impl Write,
 ) -> Result<Status> {
-    let matches = similar::find_containing(
-        repo,
-        tree,
-        query,
-        opts,
-        Some(&mut attributes),
-        feedback,
-    )?;
+    let matches =
+        similar::find_containing(repo, tree, query, opts, Some(&mut attributes), feedback)?;
     if args.json {
-        let doc =
-            output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
+        let doc = output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
         output::json::write(out, &doc)?;
     } else {
         let mut buf = Vec::new();

@@ -1910,6 +1910,19 @@ fn pairs_agree_on_a_larger_real_corpus() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // Ordinary renames, copies, deletions and additions hold no split or
+    // merge: `--find-splits` prints git's lines and nothing more.
+    for args in [vec![&c1[..], &c2[..]], vec!["-C", &c1, &c2]] {
+        let theirs = git_diff(&r, &with(&["-l0", "--no-rename-empty"], &args));
+        let ours = r.simm(&with(&["renames", "--find-splits"], &args));
+        assert!(ours.status.success(), "{}", lossy(&ours.stderr));
+        assert_eq!(
+            lossy(&ours.stdout),
+            lossy(&theirs),
+            "--find-splits {args:?}"
+        );
+    }
 }
 
 /// Lines of `data` of at least 20 bytes, the first `n`.

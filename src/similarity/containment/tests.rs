@@ -24,7 +24,9 @@ fn edit(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
 /// `data` cut at line ends into `k` parts of random sizes.
 fn cut(rng: &mut Rng, data: &[u8], k: usize) -> Vec<Vec<u8>> {
     let ls = lines(data);
-    let mut ends: Vec<usize> = (0..k - 1).map(|_| 1 + rng.below(ls.len().max(2) - 1)).collect();
+    let mut ends: Vec<usize> = (0..k - 1)
+        .map(|_| 1 + rng.below(ls.len().max(2) - 1))
+        .collect();
     ends.push(ls.len());
     ends.sort_unstable();
     let mut parts = Vec::new();
@@ -46,7 +48,10 @@ fn containment_is_one_sided() {
     assert_eq!(contained(&Spans::new(b""), &whole), 0);
     // Repeats count up to the other side's count only.
     let thrice = Spans::new(b"x\nx\nx\n");
-    assert_eq!(contained(&thrice, &Spans::new(b"x\ny\n")), 2 * MAX_SCORE / 6);
+    assert_eq!(
+        contained(&thrice, &Spans::new(b"x\ny\n")),
+        2 * MAX_SCORE / 6
+    );
 }
 
 #[test]

@@ -17,12 +17,17 @@
 //! import line shared with an unrelated new file adds nothing once a real
 //! part has it. Containments are exact (the chunk histograms git's score
 //! uses), and the pairs to consider come from an index of the histograms'
-//! buckets, so only files sharing a chunk are ever compared.
+//! buckets: bounds on the bytes two files share rule out, without
+//! comparing them, every pair that could not pass.
 
 use crate::renames::{Content, ContentError, Record, SpanKey, Status};
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::containment::{Cover, Sample, SampleIndex, contained};
 use crate::similarity::score::{MAX_SCORE, Spans};
+
+/// Chunks held by more files than this are bounded rather than walked when
+/// looking for parts.
+const MAX_HOLDERS: usize = 50;
 
 /// Options of [`find`].
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +85,15 @@ pub fn find(
     content: &mut dyn Content,
 ) -> Result<(Vec<Spread>, Vec<Spread>), ContentError> {
     let is_file = |e: &&Entry| matches!(e.kind, EntryKind::Regular | EntryKind::Executable);
+    // A pair git scored at `min` or more is a rename or copy, not a split
+    // or merge: its source holds that much of the destination's larger
+    // size, so a single file holds `min` of the whole. Leaving such pairs
+    // out of both sides keeps a large move (thousands of exact renames)
+    // from costing anything here.
+    let records: Vec<&Record> = records
+        .iter()
+        .filter(|r| !(matches!(r.status, Status::Renamed | Status::Copied) && r.score >= opts.min))
+        .collect();
     // Each side's files, with the file git paired them with, if any.
     let (sources, src_partner): (Vec<&Entry>, Vec<Option<&[u8]>>) = records
         .iter()
@@ -147,26 +161,40 @@ fn spreads(
         .map(|(i, e)| (e.path.as_slice(), i))
         .collect();
     let others_partner_spans = |p: &[u8]| whole_at.get(p).copied();
-    // Rate 1: the index is exact, so no part is missed for an unlucky
-    // sample; the histograms are in memory anyway.
+    // Rate 1: no part is missed for an unlucky sample; the histograms are
+    // in memory anyway.
     let samples: Vec<Sample> = other_spans
         .iter()
         .map(|s| Sample::with_rate(s, 1))
         .collect();
     let index = SampleIndex::new(&samples);
+    // Chunks held by more files than this are bounded, not walked (see
+    // `SampleIndex::bounds`).
+    let max_holders = MAX_HOLDERS;
     let mut found = Vec::new();
     for (whole, spans) in wholes.iter().zip(whole_spans) {
         if spans.size() == 0 {
             continue;
         }
         let query = Sample::with_rate(spans, 1);
+        // The bounds are on the bytes shared, exact at rate 1: only pairs
+        // that could pass both thresholds are compared exactly.
+        let need = |share: u32, size: u64| {
+            u64::try_from(u128::from(share) * u128::from(size) / u128::from(MAX_SCORE))
+                .unwrap_or(u64::MAX)
+        };
         let mut candidates: Vec<usize> = index
-            .overlaps(&query)
+            .bounds(&query, max_holders)
             .into_iter()
-            .filter(|o| o.query_in_item.is_some_and(|c| c >= opts.min_gain))
-            .filter(|o| o.item_in_query.is_some_and(|c| c >= opts.min_part))
-            .filter(|o| other_spans[o.item].size() > 0 && others[o.item].id != whole.id)
-            .map(|o| o.item)
+            .filter(|&(i, _, most)| {
+                most > 0
+                    && most >= need(opts.min_gain, spans.size())
+                    && most >= need(opts.min_part, other_spans[i].size())
+            })
+            .map(|(i, _, _)| i)
+            .filter(|&i| other_spans[i].size() > 0 && others[i].id != whole.id)
+            .filter(|&i| contained(spans, &other_spans[i]) >= opts.min_gain)
+            .filter(|&i| contained(&other_spans[i], spans) >= opts.min_part)
             .collect();
         // A file git paired with another file is a part only if more of it
         // is in this whole than in its partner: a renamed file that shares

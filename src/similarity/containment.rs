@@ -269,6 +269,9 @@ pub struct SampleIndex<'a> {
     samples: &'a [Sample],
     rate: u32,
     postings: HashMap<u32, Vec<(u32, u32)>>,
+    /// Each sample's weight in the buckets more than so many samples hold
+    /// ([`SampleIndex::bounds`]), computed once.
+    common: std::sync::Mutex<Option<(usize, Vec<u64>)>>,
 }
 
 /// What a query shares with one indexed sample, both ways.
@@ -300,7 +303,59 @@ impl<'a> SampleIndex<'a> {
             samples,
             rate,
             postings,
+            common: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Bounds on the weight `query` shares with each indexed sample
+    /// (the sum over kept buckets of the smaller weight; with rate-1
+    /// samples, [`score::copied`] exactly), without walking the buckets
+    /// more than `max_holders` samples hold: `(item, at least, at most)`
+    /// for every item, in index order.
+    ///
+    /// Why: a bucket nearly every file has (a blank line, a lone closing
+    /// brace) makes [`SampleIndex::overlaps`] touch every pair of files.
+    /// Such common buckets are left out of the walk and bounded instead:
+    /// together they add at most the smaller of the two files' weights in
+    /// them.
+    pub fn bounds(&self, query: &Sample, max_holders: usize) -> Vec<(usize, u64, u64)> {
+        let rate = self.rate.max(query.rate);
+        let common = |holders: &Vec<(u32, u32)>| holders.len() > max_holders;
+        let mut cached = self
+            .common
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let item_common = match &*cached {
+            Some((max, weights)) if *max == max_holders => weights,
+            _ => {
+                let mut weights = vec![0u64; self.samples.len()];
+                for holders in self.postings.values().filter(|h| common(h)) {
+                    for &(i, w) in holders {
+                        weights[i as usize] += u64::from(w);
+                    }
+                }
+                &cached.insert((max_holders, weights)).1
+            }
+        };
+        let mut rare = vec![0u64; self.samples.len()];
+        let mut query_common = 0u64;
+        for &(b, qw) in query.entries.iter().filter(|&&(b, _)| kept(b, rate)) {
+            let Some(holders) = self.postings.get(&b) else {
+                continue;
+            };
+            if common(holders) {
+                query_common += u64::from(qw);
+                continue;
+            }
+            for &(i, w) in holders {
+                rare[i as usize] += u64::from(qw.min(w));
+            }
+        }
+        rare.iter()
+            .zip(item_common)
+            .enumerate()
+            .map(|(i, (&r, &c))| (i, r, r + c.min(query_common)))
+            .collect()
     }
 
     /// Every indexed sample that shares a kept bucket with `query`, with

@@ -248,3 +248,28 @@ fn estimate_error_by_band() {
     assert!(wanted > 1000);
     assert!(missed * 100 < wanted, "{missed} of {wanted} missed");
 }
+
+#[test]
+fn bounds_hold_the_exact_shared_bytes() {
+    let files = real_text();
+    let mut rng = Rng(5);
+    let spans: Vec<Spans> = files.iter().take(200).map(|f| Spans::new(f)).collect();
+    let samples: Vec<Sample> = spans.iter().map(|s| Sample::with_rate(s, 1)).collect();
+    let index = SampleIndex::new(&samples);
+    let mut tight = 0;
+    for max_holders in [0, 3, 20, 1000] {
+        for _ in 0..10 {
+            let f = &files[rng.below(200)];
+            let q = Spans::new(&edit(&mut rng, &f[..f.len() / 2]));
+            let bounds = index.bounds(&Sample::with_rate(&q, 1), max_holders);
+            assert_eq!(bounds.len(), spans.len());
+            for (i, least, most) in bounds {
+                let exact = score::copied(&q, &spans[i]);
+                assert!(least <= exact && exact <= most, "{least} {exact} {most}");
+                tight += usize::from(least == most);
+            }
+        }
+    }
+    // With no bucket common (1000 holders), the bounds are exact.
+    assert!(tight >= 2000, "{tight}");
+}

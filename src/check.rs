@@ -96,6 +96,25 @@ pub enum Finding {
         /// git's score of the pair.
         score: u32,
     },
+    /// A deleted (or renamed-away) file whose content went into two or
+    /// more new files ([`renames::splits`]).
+    Split {
+        /// The file in HEAD.
+        source: Vec<u8>,
+        /// The new files, the one holding most of it first.
+        parts: Vec<Vec<u8>>,
+        /// How much of the source they hold together.
+        covered: u32,
+    },
+    /// A new file made of two or more deleted (or renamed-away) files.
+    Merge {
+        /// The new file.
+        destination: Vec<u8>,
+        /// The files in HEAD, the one adding most first.
+        sources: Vec<Vec<u8>>,
+        /// How much of the new file they make together.
+        covered: u32,
+    },
 }
 
 fn renamed(records: &[Record]) -> Vec<&Record> {
@@ -186,6 +205,25 @@ pub fn check(
             });
         }
     }
+    let (splits, merges) =
+        renames::splits::find(&ours, &renames::splits::Options::default(), content)?;
+    feedback.trace("check: splits and merges");
+    let paths = |s: &renames::splits::Spread| -> Vec<Vec<u8>> {
+        s.parts.iter().map(|p| p.entry.path.clone()).collect()
+    };
+    let spread_findings: Vec<Finding> = splits
+        .iter()
+        .map(|s| Finding::Split {
+            source: s.whole.path.clone(),
+            parts: paths(s),
+            covered: s.covered,
+        })
+        .chain(merges.iter().map(|m| Finding::Merge {
+            destination: m.whole.path.clone(),
+            sources: paths(m),
+            covered: m.covered,
+        }))
+        .collect();
     // Copies: only files that are still plain additions after generous
     // rename detection, against every file of HEAD still in the index.
     let added: std::collections::HashSet<&[u8]> = ours
@@ -226,10 +264,37 @@ pub fn check(
             }
         }
     }
+    // A lost rename between a split's source and one of its parts (or a
+    // merge's source and its destination) is said better by the split.
+    findings.retain(|f| match f {
+        Finding::LostRename { old, new, .. } => !spread_findings.iter().any(|s| match s {
+            Finding::Split { source, parts, .. } => source == old && parts.contains(new),
+            Finding::Merge {
+                destination,
+                sources,
+                ..
+            } => destination == new && sources.contains(old),
+            _ => false,
+        }),
+        _ => true,
+    });
+    findings.extend(spread_findings);
     findings.retain(|f| {
-        let paths: [&[u8]; 2] = match f {
-            Finding::LostRename { old, new, .. } => [old, new],
-            Finding::Copy { new, source, .. } => [new, source],
+        let paths: Vec<&[u8]> = match f {
+            Finding::LostRename { old, new, .. } => vec![old, new],
+            Finding::Copy { new, source, .. } => vec![new, source],
+            Finding::Split { source, parts, .. } => std::iter::once(source)
+                .chain(parts)
+                .map(Vec::as_slice)
+                .collect(),
+            Finding::Merge {
+                destination,
+                sources,
+                ..
+            } => std::iter::once(destination)
+                .chain(sources)
+                .map(Vec::as_slice)
+                .collect(),
         };
         !paths.iter().any(|p| ignored(&settings.ignore, p))
     });
@@ -380,6 +445,15 @@ fn shown(path: &[u8]) -> String {
     }
 }
 
+/// Paths as `'a', 'b' and 'c'`.
+fn listed(paths: &[Vec<u8>]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| shown(p)).collect();
+    match shown.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => shown.join(""),
+    }
+}
+
 /// Write one warning per finding, each naming the files and the fix.
 pub fn write_findings(
     w: &mut impl Write,
@@ -426,6 +500,38 @@ pub fn write_findings(
                 shown(new),
                 score::percent(*s),
                 shown(source)
+            )?,
+            Finding::Split {
+                source,
+                parts,
+                covered,
+            } => writeln!(
+                w,
+                "warning: {} was split into {} ({}% of it): git will see a deletion and new files, \
+                 and 'git log --follow' and blame will lose its history. To keep it for the \
+                 largest part, commit the move first (git mv {} {}, commit), then the split; \
+                 'git blame -C -C' finds the other parts' lines in it.",
+                shown(source),
+                listed(parts),
+                score::percent(*covered),
+                shown(source),
+                parts.first().map_or_else(String::new, |p| shown(p)),
+            )?,
+            Finding::Merge {
+                destination,
+                sources,
+                covered,
+            } => writeln!(
+                w,
+                "warning: {} is made of {} ({}% of it): git will see deletions and a new file, \
+                 and 'git log --follow' and blame will lose their history. To keep the largest's, \
+                 commit its move first (git mv {} {}, commit), then the merge; \
+                 'git blame -C -C' finds the others' lines.",
+                shown(destination),
+                listed(sources),
+                score::percent(*covered),
+                sources.first().map_or_else(String::new, |p| shown(p)),
+                shown(destination),
             )?,
         }
     }

@@ -229,3 +229,120 @@ pub fn find_similar(
     }
     Ok((matches, outcome))
 }
+
+/// One file of the tree that holds much of the query, or much of which the
+/// query holds ([`find_containing`]).
+#[derive(Clone, Debug)]
+pub struct Containment {
+    /// Path in the tree.
+    pub path: Vec<u8>,
+    /// Its blob.
+    pub id: ObjectId,
+    /// Its size in bytes.
+    pub size: u64,
+    /// How much of the query is in this file, in [`score::MAX_SCORE`] units.
+    pub query_in_file: u32,
+    /// How much of this file is in the query.
+    pub file_in_query: u32,
+}
+
+impl Containment {
+    /// Whether the file holds at least `min` of the query (the first group
+    /// of [`find_containing`]'s answer), rather than only being held by it.
+    pub fn contains_query(&self, min: u32) -> bool {
+        self.query_in_file >= min
+    }
+}
+
+/// Files of `tree` that contain at least `opts.min_score` of `query`, most
+/// first, then files of which the query contains at least that much, most
+/// first (ties by path); a file in both groups is listed in the first.
+/// Containment is Broder's, computed exactly
+/// ([`crate::similarity::containment`]) with each file chunked as its
+/// path's attributes say; an identical blob is 100% both ways.
+///
+/// Every regular file of the tree is read: the fingerprints cannot tell
+/// how much of a small file is inside a large one.
+pub fn find_containing(
+    repo: &Repo,
+    tree: ObjectId,
+    query: &Query,
+    opts: &Options,
+    attributes: Option<&mut DiffAttributes>,
+    feedback: &Feedback,
+) -> Result<Vec<Containment>, SimilarError> {
+    use crate::similarity::containment;
+    let entries: Vec<_> = repo
+        .tree_entries(tree)?
+        .into_iter()
+        .filter(|e| matches!(e.kind, EntryKind::Regular | EntryKind::Executable))
+        .collect();
+    let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
+    if let Some(attributes) = attributes {
+        for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
+            *b = attributes.binary(&e.path)?;
+        }
+    }
+    let mut keys: Vec<(ObjectId, Binary)> = entries
+        .iter()
+        .zip(&binary_of)
+        .map(|(e, b)| (e.id, *b))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let query_id =
+        gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data).map_err(
+            |source| RepoError::Hash {
+                path: query.name.clone().into(),
+                source,
+            },
+        )?;
+    let query_spans = Spans::with_binary(&query.data, query.binary);
+    let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
+    let found = repo.map_blobs(&key_ids, feedback, |i, data| {
+        if keys[i].0 == query_id {
+            return (data.len() as u64, score::MAX_SCORE, score::MAX_SCORE);
+        }
+        let spans = Spans::with_binary(data, keys[i].1);
+        (
+            spans.size(),
+            containment::contained(&query_spans, &spans),
+            containment::contained(&spans, &query_spans),
+        )
+    })?;
+    let of: std::collections::HashMap<(ObjectId, Binary), (u64, u32, u32)> =
+        keys.iter().copied().zip(found).collect();
+    let min = opts.min_score.max(1);
+    let mut matches: Vec<Containment> = entries
+        .iter()
+        .zip(&binary_of)
+        .filter_map(|(e, b)| {
+            let &(size, query_in_file, file_in_query) = of.get(&(e.id, *b))?;
+            (query_in_file >= min || file_in_query >= min).then(|| Containment {
+                path: e.path.clone(),
+                id: e.id,
+                size,
+                query_in_file,
+                file_in_query,
+            })
+        })
+        .collect();
+    matches.sort_by(|a, b| {
+        let group = |m: &Containment| !m.contains_query(min);
+        let key = |m: &Containment| {
+            if m.contains_query(min) {
+                (m.query_in_file, m.file_in_query)
+            } else {
+                (m.file_in_query, m.query_in_file)
+            }
+        };
+        group(a)
+            .cmp(&group(b))
+            .then_with(|| key(b).cmp(&key(a)))
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    if opts.limit > 0 {
+        matches.truncate(opts.limit);
+    }
+    Ok(matches)
+}

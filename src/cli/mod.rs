@@ -393,8 +393,17 @@ Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
 rename limit unless -l<n> sets one. Empty files are not paired unless
 --rename-empty is given (git's diff pairs them by default).
 
+With --find-splits, extra lines follow git's (not filtered by
+--diff-filter), one per split or merge:
+  S<covered><TAB><source><TAB><part>...       a source split into parts
+  J<covered><TAB><source>...<TAB><destination> sources joined into one
+where <covered> is the percentage of the whole (the split source, the
+merged destination) its parts hold together, parts listed adding most first.
+--json adds arrays \"splits\" and \"merges\".
+
 Examples:
   git simm renames HEAD~1 HEAD
+  git simm renames --find-splits=70% HEAD~1 HEAD
   git simm renames -M30% --diff-filter=RC v1.0 v2.0
   git simm renames --cached -C
   git simm renames --json main feature
@@ -416,13 +425,21 @@ const SIMILAR_HELP: &str = "\
 Output: one line per match, best first: `<score>%<TAB><path>`, where the
 score is git's rename similarity (the number `git diff -M` prints after R).
 
+With --containment: `<in-file>%<TAB><in-query>%<TAB><path>`, where
+<in-file> is how much of the query the file holds (the query's bytes found
+in it, over the query's size) and <in-query> how much of the file the query
+holds. Files holding at least the threshold of the query come first, then
+files the query holds at least the threshold of: where a split-off part or
+a merged whole went.
+
 The query is a file on disk if such a file exists, else a blob
 (`HEAD~3:src/main.rs`, a blob id).
 
 Examples:
   git simm similar src/lib.rs            files of HEAD like the working copy
   git simm similar HEAD~10:old.c main    files of branch main like an old blob
-  git simm similar --threshold 80 --limit 3 notes.txt";
+  git simm similar --threshold 80 --limit 3 notes.txt
+  git simm similar --containment HEAD~1:src/big.rs   where its parts went";
 
 const GROUPS_HELP: &str = "\
 A group is a set of files linked by pairs whose exact git score (the rename
@@ -600,6 +617,13 @@ pub struct SimilarArgs {
     #[arg(long, short = 'n', value_name = "n", default_value_t = 10)]
     pub limit: usize,
 
+    /// Containment instead of similarity: the files that hold at least the
+    /// threshold of the query, then the files the query holds at least
+    /// that much of, each with both percentages (reads every file of the
+    /// tree).
+    #[arg(long)]
+    pub containment: bool,
+
     /// Print a JSON document instead of lines.
     #[arg(long)]
     pub json: bool,
@@ -699,6 +723,14 @@ pub struct RenamesArgs {
     /// every change, and counts of the work done.
     #[arg(long)]
     pub json: bool,
+
+    /// After git's pairing, also report splits (a deleted or renamed-away
+    /// file whose bytes went, together, into two or more new paths) and
+    /// merges (a new path made of two or more sources), when the parts
+    /// hold at least <n> of the whole (default 80%).
+    #[arg(long, value_name = "n", num_args = 0..=1, require_equals = true,
+          default_missing_value = "80%", value_parser = score_text)]
+    pub find_splits: Option<String>,
 
     /// Limit the comparison to these paths (after `--`, relative to the
     /// current directory; a directory takes what is under it; `*`, `?` and

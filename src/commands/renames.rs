@@ -124,12 +124,33 @@ pub(super) fn renames(
     feedback.trace("renames: the changes");
     let attributes = diff_attributes(&repo, args.attr_source.as_deref(), attr_source_of(args))?;
     feedback.trace("renames: attribute sources");
+    let split_opts = match &args.find_splits {
+        Some(s) => {
+            let min = score::parse_rename_score(s)
+                .with_context(|| format!("invalid --find-splits value '{s}'"))?;
+            Some(git_simm::renames::splits::Options {
+                min: if min == 0 {
+                    git_simm::renames::splits::Options::default().min
+                } else {
+                    min
+                },
+                ..Default::default()
+            })
+        }
+        None => None,
+    };
     let mut store = open_store(&repo, no_cache)?;
-    let (records, outcome) = {
+    let (records, outcome, spreads) = {
         let mut content =
             git_simm::renames::RepoContent::new(&repo, &mut store, contents, feedback)
                 .with_attributes(attributes);
-        git_simm::renames::detect(&changes, &opts, &mut content, feedback)?
+        let (records, outcome) =
+            git_simm::renames::detect(&changes, &opts, &mut content, feedback)?;
+        let spreads = match &split_opts {
+            Some(o) => Some(git_simm::renames::splits::find(&records, o, &mut content)?),
+            None => None,
+        };
+        (records, outcome, spreads)
     };
     flush_warnings(&mut store, err);
     if let Some(needed) = outcome.limit_needed {
@@ -154,10 +175,17 @@ pub(super) fn renames(
     if args.quiet {
         // Nothing printed, as git diff --quiet.
     } else if args.json {
-        let doc = output::json::Renames::new(&records, &outcome, &store_sizes(&repo, &records));
+        let mut doc = output::json::Renames::new(&records, &outcome, &store_sizes(&repo, &records));
+        if let Some((splits, merges)) = &spreads {
+            doc.splits = Some(splits.iter().map(output::json::Spread::new).collect());
+            doc.merges = Some(merges.iter().map(output::json::Spread::new).collect());
+        }
         output::json::write(out, &doc)?;
     } else {
         output::write_name_status(out, &records, args.nul)?;
+        if let Some((splits, merges)) = &spreads {
+            output::write_spreads(out, splits, merges, args.nul)?;
+        }
     }
     out.flush()?;
     if (args.exit_code || args.quiet) && !records.is_empty() {

@@ -95,11 +95,14 @@ pub(super) fn similar(
         );
         return Ok(Status::NothingFound);
     }
-    let mut store = open_store(&repo, no_cache)?;
     let opts = similar::Options {
         min_score,
         limit: args.limit,
     };
+    if args.containment {
+        return containing(&repo, tree, &query, &opts, args, attributes, feedback, out);
+    }
+    let mut store = open_store(&repo, no_cache)?;
     let (matches, _outcome) = similar::find_similar(
         &repo,
         &mut store,
@@ -117,6 +120,50 @@ pub(super) fn similar(
         let mut buf = Vec::new();
         for m in &matches {
             write!(buf, "{}%\t", score::percent(m.score))?;
+            if args.nul {
+                buf.extend_from_slice(&m.path);
+                buf.push(b'\0');
+            } else {
+                write_quoted_path(&mut buf, &m.path)?;
+                buf.push(b'\n');
+            }
+        }
+        out.write_all(&buf)?;
+    }
+    out.flush()?;
+    Ok(if matches.is_empty() {
+        Status::NothingFound
+    } else {
+        Status::Success
+    })
+}
+
+/// `similar --containment`.
+#[allow(clippy::too_many_arguments)]
+fn containing(
+    repo: &Repo,
+    tree: gix::ObjectId,
+    query: &Query,
+    opts: &similar::Options,
+    args: &SimilarArgs,
+    mut attributes: git_simm::repo::DiffAttributes,
+    feedback: &Feedback,
+    out: &mut impl Write,
+) -> Result<Status> {
+    let matches =
+        similar::find_containing(repo, tree, query, opts, Some(&mut attributes), feedback)?;
+    if args.json {
+        let doc = output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
+        output::json::write(out, &doc)?;
+    } else {
+        let mut buf = Vec::new();
+        for m in &matches {
+            write!(
+                buf,
+                "{}%\t{}%\t",
+                score::percent(m.query_in_file),
+                score::percent(m.file_in_query)
+            )?;
             if args.nul {
                 buf.extend_from_slice(&m.path);
                 buf.push(b'\0');

@@ -34,8 +34,83 @@ pub struct Renames {
     /// One entry per line `git diff --name-status` prints, in the same
     /// order (after `--diff-filter`).
     pub changes: Vec<Change>,
+    /// With `--find-splits`: new paths made of two or more sources. Left
+    /// out (not `null`) without the option, so that output stays as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges: Option<Vec<Spread>>,
+    /// With `--find-splits`: sources split into two or more new paths; left
+    /// out without the option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub splits: Option<Vec<Spread>>,
     /// Counts of detection's work.
     pub stats: Stats,
+}
+
+/// A split (`whole` is the source, `parts` the new paths) or a merge
+/// (`whole` is the new path, `parts` its sources).
+#[derive(Clone, Debug, Serialize)]
+pub struct Spread {
+    /// How much of the whole the parts hold together, in percent.
+    pub covered: u32,
+    /// The parts, the one adding most first.
+    pub parts: Vec<SpreadPart>,
+    /// The source split, or the destination merged into.
+    pub whole: SpreadFile,
+}
+
+/// One file of a [`Spread`].
+#[derive(Clone, Debug, Serialize)]
+pub struct SpreadFile {
+    /// Its blob id in hex.
+    pub blob: String,
+    /// Its path (exact when `path_bytes` is `null`).
+    pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
+}
+
+/// One part of a [`Spread`], with the containments both ways.
+#[derive(Clone, Debug, Serialize)]
+pub struct SpreadPart {
+    /// Its blob id in hex.
+    pub blob: String,
+    /// How much of the part is in the whole, in percent.
+    pub part_in_whole: u32,
+    /// Its path (exact when `path_bytes` is `null`).
+    pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
+    /// How much of the whole is in the part, in percent.
+    pub whole_in_part: u32,
+}
+
+impl Spread {
+    /// The document's form of a split or merge.
+    pub fn new(s: &crate::renames::splits::Spread) -> Spread {
+        let (path, path_bytes) = json_path(&s.whole.path);
+        Spread {
+            covered: score::percent(s.covered),
+            parts: s
+                .parts
+                .iter()
+                .map(|p| {
+                    let (path, path_bytes) = json_path(&p.entry.path);
+                    SpreadPart {
+                        blob: p.entry.id.to_string(),
+                        part_in_whole: score::percent(p.part_in_whole),
+                        path,
+                        path_bytes,
+                        whole_in_part: score::percent(p.whole_in_part),
+                    }
+                })
+                .collect(),
+            whole: SpreadFile {
+                blob: s.whole.id.to_string(),
+                path,
+                path_bytes,
+            },
+        }
+    }
 }
 
 /// One change: a path added, deleted, modified, or paired with another.
@@ -128,6 +203,8 @@ impl Renames {
                     status: r.status.letter(),
                 })
                 .collect(),
+            merges: None,
+            splits: None,
             stats: Stats {
                 basename: outcome.basename,
                 candidate_pairs: outcome.candidate_pairs,
@@ -383,6 +460,79 @@ impl Groups {
     }
 }
 
+/// `git simm similar --containment --json`: the files of a tree that hold
+/// much of one file, and those it holds much of.
+#[derive(Clone, Debug, Serialize)]
+pub struct Containing {
+    /// Files holding at least the threshold of the query, most first, then
+    /// files the query holds at least the threshold of (as the plain output
+    /// lists them).
+    pub matches: Vec<Contained>,
+    /// The file or blob asked about, as given on the command line.
+    pub query: String,
+    /// The lowest containment listed, in percent (`--threshold`).
+    pub threshold: u32,
+    /// The tree-ish searched, as given (default `HEAD`).
+    pub tree: String,
+}
+
+/// One file of [`Containing`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Contained {
+    /// The file's blob id in hex.
+    pub blob: String,
+    /// How much of the file the query holds, in percent (0-100).
+    pub file_in_query: u32,
+    /// The file's path in the tree (exact when `path_bytes` is `null`).
+    pub path: String,
+    /// The path's bytes when it is not valid UTF-8; else `null`.
+    pub path_bytes: Option<Vec<u8>>,
+    /// How much of the query the file holds, in percent (0-100).
+    pub query_in_file: u32,
+    /// `"contains"` when the file holds at least the threshold of the
+    /// query, else `"contained"` (the query holds that much of the file).
+    pub relation: &'static str,
+    /// The file's size in bytes.
+    pub size: u64,
+}
+
+impl Containing {
+    /// The document for `matches` of `query` in `tree` at `min_score`
+    /// ([`score::MAX_SCORE`] units).
+    pub fn new(
+        query: &str,
+        tree: &str,
+        min_score: u32,
+        matches: &[crate::similar::Containment],
+    ) -> Containing {
+        let min = min_score.max(1);
+        Containing {
+            matches: matches
+                .iter()
+                .map(|m| {
+                    let (path, path_bytes) = json_path(&m.path);
+                    Contained {
+                        blob: m.id.to_string(),
+                        file_in_query: score::percent(m.file_in_query),
+                        path,
+                        path_bytes,
+                        query_in_file: score::percent(m.query_in_file),
+                        relation: if m.contains_query(min) {
+                            "contains"
+                        } else {
+                            "contained"
+                        },
+                        size: m.size,
+                    }
+                })
+                .collect(),
+            query: query.to_owned(),
+            threshold: score::percent(min_score),
+            tree: tree.to_owned(),
+        }
+    }
+}
+
 /// The boilerplate chunks, most common first, then by text.
 pub fn common_chunks(common: &crate::groups::Common) -> Vec<CommonChunk> {
     let mut chunks: Vec<CommonChunk> = common
@@ -476,6 +626,8 @@ mod tests {
                     status: 'A',
                 },
             ],
+            merges: None,
+            splits: None,
             stats: Stats {
                 basename: 1,
                 candidate_pairs: 2,
@@ -536,6 +688,50 @@ mod tests {
     "scored_pairs": 9,
     "sources": 10,
     "ties_unreplayed": 11
+  }}
+}}
+"#
+            )
+        );
+    }
+
+    /// Pins a split or merge as `renames --find-splits --json` prints it.
+    #[test]
+    fn spread_document_is_pinned() {
+        let doc = Spread {
+            covered: 91,
+            parts: vec![SpreadPart {
+                blob: "ab".repeat(20),
+                part_in_whole: 97,
+                path: "p1.rs".into(),
+                path_bytes: None,
+                whole_in_part: 48,
+            }],
+            whole: SpreadFile {
+                blob: "cd".repeat(20),
+                path: "whole.rs".into(),
+                path_bytes: None,
+            },
+        };
+        let (ab, cd) = ("ab".repeat(20), "cd".repeat(20));
+        assert_eq!(
+            text(&doc),
+            format!(
+                r#"{{
+  "covered": 91,
+  "parts": [
+    {{
+      "blob": "{ab}",
+      "part_in_whole": 97,
+      "path": "p1.rs",
+      "path_bytes": null,
+      "whole_in_part": 48
+    }}
+  ],
+  "whole": {{
+    "blob": "{cd}",
+    "path": "whole.rs",
+    "path_bytes": null
   }}
 }}
 "#

@@ -13,7 +13,7 @@ pub mod sarif;
 
 use std::io::{self, Write};
 
-pub use name_status::{DiffFilter, write_name_status};
+pub use name_status::{DiffFilter, write_name_status, write_spreads};
 
 /// Write `path` as git would print it in line-oriented output.
 pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {

@@ -50,6 +50,48 @@ pub fn write_name_status(
     w.write_all(&buf)
 }
 
+/// `renames --find-splits` lines after git's: `S<covered>` with the source
+/// then its parts, `J<covered>` with the sources then the destination
+/// (old paths before new, as in git's `R` lines); fields as
+/// [`write_name_status`] writes them.
+pub fn write_spreads(
+    w: &mut impl Write,
+    splits: &[crate::renames::splits::Spread],
+    merges: &[crate::renames::splits::Spread],
+    nul: bool,
+) -> io::Result<()> {
+    let mut buf = Vec::new();
+    let end = if nul { b'\0' } else { b'\n' };
+    let sep = if nul { b'\0' } else { b'\t' };
+    let path = |buf: &mut Vec<u8>, p: &[u8]| -> io::Result<()> {
+        buf.push(sep);
+        if nul {
+            buf.extend_from_slice(p);
+            Ok(())
+        } else {
+            write_quoted_path(buf, p)
+        }
+    };
+    let pct = crate::similarity::score::percent;
+    for s in splits {
+        write!(buf, "S{:03}", pct(s.covered))?;
+        path(&mut buf, &s.whole.path)?;
+        for p in &s.parts {
+            path(&mut buf, &p.entry.path)?;
+        }
+        buf.push(end);
+    }
+    for m in merges {
+        write!(buf, "J{:03}", pct(m.covered))?;
+        for p in &m.parts {
+            path(&mut buf, &p.entry.path)?;
+        }
+        path(&mut buf, &m.whole.path)?;
+        buf.push(end);
+    }
+    w.write_all(&buf)
+}
+
 /// git's `--diff-filter`: upper-case letters select, lower-case letters
 /// exclude.
 #[derive(Clone, Debug, Default)]

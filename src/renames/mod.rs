@@ -54,6 +54,7 @@
 mod content;
 mod matrix;
 mod pairing;
+pub mod splits;
 #[cfg(test)]
 mod tests;
 mod ties;

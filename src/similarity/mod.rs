@@ -1,10 +1,12 @@
 //! Similarity: 256-bit gsimm fingerprints of blobs ([`fingerprint`]), kept
 //! by blob id ([`store`], filled through [`compute`]), turned into the few
 //! pairs worth comparing ([`candidates`]) and scored exactly as git scores
-//! renames ([`score`]).
+//! renames ([`score`]); how much of one file another holds, Broder's
+//! containment, exactly and by a sample ([`containment`]).
 
 pub mod candidates;
 pub mod compute;
+pub mod containment;
 pub mod fingerprint;
 pub mod score;
 pub mod store;

@@ -217,6 +217,12 @@ impl Spans {
     pub fn heap_bytes(&self) -> usize {
         self.buckets.capacity() * std::mem::size_of::<(u32, u32)>() + std::mem::size_of::<Spans>()
     }
+
+    /// `(bucket, weight)` pairs, sorted by bucket: what containment
+    /// ([`crate::similarity::containment`]) samples and merges.
+    pub(crate) fn buckets(&self) -> &[(u32, u32)] {
+        &self.buckets
+    }
 }
 
 /// Chunks of a file in which every byte counts (binary, or text without a

@@ -541,3 +541,60 @@ fn findings_do_not_depend_on_the_cache_tree() {
     drop_cache_tree(&r.path);
     assert_eq!(findings("no cache-tree"), partly);
 }
+
+/// A staged split (a real source file cut into three parts) and a staged
+/// merge (two real files joined) are each warned about, naming every
+/// file; git itself sees only deletions and additions (or one rename).
+#[test]
+fn staged_split_and_merge_warn() {
+    let r = hooked_repo();
+    let whole = util::corpus_text("rust/serde_json-1.0.133/src/value/ser.rs");
+    let a = util::corpus_text("rust/toml-0.8.19/src/macros.rs");
+    let b = util::corpus_text("rust/tokio-1.41.1/src/sync/batch_semaphore.rs");
+    r.write("src/ser.rs", &whole);
+    r.write("src/macros.rs", &a);
+    r.write("src/semaphore.rs", &b);
+    r.commit_all("base");
+    let lines: Vec<&[u8]> = whole.split_inclusive(|&c| c == b'\n').collect();
+    let third = lines.len() / 3;
+    r.remove("src/ser.rs");
+    r.write("src/ser/map.rs", &lines[..third].concat());
+    r.write("src/ser/seq.rs", &lines[third..2 * third].concat());
+    r.write("src/ser/value.rs", &lines[2 * third..].concat());
+    r.remove("src/macros.rs");
+    r.remove("src/semaphore.rs");
+    r.write("src/joined.rs", &[a, b].concat());
+    r.git(&["add", "-A"]);
+    let status = git_status(&r, &["-M"]);
+    assert!(status.contains("D\tsrc/ser.rs"), "{status}");
+
+    let o = r.simm(&["check", "--staged"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    // The lost rename of the source to its largest part is the split.
+    assert!(!err.contains("is a rename"), "{err}");
+    let split = err
+        .lines()
+        .find(|l| l.starts_with("warning: 'src/ser.rs' was split into"))
+        .unwrap_or_else(|| panic!("no split warning: {err}"));
+    for part in ["src/ser/map.rs", "src/ser/seq.rs", "src/ser/value.rs"] {
+        assert!(split.contains(&format!("'{part}'")), "{split}");
+    }
+    let merge = err
+        .lines()
+        .find(|l| l.starts_with("warning: 'src/joined.rs' is made of"))
+        .unwrap_or_else(|| panic!("no merge warning: {err}"));
+    assert!(merge.contains("'src/macros.rs'") && merge.contains("'src/semaphore.rs'"));
+    // --strict refuses, as for any warning.
+    let o = r.simm(&["check", "--staged", "--strict"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // simm.ignore silences them like any finding.
+    r.git(&["config", "--add", "simm.ignore", "src/ser/*"]);
+    r.git(&["config", "--add", "simm.ignore", "src/joined.rs"]);
+    let o = r.simm(&["check", "--staged"]);
+    assert!(
+        !stderr(&o).contains("split") && !stderr(&o).contains("made of"),
+        "{}",
+        stderr(&o)
+    );
+}

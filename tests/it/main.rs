@@ -13,6 +13,7 @@ mod attributes;
 mod check;
 mod cli;
 mod config_sources;
+mod containment;
 mod fixtures;
 mod groups;
 mod partial_clone;

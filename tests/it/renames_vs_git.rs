@@ -192,15 +192,15 @@ fn score_of(out: &[u8], dst: &str) -> Option<u32> {
 // Real content.
 
 /// A real file of the corpus (`fixtures/corpus.sh`).
-struct Doc {
+pub(crate) struct Doc {
     /// Its path in the corpus.
-    name: String,
-    data: Vec<u8>,
+    pub(crate) name: String,
+    pub(crate) data: Vec<u8>,
 }
 
 /// Text files (source code and prose, 1 to 48 KiB, UTF-8, no NUL, 20
 /// lines or more) of the corpus, each content once, in sorted path order.
-fn corpus() -> &'static [Doc] {
+pub(crate) fn corpus() -> &'static [Doc] {
     static CORPUS: OnceLock<Vec<Doc>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let root = corpus_dir();
@@ -1910,6 +1910,19 @@ fn pairs_agree_on_a_larger_real_corpus() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // Ordinary renames, copies, deletions and additions hold no split or
+    // merge: `--find-splits` prints git's lines and nothing more.
+    for args in [vec![&c1[..], &c2[..]], vec!["-C", &c1, &c2]] {
+        let theirs = git_diff(&r, &with(&["-l0", "--no-rename-empty"], &args));
+        let ours = r.simm(&with(&["renames", "--find-splits"], &args));
+        assert!(ours.status.success(), "{}", lossy(&ours.stderr));
+        assert_eq!(
+            lossy(&ours.stdout),
+            lossy(&theirs),
+            "--find-splits {args:?}"
+        );
+    }
 }
 
 /// Lines of `data` of at least 20 bytes, the first `n`.

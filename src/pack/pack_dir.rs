@@ -17,6 +17,12 @@ pub(super) const LOCK_NAME: &str = "simm-repack.lock";
 /// someone else's stray file and undone by the next run.
 pub(super) const JOURNAL_NAME: &str = "simm-repack.installing";
 
+/// Names the old packs being removed once the new one is installed: a run
+/// killed between removing a pack's `.idx` and its `.pack` left a pack
+/// without an index, which the next run finishes removing instead of
+/// taking it for someone else's damage.
+pub(super) const REMOVING_NAME: &str = "simm-repack.removing";
+
 /// Create and remove a file in `dir`: the one sure test that a repack can
 /// write there, made before any work.
 pub(super) fn probe_writable(dir: &Path) -> Result<(), RepackError> {
@@ -85,6 +91,83 @@ pub(super) fn undo_interrupted_install(pack_dir: &Path) -> Result<(), RepackErro
         path: journal.clone(),
         source,
     })
+}
+
+/// Remove the old packs `bases` (superseded by an installed pack), under
+/// the [`REMOVING_NAME`] journal.
+/// `fault` is called with `"removing-index"` between a pack's index and
+/// the rest of it, and `"removing"` after each pack (the tests' kill
+/// points).
+pub(super) fn remove_old_packs(
+    pack_dir: &Path,
+    bases: &[PathBuf],
+    fault: impl Fn(&str),
+) -> Result<(), RepackError> {
+    let journal = pack_dir.join(REMOVING_NAME);
+    let names: String = bases
+        .iter()
+        .filter_map(|b| b.file_name()?.to_str())
+        .map(|n| format!("{n}\n"))
+        .collect();
+    std::fs::write(&journal, names)
+        .and_then(|()| std::fs::File::open(&journal)?.sync_all())
+        .map_err(|source| RepackError::Cleanup {
+            path: journal.clone(),
+            source,
+        })?;
+    for base in bases {
+        let idx = base.with_extension("idx");
+        match std::fs::remove_file(&idx) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(RepackError::Cleanup { path: idx, source }),
+        }
+        fault("removing-index");
+        remove_pack(base)?;
+        fault("removing");
+    }
+    std::fs::remove_file(&journal).map_err(|source| RepackError::Cleanup {
+        path: journal.clone(),
+        source,
+    })
+}
+
+/// Finish what a run killed while removing old packs left: every pack the
+/// journal names goes (the pack that replaced them was installed before
+/// the journal was written).
+pub(super) fn finish_interrupted_removal(pack_dir: &Path) -> Result<(), RepackError> {
+    let journal = pack_dir.join(REMOVING_NAME);
+    let Ok(text) = std::fs::read_to_string(&journal) else {
+        return Ok(());
+    };
+    for name in text
+        .lines()
+        .filter(|l| l.starts_with("pack-") && !l.contains('/'))
+    {
+        remove_pack(&pack_dir.join(name))?;
+    }
+    std::fs::remove_file(&journal).map_err(|source| RepackError::Cleanup {
+        path: journal.clone(),
+        source,
+    })
+}
+
+/// Remove git's bitmap temporaries (`tmp_bitmap_*`) that appeared in
+/// `pack_dir` since `before` was listed: `git multi-pack-index write
+/// --bitmap` does not remove its own when a signal stops it.
+pub(super) fn remove_new_bitmap_temporaries(pack_dir: &Path, before: &[PathBuf]) {
+    let Ok(now) = dir_files(pack_dir) else {
+        return;
+    };
+    for path in now {
+        let is_tmp = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("tmp_bitmap_"));
+        if is_tmp && !before.contains(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// Remove one old pack: the index first, so no reader finds an index whose

@@ -52,9 +52,10 @@ use std::path::{Path, PathBuf};
 
 pub use super::RepackError;
 use super::pack_dir::{
-    JOURNAL_NAME, Lock, TMP_PREFIX, dir_files, existing_packs, file_len, git_tmp_expiry,
-    loose_bytes, probe_writable, remove_midx, remove_pack, remove_stale_temporaries, sync,
-    sync_dir, undo_interrupted_install,
+    JOURNAL_NAME, Lock, TMP_PREFIX, dir_files, existing_packs, file_len,
+    finish_interrupted_removal, git_tmp_expiry, loose_bytes, probe_writable, remove_midx,
+    remove_new_bitmap_temporaries, remove_old_packs, remove_stale_temporaries, sync, sync_dir,
+    undo_interrupted_install,
 };
 use crate::pack::order::Strategy;
 use crate::pack::{self, ListOptions, PackError};
@@ -149,6 +150,7 @@ pub fn repack(
     let _lock = Lock::take(repo.common_dir())?;
     remove_stale_temporaries(&pack_dir, git_tmp_expiry(repo));
     undo_interrupted_install(&pack_dir)?;
+    finish_interrupted_removal(&pack_dir)?;
     // Promisor packs (a partial clone's) are kept as they are and their
     // objects left out of the new pack, which is what `git repack -a -d`
     // leaves outside its main pack there.
@@ -208,15 +210,9 @@ pub fn repack(
     // The new pack holds every object: the old packs and loose copies go.
     let new_base = pack_dir.join(&name).with_extension("");
     remove_midx(&pack_dir)?;
-    let mut removed = 0;
-    for base in &old {
-        if *base == new_base {
-            continue;
-        }
-        remove_pack(base)?;
-        removed += 1;
-        fault_point(opts, "removing");
-    }
+    let superseded: Vec<PathBuf> = old.iter().filter(|b| **b != new_base).cloned().collect();
+    remove_old_packs(&pack_dir, &superseded, |point| fault_point(opts, point))?;
+    let removed = superseded.len();
     // Interrupted from here on, loose copies of packed objects or the
     // bitmap are all that is left to do.
     let mut prune = pack::git::git(repo);
@@ -233,12 +229,17 @@ pub fn repack(
         .or_else(|| repo.config_bool("repack.writeBitmaps"))
         .unwrap_or(repo.work_dir().is_none() && !repo.is_partial());
     if bitmap {
+        let tmp_before = dir_files(&pack_dir).unwrap_or_default();
         let mut midx = pack::git::git(repo);
         midx.args(["multi-pack-index", "write", "--bitmap"]);
         if !opts.git_progress {
             midx.arg("--no-progress");
         }
-        pack::git::run(midx, None, feedback).map_err(|e| {
+        let written = pack::git::run(midx, None, feedback);
+        if written.is_err() {
+            remove_new_bitmap_temporaries(&pack_dir, &tmp_before);
+        }
+        written.map_err(|e| {
             if is_interrupted(&e) {
                 RepackError::Interrupted(Interrupted)
             } else {

@@ -386,9 +386,16 @@ fn repack_killed_at_any_point_keeps_every_object() {
     let pristine = messy_bare(&r, "pristine.git");
     let before = object_set(&pristine);
     let base = r.path.parent().expect("parent");
-    let runs = ["listed", "packed", "verified", "installing", "removing"]
-        .into_iter()
-        .flat_map(|p| [(p, "--bases=git"), (p, "--bases=simm")]);
+    let runs = [
+        "listed",
+        "packed",
+        "verified",
+        "installing",
+        "removing-index",
+        "removing",
+    ]
+    .into_iter()
+    .flat_map(|p| [(p, "--bases=git"), (p, "--bases=simm")]);
     for (point, bases) in runs {
         let dir = copy(&pristine, &base.join(format!("killed-{point}{bases}.git")));
         let o = simm_command()
@@ -751,6 +758,7 @@ fn leftovers(git_dir: &Path) -> Vec<String> {
                 || n.starts_with("tmp_")
                 || n == "simm-repack.lock"
                 || n == "simm-repack.installing"
+                || n == "simm-repack.removing"
         })
         .collect();
     left.sort();

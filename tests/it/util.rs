@@ -614,6 +614,17 @@ pub fn interrupt(cmd: &mut Command, when: When, to: To) -> Stopped {
         // Its own group, as a shell gives a foreground job.
         cmd.process_group(0);
     }
+    // A signal that comes before git-simm installs its handler must kill
+    // it (what `assert_stopped` expects), but an ignored SIGINT survives
+    // exec: the tests run in the background of a non-interactive shell
+    // (`.ci/run &`) inherit it ignored, and such a signal was lost.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let start = Instant::now();
     let mut child = cmd
         .env("GIT_SIMM_TRACE", "1")

@@ -1,0 +1,279 @@
+//! The chunk histogram of one file ([`Spans`]): how git cuts a file into
+//! chunks and hashes them into buckets (`diffcore-delta.c`), and whether a
+//! file counts as text or binary while doing so.
+
+/// The number of buckets chunks are hashed into; a prime, as in git, so that
+/// the modulo mixes the high bits of the accumulators too.
+pub(super) const HASH_BASE: u32 = 107_927;
+
+/// The longest chunk; lines longer than this are cut into several chunks so
+/// that one edit in a long line does not make the whole line count as new.
+pub(super) const MAX_CHUNK: u32 = 64;
+
+/// How far [`is_binary`] looks for a NUL byte (git's `FIRST_FEW_BYTES`).
+const FIRST_FEW_BYTES: usize = 8000;
+
+/// Per-file chunk histogram: the weight of every non-empty bucket.
+///
+/// Computing it is the expensive part of scoring, and one file usually takes
+/// part in many candidate pairs, so it is built once per file and reused
+/// (git caches the same data as `cnt_data` on the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spans {
+    /// `(bucket, weight)` sorted by bucket, each bucket once, weights non-zero;
+    /// sorted so that [`copied`](super::copied) is a linear merge.
+    pub(super) buckets: Vec<(u32, u32)>,
+    /// The full size of the file, including CRs that were not counted; git
+    /// divides by this, not by the counted bytes.
+    pub(super) size: u64,
+    /// Whether the file was chunked as binary (CRs before LF counted).
+    pub(super) binary: bool,
+}
+
+/// What a path's attributes say about text versus binary: git's tristate
+/// `driver->binary` (-1, 1, 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binary {
+    /// Nothing said: the content decides ([`is_binary`]).
+    #[default]
+    Auto,
+    /// Binary whatever the content (`-diff`, `binary`, a driver with
+    /// `diff.<driver>.binary=true`).
+    Yes,
+    /// Text whatever the content (`diff` set, a driver with
+    /// `diff.<driver>.binary=false`).
+    No,
+}
+
+impl Binary {
+    /// Whether `data` at a path with this decision is scored as binary.
+    pub fn of(self, data: &[u8]) -> bool {
+        match self {
+            Binary::Auto => is_binary(data),
+            Binary::Yes => true,
+            Binary::No => false,
+        }
+    }
+}
+
+impl Spans {
+    /// Build the histogram of `data`, deciding text versus binary with
+    /// [`is_binary`] (a path without attributes).
+    pub fn new(data: &[u8]) -> Spans {
+        Spans::with_binary(data, Binary::Auto)
+    }
+
+    /// Build the histogram of `data` at a path whose attributes decided
+    /// `binary`.
+    pub fn with_binary(data: &[u8], binary: Binary) -> Spans {
+        let binary = binary.of(data);
+        // One entry per chunk, packed as `bucket << 32 | length` so that a
+        // plain integer sort groups chunks by bucket; merging after the sort
+        // avoids a hash map on the hot path. The list is scratch space of
+        // the thread, so building a histogram allocates only the histogram.
+        let buckets = CHUNKS.with_borrow_mut(|chunks| {
+            chunks.clear();
+            if binary || memchr::memchr(b'\r', data).is_none() {
+                chunk_plain(data, chunks);
+            } else {
+                chunk_crlf(data, chunks);
+            }
+            chunks.sort_unstable();
+            // Histograms are kept for the whole detection, thousands of
+            // them: sized exactly, not for the worst case.
+            let distinct = chunks
+                .windows(2)
+                .filter(|w| w[0] >> 32 != w[1] >> 32)
+                .count()
+                + usize::from(!chunks.is_empty());
+            let mut buckets: Vec<(u32, u32)> = Vec::with_capacity(distinct);
+            for &chunk in chunks.iter() {
+                let bucket = (chunk >> 32) as u32;
+                let len = chunk as u32;
+                match buckets.last_mut() {
+                    // Wrapping like git's `unsigned int` counters; only reachable
+                    // for buckets holding 4 GiB.
+                    Some((b, w)) if *b == bucket => *w = w.wrapping_add(len),
+                    _ => buckets.push((bucket, len)),
+                }
+            }
+            buckets
+        });
+        Spans {
+            buckets,
+            size: data.len() as u64,
+            binary,
+        }
+    }
+
+    /// The size in bytes of the file the histogram was built from.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether the file was chunked as binary, i.e. CRs before LF were counted.
+    pub fn is_binary(&self) -> bool {
+        self.binary
+    }
+
+    /// The number of distinct non-empty buckets; a measure of the work
+    /// [`copied`](super::copied) does with this file.
+    pub fn bucket_count(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// The buckets that hold chunks of the file, ascending: what a
+    /// document-frequency count of chunks over many files counts.
+    pub fn bucket_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.buckets.iter().map(|&(b, _)| b)
+    }
+
+    /// `(bucket, weight)` of every bucket holding chunks of the file,
+    /// ascending by bucket.
+    pub fn weights(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.buckets.iter().copied()
+    }
+
+    /// The histogram with the buckets in `common` (sorted ascending)
+    /// taken out, and the file's size reduced by their weight: the file
+    /// as scored when those chunks (boilerplate) are not evidence of
+    /// similarity. [`score`](super::score()) of two such histograms is git's score of
+    /// the files with every common chunk deleted from both (CRs that
+    /// were not counted stay in the size, as git keeps them).
+    pub fn without(&self, common: &[u32]) -> Spans {
+        if common.is_empty() {
+            return self.clone();
+        }
+        let mut removed: u64 = 0;
+        let buckets = self
+            .buckets
+            .iter()
+            .copied()
+            .filter(|&(b, w)| {
+                let drop = common.binary_search(&b).is_ok();
+                if drop {
+                    removed += u64::from(w);
+                }
+                !drop
+            })
+            .collect();
+        Spans {
+            buckets,
+            size: self.size.saturating_sub(removed),
+            binary: self.binary,
+        }
+    }
+
+    /// Bytes this histogram takes in memory, for caches with a budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<(u32, u32)>() + std::mem::size_of::<Spans>()
+    }
+
+    /// `(bucket, weight)` pairs, sorted by bucket: what containment
+    /// ([`crate::similarity::containment`]) samples and merges.
+    pub(crate) fn buckets(&self) -> &[(u32, u32)] {
+        &self.buckets
+    }
+}
+
+/// Chunks of a file in which every byte counts (binary, or text without a
+/// CR): lines cut every 64 bytes. Most files take this path. One pass with
+/// a test per byte: measured on real source files it beats finding line
+/// ends with memchr first (1.2 GB/s against 0.95), whose per-line call
+/// costs more than it saves on lines of a few dozen bytes.
+pub(super) fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
+    let mut x: u64 = 0;
+    let mut n: u32 = 0;
+    for &c in data {
+        x = hash_step(x, c);
+        n += 1;
+        if n == MAX_CHUNK || c == b'\n' {
+            chunks.push(finish(x, n));
+            x = 0;
+            n = 0;
+        }
+    }
+    if n > 0 {
+        chunks.push(finish(x, n));
+    }
+}
+
+thread_local! {
+    /// The chunk list [`Spans::new`] sorts, one per thread.
+    static CHUNKS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Call `f(bucket, chunk)` for every chunk of `data` as git cuts it (at
+/// each LF and every 64 bytes; CRs counted, so for CRLF text the bucket
+/// may differ from the one [`Spans::new`] gives): to show which text a
+/// bucket stands for.
+pub fn for_each_chunk(data: &[u8], mut f: impl FnMut(u32, &[u8])) {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', data).map(|nl| nl + 1);
+    for end in ends.chain((!data.is_empty()).then_some(data.len())) {
+        if end <= start {
+            continue;
+        }
+        for piece in data[start..end].chunks(MAX_CHUNK as usize) {
+            let x = piece.iter().fold(0, |x, &c| hash_step(x, c));
+            f((finish(x, piece.len() as u32) >> 32) as u32, piece);
+        }
+        start = end;
+    }
+}
+
+/// One byte into a chunk's hash. git's two 32-bit accumulators, `a1 = (a1
+/// << 7) ^ (a2 >> 25); a2 = (a2 << 7) ^ (old a1 >> 25); a1 += c`, are one
+/// 64-bit word (a1 high) rotated left by 7, plus the byte added to the high
+/// half.
+fn hash_step(x: u64, c: u8) -> u64 {
+    x.rotate_left(7).wrapping_add(u64::from(c) << 32)
+}
+
+/// Finish a chunk of `n` bytes hashed to `x`: see [`pack`].
+fn finish(x: u64, n: u32) -> u64 {
+    pack((x >> 32) as u32, x as u32, n)
+}
+
+/// Chunks of a text file with CRs: a CR before a LF is skipped (git treats
+/// "\r\n" in text as "\n", so that converting line endings alone barely
+/// changes what counts as copied), and the cut at 64 counts the bytes
+/// kept.
+pub(super) fn chunk_crlf(data: &[u8], chunks: &mut Vec<u64>) {
+    let mut x: u64 = 0;
+    let mut n: u32 = 0;
+    let mut i = 0;
+    while i < data.len() {
+        let c = data[i];
+        i += 1;
+        if c == b'\r' && data.get(i) == Some(&b'\n') {
+            continue;
+        }
+        x = hash_step(x, c);
+        n += 1;
+        if n < MAX_CHUNK && c != b'\n' {
+            continue;
+        }
+        chunks.push(finish(x, n));
+        n = 0;
+        x = 0;
+    }
+    if n > 0 {
+        chunks.push(finish(x, n));
+    }
+}
+
+/// Finish a chunk: its bucket in the high half, its length in the low half.
+fn pack(a1: u32, a2: u32, n: u32) -> u64 {
+    let bucket = a1.wrapping_add(a2.wrapping_mul(0x61)) % HASH_BASE;
+    (u64::from(bucket) << 32) | u64::from(n)
+}
+
+/// True if and only if `data` has a NUL byte in its first 8000 bytes, which is
+/// how git decides a blob is binary when no attribute says otherwise.
+///
+/// Attributes can override it per path ([`Binary`]).
+pub fn is_binary(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(FIRST_FEW_BYTES)];
+    head.contains(&0)
+}

@@ -1,0 +1,312 @@
+//! The scoring stage's tests: histograms and scores against git's definitions.
+
+use super::spans::{chunk_crlf, chunk_plain};
+use super::*;
+
+/// The hash of one chunk, straight from the definition, to check the
+/// packed bucket numbers against.
+fn bucket_of(chunk: &[u8]) -> u32 {
+    let (mut a1, mut a2) = (0u32, 0u32);
+    for &c in chunk {
+        let old1 = a1;
+        a1 = (a1 << 7) ^ (a2 >> 25);
+        a2 = (a2 << 7) ^ (old1 >> 25);
+        a1 = a1.wrapping_add(u32::from(c));
+    }
+    a1.wrapping_add(a2.wrapping_mul(0x61)) % HASH_BASE
+}
+
+/// Build the expected histogram from explicit chunks.
+fn histogram(chunks: &[&[u8]]) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = Vec::new();
+    for c in chunks {
+        let b = bucket_of(c);
+        match v.iter_mut().find(|(x, _)| *x == b) {
+            Some((_, w)) => *w += c.len() as u32,
+            None => v.push((b, c.len() as u32)),
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn hash_of_a_short_line_matches_hand_computation() {
+    // 'a' = 97, then shift by 7 and add '\n' = 10: 97 * 128 + 10.
+    assert_eq!(bucket_of(b"a\n"), 12426);
+    let s = Spans::new(b"a\n");
+    assert_eq!(s.buckets, vec![(12426, 2)]);
+    assert_eq!(s.size(), 2);
+}
+
+#[test]
+fn empty_file_has_no_chunks() {
+    let s = Spans::new(b"");
+    assert!(s.buckets.is_empty());
+    assert_eq!(s.size(), 0);
+    assert_eq!(score(&s, &s, 0), 0, "an empty destination scores 0");
+    assert_eq!(score(&Spans::new(b"x\n"), &s, 0), 0);
+}
+
+#[test]
+fn chunks_end_at_lf_and_trailing_chunk_counts() {
+    let s = Spans::new(b"one\ntwo\nlast");
+    assert_eq!(s.buckets, histogram(&[b"one\n", b"two\n", b"last"]));
+}
+
+#[test]
+fn long_lines_are_cut_every_64_bytes() {
+    let line: Vec<u8> = (0..150u8).map(|i| b'a' + i % 26).collect();
+    let s = Spans::new(&line);
+    assert_eq!(
+        s.buckets,
+        histogram(&[&line[..64], &line[64..128], &line[128..]])
+    );
+    // Exactly 64 bytes before the LF: the LF starts a chunk of its own.
+    let mut l64 = line[..64].to_vec();
+    l64.push(b'\n');
+    assert_eq!(Spans::new(&l64).buckets, histogram(&[&line[..64], b"\n"]));
+    // 63 bytes and the LF fit into one chunk.
+    let mut l63 = line[..63].to_vec();
+    l63.push(b'\n');
+    assert_eq!(Spans::new(&l63).buckets, histogram(&[&l63]));
+}
+
+#[test]
+fn repeated_chunks_add_up_in_one_bucket() {
+    let s = Spans::new(b"x\nx\nx\ny\n");
+    assert_eq!(s.buckets, histogram(&[b"x\n", b"x\n", b"x\n", b"y\n"]));
+    assert!(s.buckets.contains(&(bucket_of(b"x\n"), 6)));
+}
+
+#[test]
+fn crlf_in_text_is_counted_as_lf() {
+    let crlf = Spans::new(b"one\r\ntwo\r\n");
+    let lf = Spans::new(b"one\ntwo\n");
+    assert_eq!(crlf.buckets, lf.buckets);
+    assert_eq!(crlf.size(), 10);
+    // Everything counted is copied, but the CRs still count in the size.
+    assert_eq!(copied(&lf, &crlf), 8);
+    assert_eq!(score(&lf, &crlf, 0), 8 * MAX_SCORE / 10);
+}
+
+#[test]
+fn lone_cr_and_cr_at_end_are_counted() {
+    let s = Spans::new(b"a\rb\n\r");
+    assert_eq!(s.buckets, histogram(&[b"a\rb\n", b"\r"]));
+    // CR CR LF: only the CR next to the LF is skipped.
+    let s = Spans::new(b"a\r\r\n");
+    assert_eq!(s.buckets, histogram(&[b"a\r\n"]));
+}
+
+#[test]
+fn skipped_cr_does_not_count_toward_64() {
+    let mut data = vec![b'z'; 63];
+    data.extend_from_slice(b"\r\n");
+    assert_eq!(
+        Spans::new(&data).buckets,
+        histogram(&[&[b"z".repeat(63), b"\n".to_vec()].concat()])
+    );
+}
+
+#[test]
+fn crlf_in_binary_is_counted() {
+    let s = Spans::new(b"\0one\r\n");
+    assert!(s.is_binary());
+    assert_eq!(s.buckets, histogram(&[b"\0one\r\n"]));
+}
+
+#[test]
+fn attributes_override_the_nul_rule_both_ways() {
+    // Forced binary: the CRs of CRLF text count.
+    let text = b"one\r\ntwo\r\n";
+    let forced = Spans::with_binary(text, Binary::Yes);
+    assert!(forced.is_binary());
+    assert_eq!(forced.buckets, histogram(&[b"one\r\n", b"two\r\n"]));
+    assert_eq!(Spans::with_binary(text, Binary::Auto), Spans::new(text));
+    // Forced text: a NUL does not stop CRs before LF being skipped.
+    let nul = b"\0one\r\ntwo\r\n";
+    let text_nul = Spans::with_binary(nul, Binary::No);
+    assert!(!text_nul.is_binary());
+    assert_eq!(text_nul.buckets, histogram(&[b"\0one\n", b"two\n"]));
+    assert_eq!(text_nul.size(), nul.len() as u64);
+    // Text against binary of one CRLF file shares no chunk: git pairs
+    // such paths as unrelated.
+    assert_eq!(copied(&forced, &Spans::new(text)), 0);
+}
+
+#[test]
+fn nul_beyond_8000_bytes_is_text() {
+    let mut data = vec![b'a'; 8000];
+    assert!(!is_binary(&data));
+    data[7999] = 0;
+    assert!(is_binary(&data));
+    data[7999] = b'a';
+    data.push(0);
+    assert!(!is_binary(&data));
+    assert!(!Spans::new(&data).is_binary());
+}
+
+#[test]
+fn copied_takes_the_smaller_weight_per_bucket() {
+    let src = Spans::new(b"a\na\nb\nc\n");
+    let dst = Spans::new(b"a\nb\nb\nd\n");
+    // a: min(4, 2), b: min(2, 4), c and d: nothing.
+    assert_eq!(copied(&src, &dst), 4);
+    assert_eq!(copied(&dst, &src), 4);
+    assert_eq!(score(&src, &dst, 0), 4 * MAX_SCORE / 8);
+}
+
+#[test]
+fn reordered_lines_score_max() {
+    let a = Spans::new(b"first\nsecond\nthird\n");
+    let b = Spans::new(b"third\nfirst\nsecond\n");
+    assert_eq!(score(&a, &b, DEFAULT_MIN_SCORE), MAX_SCORE);
+    assert_eq!(percent(MAX_SCORE), 100);
+}
+
+#[test]
+fn size_filter_boundary() {
+    // At 50% the smaller file must be at least half the larger one.
+    assert!(sizes_compatible(50, 100, DEFAULT_MIN_SCORE));
+    assert!(sizes_compatible(100, 50, DEFAULT_MIN_SCORE));
+    assert!(!sizes_compatible(49, 100, DEFAULT_MIN_SCORE));
+    assert!(!sizes_compatible(100, 49, DEFAULT_MIN_SCORE));
+    // 90%: 9 of 10 passes, 8 of 9 does not.
+    assert!(sizes_compatible(9, 10, 54000));
+    assert!(!sizes_compatible(8, 9, 54000));
+    // At 0 everything passes, at 100% only equal sizes.
+    assert!(sizes_compatible(0, 100, 0));
+    assert!(sizes_compatible(7, 7, MAX_SCORE));
+    assert!(!sizes_compatible(7, 8, MAX_SCORE));
+    // No overflow for huge sizes.
+    assert!(sizes_compatible(u64::MAX, u64::MAX - 1, 59999));
+    assert!(!sizes_compatible(u64::MAX, 1, 1));
+}
+
+#[test]
+fn score_is_zero_when_sizes_rejected() {
+    let small = Spans::new(b"a\n");
+    let big = Spans::new(b"a\nbbbbbbbbbbbbbbbbbbbb\n");
+    assert_eq!(score(&small, &big, DEFAULT_MIN_SCORE), 0);
+    assert_eq!(score(&small, &big, 0), 2 * MAX_SCORE / 23);
+}
+
+#[test]
+fn percent_truncates() {
+    assert_eq!(percent(0), 0);
+    assert_eq!(percent(599), 0);
+    assert_eq!(percent(600), 1);
+    assert_eq!(percent(52199), 86);
+    assert_eq!(percent(52200), 87);
+    assert_eq!(percent(59999), 99);
+}
+
+#[test]
+fn parse_rename_score_like_git() {
+    let ok = |s: &str| parse_rename_score(s).unwrap();
+    assert_eq!(ok(""), 0);
+    assert_eq!(ok("50"), 30000);
+    assert_eq!(ok("5"), 30000);
+    assert_eq!(ok("90%"), 54000);
+    assert_eq!(ok("0.5"), 30000);
+    assert_eq!(ok(".5"), 30000);
+    assert_eq!(ok("100"), 6000, "three digits are thousandths");
+    assert_eq!(ok("100%"), MAX_SCORE);
+    assert_eq!(ok("150%"), MAX_SCORE);
+    assert_eq!(ok("1."), MAX_SCORE);
+    assert_eq!(ok("5%"), 3000);
+    assert_eq!(ok("50.5%"), 30300);
+    assert_eq!(ok(".5%"), 300);
+    assert_eq!(ok("%"), 0);
+    assert_eq!(ok("123456789"), 60000 * 12345 / 100_000);
+    assert_eq!(ok("0.99999999"), 59999);
+    assert_eq!(ok("99.999999%"), 59999);
+}
+
+#[test]
+fn parse_rename_score_rejects_leftovers() {
+    for bad in ["5x", "50%%", "1.2.3", "-5", " 5", "5 ", "ab", "50%x", "٥"] {
+        let err = parse_rename_score(bad).unwrap_err();
+        assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+    }
+}
+
+/// Real text of the pinned corpus.
+fn corpus_texts() -> Vec<Vec<u8>> {
+    crate::testing::real_text()
+}
+
+#[test]
+fn dense_scores_equal_merged_scores() {
+    // Real text: this crate's sources, each against every other and
+    // against edited versions of itself, so both shared and disjoint
+    // buckets occur.
+    let mut files = corpus_texts();
+    let edited: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| {
+            let mut e = f.clone();
+            e.truncate(f.len() * 2 / 3);
+            e.extend_from_slice(b"fn added() {}\r\n\0 binary tail\n");
+            e
+        })
+        .collect();
+    files.extend(edited);
+    let spans: Vec<Spans> = files.iter().map(|f| Spans::new(f)).collect();
+    let mut dense = Dense::default();
+    let mut compared = 0;
+    for dst in &spans {
+        dense.with(dst, |loaded| {
+            for src in &spans {
+                assert_eq!(loaded.copied(src), copied(src, dst));
+                for min in [0, DEFAULT_MIN_SCORE] {
+                    assert_eq!(loaded.score(src, min), score(src, dst, min));
+                }
+                compared += 1;
+            }
+        });
+    }
+    assert!(compared > 100);
+    // Cleared after each use: nothing of the last file is left.
+    assert!(dense.weights.iter().all(|&w| w == 0));
+}
+
+#[test]
+fn plain_chunking_equals_the_byte_loop() {
+    // Without CRs both chunkers must cut and hash identically: real
+    // sources plus lines at and around the 64-byte cut, empty lines,
+    // and no final newline.
+    let mut inputs = corpus_texts();
+    // The corpus has CRLF files too; those are the other chunker's.
+    inputs.retain(|d| !d.contains(&b'\r'));
+    for len in [0usize, 1, 63, 64, 65, 127, 128, 129, 200] {
+        let line: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut v = line.clone();
+        v.extend_from_slice(b"\n\n");
+        v.extend_from_slice(&line);
+        v.push(b'\n');
+        v.extend_from_slice(&line);
+        inputs.push(v);
+        inputs.push(line);
+    }
+    inputs.push(b"\n".to_vec());
+    inputs.push(
+        (0..=255u8)
+            .filter(|&b| b != b'\r')
+            .cycle()
+            .take(5000)
+            .collect(),
+    );
+    for data in &inputs {
+        let (mut plain, mut bytes) = (Vec::new(), Vec::new());
+        chunk_plain(data, &mut plain);
+        chunk_crlf(data, &mut bytes);
+        assert_eq!(
+            plain,
+            bytes,
+            "{:?}",
+            String::from_utf8_lossy(&data[..data.len().min(80)])
+        );
+    }
+}

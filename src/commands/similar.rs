@@ -117,25 +117,13 @@ pub(super) fn similar(
         let doc = output::json::Similar::new(&query.name, &args.tree, min_score, &matches);
         output::json::write(out, &doc)?;
     } else {
-        let mut buf = Vec::new();
-        for m in &matches {
-            write!(buf, "{}%\t", score::percent(m.score))?;
-            if args.nul {
-                buf.extend_from_slice(&m.path);
-                buf.push(b'\0');
-            } else {
-                write_quoted_path(&mut buf, &m.path)?;
-                buf.push(b'\n');
-            }
-        }
-        out.write_all(&buf)?;
+        let lines = matches
+            .iter()
+            .map(|m| (format!("{}%\t", score::percent(m.score)), &m.path[..]));
+        write_lines(out, args.nul, lines)?;
     }
     out.flush()?;
-    Ok(if matches.is_empty() {
-        Status::NothingFound
-    } else {
-        Status::Success
-    })
+    Ok(found(!matches.is_empty()))
 }
 
 /// `similar --containment`.
@@ -156,30 +144,49 @@ fn containing(
         let doc = output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
         output::json::write(out, &doc)?;
     } else {
-        let mut buf = Vec::new();
-        for m in &matches {
-            write!(
-                buf,
+        let lines = matches.iter().map(|m| {
+            let prefix = format!(
                 "{}%\t{}%\t",
                 score::percent(m.query_in_file),
                 score::percent(m.file_in_query)
-            )?;
-            if args.nul {
-                buf.extend_from_slice(&m.path);
-                buf.push(b'\0');
-            } else {
-                write_quoted_path(&mut buf, &m.path)?;
-                buf.push(b'\n');
-            }
-        }
-        out.write_all(&buf)?;
+            );
+            (prefix, &m.path[..])
+        });
+        write_lines(out, args.nul, lines)?;
     }
     out.flush()?;
-    Ok(if matches.is_empty() {
-        Status::NothingFound
-    } else {
+    Ok(found(!matches.is_empty()))
+}
+
+/// One line per match, `<prefix><path>`: with `-z` the path verbatim and
+/// NUL-ended, else quoted as git quotes paths and LF-ended.
+fn write_lines<'a>(
+    out: &mut impl Write,
+    nul: bool,
+    lines: impl Iterator<Item = (String, &'a [u8])>,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    for (prefix, path) in lines {
+        buf.extend_from_slice(prefix.as_bytes());
+        if nul {
+            buf.extend_from_slice(path);
+            buf.push(b'\0');
+        } else {
+            write_quoted_path(&mut buf, path)?;
+            buf.push(b'\n');
+        }
+    }
+    out.write_all(&buf)?;
+    Ok(())
+}
+
+/// `similar`'s exit status: 1 when nothing qualified.
+fn found(any: bool) -> Status {
+    if any {
         Status::Success
-    })
+    } else {
+        Status::NothingFound
+    }
 }
 
 /// `file`'s path from the top of the work tree, when it is inside it.

@@ -184,6 +184,21 @@ impl<W: Write> PackWriter<W> {
     ///
     /// See [`WriteError`]. After an error the pack is incomplete.
     pub fn add(&mut self, entry: &Entry<'_>) -> Result<usize, WriteError> {
+        let (head, data) = match *entry {
+            Entry::Full { kind, data } => (EntryHead::Full(kind), data),
+            Entry::Delta { base, delta } => (EntryHead::Ofs(base), delta),
+            Entry::RefDelta { base, delta } => (EntryHead::Ref(base), delta),
+        };
+        let (index, offset) = self.start_entry(head, data.len() as u64)?;
+        self.deflate(data)?;
+        self.end_entry(offset)?;
+        Ok(index)
+    }
+
+    /// Starts an entry in the buffer: checks the count, writes the header
+    /// (and the base reference of a delta). Returns the entry's index and
+    /// offset.
+    fn start_entry(&mut self, head: EntryHead, size: u64) -> Result<(usize, u64), WriteError> {
         self.buf.clear();
         let index = self.entries.len();
         if index as u64 >= u64::from(self.declared) {
@@ -193,27 +208,17 @@ impl<W: Write> PackWriter<W> {
             });
         }
         let offset = self.offset;
-        let data = match *entry {
-            Entry::Full { kind, data } => {
-                let code = match kind {
-                    ObjectKind::Commit => OBJ_COMMIT,
-                    ObjectKind::Tree => OBJ_TREE,
-                    ObjectKind::Blob => OBJ_BLOB,
-                    ObjectKind::Tag => OBJ_TAG,
-                };
-                push_header(&mut self.buf, code, data.len() as u64);
-                data
-            }
-            Entry::Delta { base, delta } => {
+        match head {
+            EntryHead::Full(kind) => push_header(&mut self.buf, type_code(kind), size),
+            EntryHead::Ofs(base) => {
                 let Some(base_entry) = self.entries.get(base) else {
                     return Err(WriteError::BaseNotWritten { entry: index, base });
                 };
                 let distance = offset - base_entry.offset;
-                push_header(&mut self.buf, OBJ_OFS_DELTA, delta.len() as u64);
+                push_header(&mut self.buf, OBJ_OFS_DELTA, size);
                 push_ofs_distance(&mut self.buf, distance);
-                delta
             }
-            Entry::RefDelta { base, delta } => {
+            EntryHead::Ref(base) => {
                 if base.kind() != self.kind {
                     return Err(WriteError::HashKindMismatch {
                         entry: index,
@@ -221,16 +226,19 @@ impl<W: Write> PackWriter<W> {
                         found: base.kind(),
                     });
                 }
-                push_header(&mut self.buf, OBJ_REF_DELTA, delta.len() as u64);
+                push_header(&mut self.buf, OBJ_REF_DELTA, size);
                 self.buf.extend_from_slice(base.as_bytes());
-                delta
             }
-        };
-        self.deflate(data)?;
+        }
+        Ok((index, offset))
+    }
+
+    /// Ends the entry started at `offset`: records its CRC-32 and writes it.
+    fn end_entry(&mut self, offset: u64) -> Result<(), WriteError> {
         let crc32 = crc32fast::hash(&self.buf);
         self.flush_buf()?;
         self.entries.push(Written { offset, crc32 });
-        Ok(index)
+        Ok(())
     }
 
     /// Writes the trailer and hands back the writer, the checksum and where
@@ -280,30 +288,13 @@ impl<W: Write> PackWriter<W> {
         size: u64,
         deflated: &[u8],
     ) -> Result<usize, WriteError> {
-        self.buf.clear();
-        let index = self.entries.len();
-        if index as u64 >= u64::from(self.declared) {
-            return Err(WriteError::CountMismatch {
-                declared: self.declared,
-                written: index as u64 + 1,
-            });
-        }
-        let offset = self.offset;
-        match head {
-            Head::Full(kind) => push_header(&mut self.buf, type_code(kind), size),
-            Head::Delta(base) => {
-                let Some(base_entry) = self.entries.get(base) else {
-                    return Err(WriteError::BaseNotWritten { entry: index, base });
-                };
-                let distance = offset - base_entry.offset;
-                push_header(&mut self.buf, OBJ_OFS_DELTA, size);
-                push_ofs_distance(&mut self.buf, distance);
-            }
-        }
+        let head = match head {
+            Head::Full(kind) => EntryHead::Full(kind),
+            Head::Delta(base) => EntryHead::Ofs(base),
+        };
+        let (index, offset) = self.start_entry(head, size)?;
         self.buf.extend_from_slice(deflated);
-        let crc32 = crc32fast::hash(&self.buf);
-        self.flush_buf()?;
-        self.entries.push(Written { offset, crc32 });
+        self.end_entry(offset)?;
         Ok(index)
     }
 
@@ -324,6 +315,15 @@ pub enum Head {
     Full(ObjectKind),
     /// An OFS_DELTA against the entry of this index, written earlier.
     Delta(usize),
+}
+
+/// An entry's header as [`PackWriter::start_entry`] writes it.
+enum EntryHead {
+    Full(ObjectKind),
+    /// OFS_DELTA against the entry of this index.
+    Ofs(usize),
+    /// REF_DELTA against this object.
+    Ref(ObjectId),
 }
 
 fn type_code(kind: ObjectKind) -> u8 {

@@ -116,14 +116,9 @@ pub(super) fn remove_old_packs(
             source,
         })?;
     for base in bases {
-        let idx = base.with_extension("idx");
-        match std::fs::remove_file(&idx) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(RepackError::Cleanup { path: idx, source }),
-        }
+        remove_files(base, &PACK_FILES[..1])?;
         fault("removing-index");
-        remove_pack(base)?;
+        remove_files(base, &PACK_FILES[1..])?;
         fault("removing");
     }
     std::fs::remove_file(&journal).map_err(|source| RepackError::Cleanup {
@@ -173,7 +168,15 @@ pub(super) fn remove_new_bitmap_temporaries(pack_dir: &Path, before: &[PathBuf])
 /// Remove one old pack: the index first, so no reader finds an index whose
 /// pack is gone.
 pub(super) fn remove_pack(base: &Path) -> Result<(), RepackError> {
-    for ext in ["idx", "pack", "rev", "bitmap", "mtimes"] {
+    remove_files(base, &PACK_FILES)
+}
+
+/// A pack's files, the index first.
+const PACK_FILES: [&str; 5] = ["idx", "pack", "rev", "bitmap", "mtimes"];
+
+/// Remove `base` with each of `exts`, those present.
+fn remove_files(base: &Path, exts: &[&str]) -> Result<(), RepackError> {
+    for ext in exts {
         let path = base.with_extension(ext);
         match std::fs::remove_file(&path) {
             Ok(()) => {}

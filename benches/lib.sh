@@ -17,3 +17,32 @@ use_workdir() {
     workdir=$(cd "$workdir" && pwd)
   fi
 }
+
+# pinned_git_env: a clean, pinned git environment: nothing from the
+# caller's config or repository, fixed identities and dates, C locale, so
+# the repositories a script builds are the same on every machine.
+pinned_git_env() {
+  unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+    GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_CEILING_DIRECTORIES
+  export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+  export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
+  export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+  export GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000"
+  export LC_ALL=C
+}
+
+# use_simm_binary NAME: build the release binary if $build is 1, check
+# $simm_bin (default $here/target/release/git-simm), and copy it to
+# $workdir/NAME as $simm, so a rebuild elsewhere during the run cannot swap
+# it. Needs the caller's die(), $here and $workdir.
+use_simm_binary() {
+  if ((build)); then
+    command -v cargo >/dev/null || die "cargo is not on PATH (or give --git-simm BIN / --no-build)"
+    echo "building: cargo build --release" >&2
+    cargo build --release --quiet --manifest-path "$here/Cargo.toml" || die "cargo build --release failed"
+  fi
+  [[ -n $simm_bin ]] || simm_bin=$here/target/release/git-simm
+  [[ -x $simm_bin ]] || die "no git-simm binary at $simm_bin (run cargo build --release)"
+  cp "$simm_bin" "$workdir/$1"
+  simm=$workdir/$1
+}

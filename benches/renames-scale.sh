@@ -116,36 +116,20 @@ command -v git >/dev/null || die "git is not on PATH"
 command -v python3 >/dev/null || die "python3 is not on PATH (needed by $helper)"
 [[ -f $helper ]] || die "missing $helper"
 
-# A clean, pinned git environment: nothing from the caller's config or
-# repository, fixed identities and dates.
-unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
-  GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_CEILING_DIRECTORIES
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
-export GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000"
-export LC_ALL=C
+
+# shellcheck source=benches/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+pinned_git_env
 
 src_git=$(git -C "$source_repo" rev-parse --absolute-git-dir 2>/dev/null) ||
   die "not a git repository: $source_repo"
 
-# shellcheck source=benches/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 use_workdir renames-scale
 case $workdir/ in
   "$src_git"/*) die "--workdir must not be inside the source repository" ;;
 esac
 
-# The binary, copied so a rebuild elsewhere during the run cannot swap it.
-if ((build)); then
-  command -v cargo >/dev/null || die "cargo is not on PATH (or give --git-simm BIN / --no-build)"
-  echo "building: cargo build --release" >&2
-  cargo build --release --quiet --manifest-path "$here/Cargo.toml" || die "cargo build --release failed"
-fi
-[[ -n $simm_bin ]] || simm_bin=$here/target/release/git-simm
-[[ -x $simm_bin ]] || die "no git-simm binary at $simm_bin (run cargo build --release)"
-cp "$simm_bin" "$workdir/git-simm"
-simm=$workdir/git-simm
+use_simm_binary git-simm
 
 div() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) { print "-"; exit } r = a / b; printf (r >= 100 ? "%.0f" : r >= 1 ? "%.1f" : "%.2f"), r }'; }
 

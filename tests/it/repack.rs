@@ -976,3 +976,86 @@ fn repack_with_simm_bases_interrupted_by_sigint_keeps_every_object_and_cleans_up
         assert_eq!(packs(&dir).len(), 1, "{what}, then repacked");
     }
 }
+
+/// Hamming distance of two fingerprints as `git simm fingerprint` prints
+/// them (64 hex digits).
+fn hex_distance(a: &str, b: &str) -> u32 {
+    let nibbles = |s: &str| -> Vec<u32> {
+        s.chars()
+            .map(|c| c.to_digit(16).expect("hex digit"))
+            .collect()
+    };
+    nibbles(a)
+        .iter()
+        .zip(nibbles(b))
+        .map(|(x, y)| (x ^ y).count_ones())
+        .sum()
+}
+
+#[test]
+fn bases_across_paths_for_what_each_path_group_leaves_whole() {
+    // Each release saves the previous one's document, edited, under a new
+    // name (as generated API docs per release are kept): every version is
+    // the only one at its path, so the path groups leave each whole, and
+    // the edits are heavy enough that the fingerprint join of path groups
+    // (which needs about 80% shared) does not merge them either. Only the
+    // cross-path pass can give them bases.
+    let r = Repo::new();
+    let mut rng = Rng(11);
+    let mut doc: Vec<u8> = SOURCES[..4].iter().flat_map(|s| corpus_text(s)).collect();
+    let mut fingerprints: Vec<String> = Vec::new();
+    for v in 0..8 {
+        let name = format!("releases/api-v{v}.txt");
+        // Edit until the new version sits where only the cross-path pass
+        // reaches: farther than the join's 40 bits from every earlier one,
+        // within the pass's 96 of the previous.
+        let mut next = doc.clone();
+        loop {
+            if v > 0 {
+                next = edit(&next, &mut rng, 25);
+            }
+            r.write(&name, &next);
+            let o = simm(&r.path, &["fingerprint", "--no-cache", &name]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let out = lossy(&o.stdout);
+            let fp = out.split_whitespace().next().expect("fingerprint").to_owned();
+            let far = fingerprints.iter().all(|f| hex_distance(f, &fp) > 40);
+            let near = fingerprints.last().is_none_or(|f| hex_distance(f, &fp) <= 90);
+            assert!(near, "edits drifted too far from the previous version");
+            if far {
+                fingerprints.push(fp);
+                break;
+            }
+        }
+        doc = next;
+        r.commit_all(&format!("release {v}"));
+    }
+    let before = object_set(&r.path.join(".git"));
+    let o = simm(&r.path, &["repack", "-q", "--bases=simm"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let git_dir = r.path.join(".git");
+    assert_intact(&git_dir, &before, "repacked with --bases=simm");
+    // Which blob is at which path, and what each is stored against.
+    let names: std::collections::HashMap<String, String> =
+        lossy(&git_ok(&r.path, &["rev-list", "--objects", "--all"]))
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(id, path)| (id.to_owned(), path.to_owned()))
+            .collect();
+    let listing = lossy(&git_ok(&git_dir, &["verify-pack", "-v", &idx_of(&git_dir)]));
+    let mut across = 0;
+    for line in listing.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 7 && f[1] == "blob" {
+            let (path, base) = (&names[f[0]], names.get(f[6]));
+            if path.starts_with("releases/") && base.is_some_and(|b| b != path) {
+                across += 1;
+            }
+        }
+    }
+    // Seven of the eight can have an earlier release as base.
+    assert!(
+        across >= 6,
+        "only {across} of 7 later releases stored against another path:\n{listing}"
+    );
+}

@@ -199,15 +199,16 @@ pub struct RepackArgs {
     #[arg(long, value_name = "n")]
     pub threads: Option<u32>,
 
-    /// How blobs and trees are ordered: similarity, path or git.
-    #[arg(long, value_name = "order", default_value = "similarity", value_parser = order_parser())]
-    pub order: git_simm::pack::order::Strategy,
+    /// The order git's window sees blobs and trees in (with --bases=git,
+    /// which this option implies): similarity (default), path or git.
+    #[arg(long, value_name = "order", value_parser = order_parser())]
+    pub order: Option<git_simm::pack::order::Strategy>,
 
-    /// Who chooses delta bases: git (pack-objects' window, fed in --order)
-    /// or simm (git-simm chooses every base and writes the pack itself;
-    /// experimental).
-    #[arg(long, value_name = "who", default_value = "git", value_parser = bases_parser())]
-    pub bases: git_simm::pack::repack::Bases,
+    /// Who chooses delta bases: simm (default: git-simm chooses every base
+    /// and writes the pack itself) or git (`git pack-objects`' window, fed
+    /// the objects in --order).
+    #[arg(long, value_name = "who", value_parser = bases_parser())]
+    pub bases: Option<git_simm::pack::repack::Bases>,
 
     /// Write a reachability bitmap (a multi-pack one over the new pack).
     /// Default: repack.writeBitmaps, else only in bare repositories, as git.

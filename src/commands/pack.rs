@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use git_simm::pack::repack::Bases;
 use git_simm::progress::Feedback;
 use git_simm::repo::Repo;
 
@@ -51,8 +52,13 @@ pub(super) fn repack(
         window: args.window,
         depth: args.depth,
         threads: args.threads,
-        strategy: args.order,
-        bases: args.bases,
+        strategy: args.order.unwrap_or_default(),
+        // An order only means something to git's window.
+        bases: args.bases.unwrap_or(if args.order.is_some() {
+            Bases::Git
+        } else {
+            Bases::Simm
+        }),
         git_progress: shows_progress(args.quiet),
         write_bitmap: if args.no_write_bitmap_index {
             Some(false)

@@ -37,6 +37,7 @@
 
 pub mod check;
 pub mod groups;
+pub mod origin;
 pub mod output;
 pub mod pack;
 pub mod progress;

@@ -68,10 +68,30 @@ pub(super) fn origin(
         write!(out, "best: ")?;
         write_quoted_path(out, &output::origin::match_name(best))?;
         write!(out, " (commit {}", best.commit)?;
-        if best.same_state > 1 && best.last_commit != best.commit {
+        let others: Vec<&String> = best
+            .tags
+            .iter()
+            .filter(|t| Some(*t) != best.tag.as_ref())
+            .collect();
+        if !others.is_empty() {
+            let shown: Vec<&str> = others.iter().take(6).map(|t| t.as_str()).collect();
+            let more = if others.len() > shown.len() {
+                ", ..."
+            } else {
+                ""
+            };
             write!(
                 out,
-                "; the directory is the same in {} candidate commits, up to {}",
+                "; the same directory in {} other tag{}: {}{more}",
+                others.len(),
+                if others.len() == 1 { "" } else { "s" },
+                shown.join(", ")
+            )?;
+        }
+        if best.same_state > 1 {
+            write!(
+                out,
+                "; in {} candidate commits in all, the last {}",
                 best.same_state, best.last_commit
             )?;
         }

@@ -144,14 +144,14 @@ pub fn compare(
             by_id.entry(u.id).or_default().push(i);
         }
     }
-    for l in 0..n_local {
-        if local_pair[l].is_some() {
+    for (l, paired) in local_pair.iter_mut().enumerate() {
+        if paired.is_some() {
             continue;
         }
         if let Some(list) = by_id.get_mut(&local.ids[l])
             && let Some(u) = list.pop()
         {
-            local_pair[l] = Some(u);
+            *paired = Some(u);
             up_paired[u] = true;
             pairs.push((l, u, score::MAX_SCORE));
         }
@@ -166,8 +166,8 @@ pub fn compare(
         }
     }
     let mut local_names: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-    for l in 0..n_local {
-        if local_pair[l].is_none() {
+    for (l, paired) in local_pair.iter().enumerate() {
+        if paired.is_none() {
             local_names
                 .entry(name(&local.files[l].path))
                 .or_default()
@@ -213,9 +213,8 @@ pub fn compare(
         for (d, c) in found.iter().enumerate() {
             for &s in &c.sources {
                 let u = rest_up[s];
-                if !up_spans.contains_key(&u) {
-                    let data = reader.blob(&upstream[u].id)?;
-                    up_spans.insert(u, Spans::new(&data));
+                if let std::collections::hash_map::Entry::Vacant(e) = up_spans.entry(u) {
+                    e.insert(Spans::new(&reader.blob(&upstream[u].id)?));
                 }
                 let l = rest_local[d];
                 let sc = score::score(&up_spans[&u], local.spans(l), score::DEFAULT_MIN_SCORE);

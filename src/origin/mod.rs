@@ -16,10 +16,12 @@
 //!    repository's own store pair the files that moved.
 //!
 //! Candidates are the tags (oldest first), then the first-parent history of
-//! upstream's `HEAD` (oldest first), or the commits of a given range; among
-//! commits with the same directory state the first is named, so a tag wins
-//! over the commit it tags and a release over later commits that did not
-//! touch the directory.
+//! upstream's `HEAD` (oldest first), or the commits of a given range. Many
+//! commits share one state of the directory (most commits do not touch a
+//! library's sources); a state is named by its first release tag (one not
+//! named like a pre-release: `-rc1`, `alpha`, `beta`, `pre`), else its
+//! first tag, else its first commit, and the other tags with the same
+//! state are listed with it: the copy cannot tell those apart.
 
 mod compare;
 mod states;
@@ -111,6 +113,8 @@ pub struct Match {
     pub commit: ObjectId,
     /// The tag naming it, if a tag of the default range.
     pub tag: Option<String>,
+    /// Every tag with the same state of the directory, oldest first.
+    pub tags: Vec<String>,
     /// The directory in that commit (empty for its root).
     pub path: Vec<u8>,
     /// The directory's tree.
@@ -247,7 +251,14 @@ pub fn find_origin(
         sizes.insert(*id, f.data.len() as u64);
     }
     let local_files = u32::try_from(files.len()).unwrap_or(u32::MAX);
+    feedback.trace(&format!("origin: {} candidate commits", commits.len()));
     let found = states::states(upstream, &commits, &sizes, local_files, feedback)?;
+    feedback.trace(&format!(
+        "origin: {} states of {} paths, {} trees read",
+        found.states.len(),
+        found.paths.len(),
+        found.trees_read
+    ));
     outcome.probes = found.probes;
     outcome.paths = found.paths.len();
     outcome.states = found.states.len();
@@ -259,12 +270,29 @@ pub fn find_origin(
     for state in &found.states[..take] {
         feedback.check()?;
         let files = compare::compare(upstream, store, state.tree, &mut local, feedback)?;
-        let first = &commits[state.first];
+        let named = state
+            .tags
+            .iter()
+            .copied()
+            .find(|&i| commits[i].tag.as_deref().is_some_and(|t| !is_prerelease(t)))
+            .or(state.tags.first().copied())
+            .unwrap_or(state.first);
+        let first = &commits[named];
+        feedback.trace(&format!(
+            "origin: compared {}:{}",
+            first.tag.clone().unwrap_or_else(|| first.id.to_string()),
+            String::from_utf8_lossy(&state.path)
+        ));
         matches.push((
             state.first,
             Match {
                 commit: first.id,
                 tag: first.tag.clone(),
+                tags: state
+                    .tags
+                    .iter()
+                    .filter_map(|&i| commits[i].tag.clone())
+                    .collect(),
                 path: state.path.clone(),
                 tree: state.tree,
                 same_state: state.commits,
@@ -287,7 +315,57 @@ pub fn find_origin(
     Ok((matches.into_iter().map(|(_, m)| m).collect(), outcome))
 }
 
+/// Whether a tag is named like a pre-release (`v2.40.0-rc0`,
+/// `v5.4-alpha`, `1.0.0-beta.2`, `v3.0pre1`): such a tag and the release
+/// after it often have the same sources, and the release is what people
+/// vendor.
+pub fn is_prerelease(tag: &str) -> bool {
+    let t = tag.to_ascii_lowercase();
+    let b = t.as_bytes();
+    if ["alpha", "beta", "pre", "preview", "snapshot"]
+        .iter()
+        .any(|w| t.contains(w))
+    {
+        return true;
+    }
+    // "rc" after a separator or digit, then a digit or the end.
+    t.match_indices("rc").any(|(i, _)| {
+        let before = i == 0 || !b[i - 1].is_ascii_alphabetic();
+        let after = b.get(i + 2).is_none_or(|c| !c.is_ascii_alphabetic());
+        before && after
+    })
+}
+
 /// A ratio of [`Files`] in percent, as git prints a score (truncated).
 pub fn percent(ratio: u32) -> u32 {
     score::percent(ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_prerelease;
+
+    #[test]
+    fn prerelease_names() {
+        for t in [
+            "v2.40.0-rc0",
+            "v5.4-alpha",
+            "1.0.0-beta.2",
+            "v3.0pre1",
+            "RC1",
+            "v1.0rc",
+        ] {
+            assert!(is_prerelease(t), "{t}");
+        }
+        for t in [
+            "v2.40.1",
+            "5.3.0",
+            "v1.2.0",
+            "source-1.0",
+            "arc-2",
+            "v1.0-src",
+        ] {
+            assert!(!is_prerelease(t), "{t}");
+        }
+    }
 }

@@ -59,13 +59,17 @@ impl Overlap {
     }
 }
 
+/// The best-overlapping directory inside a tree: its path relative to
+/// the tree (empty for the tree itself) and its overlap.
+pub type Best = (Vec<u8>, Overlap);
+
 /// What one tree object says about the local files.
 #[derive(Clone, Debug, Default)]
 struct Summary {
     overlap: Overlap,
     /// The directory under this tree (relative, empty for the tree itself)
     /// that overlaps best, and its overlap; `None` when nothing is shared.
-    best: Option<(Vec<u8>, Overlap)>,
+    best: Option<Best>,
 }
 
 /// Tree summaries by tree id, for one set of local blobs.
@@ -93,7 +97,7 @@ impl<'a> Summaries<'a> {
         &mut self,
         repo: &Repo,
         id: ObjectId,
-    ) -> Result<(Overlap, Option<(Vec<u8>, Overlap)>), RepoError> {
+    ) -> Result<(Overlap, Option<Best>), RepoError> {
         self.walk(repo, id)?;
         let s = &self.memo[&id];
         Ok((s.overlap, s.best.clone()))
@@ -221,6 +225,8 @@ pub struct State {
     pub last: usize,
     /// See `first`.
     pub commits: usize,
+    /// Indices of the tags with this state, in candidate order.
+    pub tags: Vec<usize>,
 }
 
 /// What [`states`] found, and what it cost.
@@ -313,6 +319,9 @@ pub fn states(
                 .and_modify(|s| {
                     s.last = i;
                     s.commits += 1;
+                    if commits[i].tag.is_some() {
+                        s.tags.push(i);
+                    }
                 })
                 .or_insert_with(|| State {
                     path: paths[p].clone(),
@@ -321,6 +330,11 @@ pub fn states(
                     first: i,
                     last: i,
                     commits: 1,
+                    tags: if commits[i].tag.is_some() {
+                        vec![i]
+                    } else {
+                        Vec::new()
+                    },
                 });
         }
     }

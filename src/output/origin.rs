@@ -126,6 +126,8 @@ pub struct OriginMatch {
     pub same_state: usize,
     /// The tag naming the commit, if any.
     pub tag: Option<String>,
+    /// Every tag with the same state of the directory, oldest first.
+    pub tags: Vec<String>,
     /// The directory's tree id.
     pub tree: String,
 }
@@ -222,6 +224,7 @@ impl Origin {
                         resemblance: percent(m.files.resemblance),
                         same_state: m.same_state,
                         tag: m.tag.clone(),
+                        tags: m.tags.clone(),
                         tree: m.tree.to_string(),
                     }
                 })

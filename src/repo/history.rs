@@ -78,6 +78,9 @@ impl Repo {
         all.extend_from_slice(options);
         all.push("--end-of-options");
         all.extend(args.iter().map(String::as_str));
+        // Revisions only: a file named like one (a bare repository's own
+        // `HEAD`, in the current directory) must not make them ambiguous.
+        all.push("--");
         let out = self.run_listing(&all)?;
         Ok(out
             .lines()

@@ -73,7 +73,7 @@ impl<'a> Local<'a> {
     }
 }
 
-/// The error returned by [`compare`].
+/// The error returned by comparing one state file by file (inside [`super::find_origin`]).
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     /// The upstream tree or a blob could not be read.

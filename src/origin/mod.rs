@@ -8,10 +8,10 @@
 //! (identical files count in full, a patched file by its score).
 //!
 //! Two passes keep it fast on an upstream with a long history:
-//! 1. [`states`]: blob-id overlap of every commit's directories with the
+//! 1. `states.rs`: blob-id overlap of every commit's directories with the
 //!    local files, no blob read (most of a vendored copy is unpatched
 //!    files).
-//! 2. [`compare`]: the best few states file by file: identical, modified
+//! 2. `compare.rs`: the best few states file by file: identical, modified
 //!    (git's score), missing, added; fingerprints from the upstream
 //!    repository's own store pair the files that moved.
 //!

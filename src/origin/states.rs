@@ -367,7 +367,7 @@ fn probe_indices(n: usize) -> Vec<usize> {
     v
 }
 
-/// The error returned by [`states`].
+/// The error of the first pass, blob-id overlap (inside [`super::find_origin`]).
 #[derive(Debug, thiserror::Error)]
 pub enum StatesError {
     /// A commit or tree could not be read.

@@ -283,3 +283,78 @@ fn origin_refuses_bad_input_as_git_does() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stdout(&o), "");
 }
+
+#[test]
+fn origin_pairs_moved_files_by_blob_and_by_content() {
+    let f = fixture();
+    let up = f.upstream.path.to_str().unwrap();
+    let v = &f.vendoring;
+    // One file moved unchanged, one moved and patched (a new name, so only
+    // its content can pair it).
+    v.mv("third_party/x/f06.txt", "third_party/x/other/f06b.txt");
+    let old = std::fs::read(v.abs(b"third_party/x/f05.txt")).unwrap();
+    v.remove("third_party/x/f05.txt");
+    v.write("third_party/x/moved/renamed.txt", &util::edit(&old, 20, 77));
+    v.commit_all("reorganise");
+
+    let doc = json(&v.simm(&["origin", "--json", "third_party/x", "--in", up]));
+    let best = &doc["matches"][0];
+    assert_eq!(best["tag"], "v1.2");
+    let find = |list: &str, path: &str| -> serde_json::Value {
+        best[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path} not in {list}: {best}"))
+    };
+    let same = find("identical", "other/f06b.txt");
+    assert_eq!(same["upstream"]["path"], "f06.txt");
+    let moved = find("modified", "moved/renamed.txt");
+    assert_eq!(moved["upstream"]["path"], "f05.txt");
+    let new = std::fs::read(v.abs(b"third_party/x/moved/renamed.txt")).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    assert_eq!(moved["score"], git_score(scratch.path(), &old, &new));
+    assert!(
+        paths(&best["missing"])
+            .iter()
+            .all(|p| p != "f05.txt" && p != "f06.txt")
+    );
+
+    let text = stdout(&v.simm(&["origin", "third_party/x", "--in", up]));
+    assert!(text.contains("\nR100\tf06.txt\tother/f06b.txt\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "\nR{:03}\tf05.txt\tmoved/renamed.txt\n",
+            moved["score"].as_u64().unwrap()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn origin_reads_a_directory_outside_any_repository() {
+    let f = fixture();
+    let up = f.upstream.path.to_str().unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    let listing = f
+        .upstream
+        .git_str(&["ls-tree", "-r", "--name-only", "v1.3:src"]);
+    for name in listing.lines() {
+        let data = f
+            .upstream
+            .git(&["cat-file", "blob", &format!("v1.3:src/{name}")]);
+        util::write(&plain.path().join("lib"), name.as_bytes(), &data);
+    }
+    let o = util::simm_in(plain.path(), &["origin", "--json", "lib", "--in", up]);
+    let doc = json(&o);
+    let best = &doc["matches"][0];
+    assert_eq!(best["tag"], "v1.3");
+    assert_eq!(best["resemblance"], 100);
+    assert_eq!(
+        paths(&best["identical"]).len(),
+        listing.lines().count(),
+        "every file identical"
+    );
+}

@@ -98,11 +98,18 @@ pub fn compare(
     local: &mut Local<'_>,
     feedback: &Feedback,
 ) -> Result<Files, CompareError> {
-    let mut reader = repo.reader();
-    let upstream: Vec<Upstream> = repo
+    let entries: Vec<_> = repo
         .tree_entries(tree)?
         .into_iter()
         .filter(|e| e.kind != EntryKind::Submodule)
+        .collect();
+    // A partial clone lacks blobs: one fetch for the directory's, not one
+    // per file (a no-op elsewhere). The first pass needed only trees.
+    let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
+    repo.fetch_missing(&ids, feedback)?;
+    let mut reader = repo.reader();
+    let upstream: Vec<Upstream> = entries
+        .into_iter()
         .map(|e| {
             let size = reader.header(&e.id).map(|(_, s)| s)?;
             Ok(Upstream {

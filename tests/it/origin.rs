@@ -277,6 +277,21 @@ fn origin_refuses_bad_input_as_git_does() {
     let o = f.vendoring.simm(&["origin", "third_party/x"]);
     assert_eq!(o.status.code(), Some(129));
 
+    // An upstream without a commit.
+    let empty = Repo::new();
+    let o = f.vendoring.simm(&[
+        "origin",
+        "third_party/x",
+        "--in",
+        empty.path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).starts_with("fatal: no commits to compare with in "),
+        "{}",
+        stderr(&o)
+    );
+
     // Nothing shared: exit 1, as a search that found nothing.
     util::write(&f.vendoring.path, b"alone/a.txt", b"nothing upstream has\n");
     let o = f.vendoring.simm(&["origin", "alone", "--in", up]);
@@ -357,4 +372,40 @@ fn origin_reads_a_directory_outside_any_repository() {
         listing.lines().count(),
         "every file identical"
     );
+}
+
+/// A partial clone as upstream: the first pass needs only trees; the
+/// blobs of the states compared come in one fetch per state, and the
+/// answer is the full clone's.
+#[test]
+fn origin_in_a_partial_clone_answers_as_in_the_full_one() {
+    let f = fixture();
+    f.upstream
+        .git(&["config", "uploadpack.allowFilter", "true"]);
+    f.upstream
+        .git(&["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let base = f.upstream.path.parent().unwrap();
+    let partial = base.join("partial");
+    let url = format!("file://{}", f.upstream.path.display());
+    let o = util::git_command(base)
+        .args(["clone", "-q", "--bare", "--filter=blob:none", &url])
+        .arg(&partial)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full = json(&f.vendoring.simm(&[
+        "origin",
+        "--json",
+        "third_party/x",
+        "--in",
+        f.upstream.path.to_str().unwrap(),
+    ]));
+    let from_partial = json(&f.vendoring.simm(&[
+        "origin",
+        "--json",
+        "third_party/x",
+        "--in",
+        partial.to_str().unwrap(),
+    ]));
+    assert_eq!(from_partial["matches"], full["matches"]);
 }

@@ -205,8 +205,14 @@ pub fn check(
             });
         }
     }
-    let (splits, merges) =
-        renames::splits::find(&ours, &renames::splits::Options::default(), content)?;
+    // A split out of a file that stays keeps that file's history: what
+    // the warning says (history lost, commit the move first) does not
+    // apply to it.
+    let split_opts = renames::splits::Options {
+        stays: false,
+        ..Default::default()
+    };
+    let (splits, merges) = renames::splits::find(&ours, &split_opts, content)?;
     feedback.trace("check: splits and merges");
     let paths = |s: &renames::splits::Spread| -> Vec<Vec<u8>> {
         s.parts.iter().map(|p| p.entry.path.clone()).collect()

@@ -14,6 +14,8 @@
 //! - [`renames`]: git's rename and copy detection, step for step, scoring
 //!   only the candidates fingerprints choose.
 //! - [`similar`]: one file against a tree.
+//! - [`origin`]: which commit of another repository a directory was
+//!   copied from.
 //! - [`check`]: the pre-commit check of what is staged.
 //! - [`pack`]: the object order for `git pack-objects` and the safe
 //!   replacement of a repository's packs.
@@ -37,6 +39,7 @@
 
 pub mod check;
 pub mod groups;
+pub mod origin;
 pub mod output;
 pub mod pack;
 pub mod progress;

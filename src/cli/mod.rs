@@ -67,6 +67,11 @@ pub enum Command {
     /// similarity score.
     #[command(after_help = SIMILAR_HELP)]
     Similar(SimilarArgs),
+    /// Find the commit of another repository a directory was copied from
+    /// (a vendored library): best matches first, and the best one's
+    /// identical, modified, missing and added files.
+    #[command(after_help = ORIGIN_HELP)]
+    Origin(OriginArgs),
     /// Find every group of similar files in a tree, the index, the work
     /// tree or the whole object database, with the bytes each group wastes.
     #[command(after_help = GROUPS_HELP)]
@@ -442,6 +447,31 @@ Examples:
   git simm similar --threshold 80 --limit 3 notes.txt
   git simm similar --containment HEAD~1:src/big.rs   where its parts went";
 
+const ORIGIN_HELP: &str = "\
+The directory is a path in the work tree (its files as `git ls-files
+--cached --others --exclude-standard` lists them; outside any repository,
+every file under it) or a tree of this repository (`<rev>:<dir>`).
+
+Candidates: every tag of <repository>, then the first-parent history of its
+HEAD; with <rev-range>, the commits `git rev-list <rev-range>` lists there.
+Directories upstream that share files (by blob id) with the local copy are
+found first; the best few states are then compared file by file.
+
+Output: one line per match, best first:
+  <resemblance>%<TAB><tag or commit>:<path><TAB><n> identical, <n> modified, ...
+where the resemblance is the bytes both hold over the bytes either holds
+(a modified file counted by its git similarity), and the name is a
+tree-ish git takes (`git ls-tree -r v1.0:lib`). Then, after a blank line,
+the best match's files as `git diff --name-status -M` from upstream to the
+local copy would list them: M<score> (changed in place, with its
+similarity), R<score> (found at another path: upstream path, then local
+path), D (upstream file missing here), A (local addition).
+
+Examples:
+  git simm origin third_party/zlib --in ~/src/zlib
+  git simm origin HEAD~100:deps/lua --in ../lua v5.1..v5.2
+  git simm origin --json vendor/xdiff --in ../git";
+
 const GROUPS_HELP: &str = "\
 A group is a set of files linked by pairs whose exact git score (the rename
 score `git diff -M` prints) is at least the threshold; identical files at
@@ -633,6 +663,36 @@ pub struct SimilarArgs {
     /// (`git ls-tree -z`: `<score>%<TAB><path><NUL>`).
     #[arg(short = 'z')]
     pub nul: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Arguments of `git-simm origin`.
+#[derive(Debug, Args)]
+pub struct OriginArgs {
+    /// The directory: a path in the work tree, or a tree (`<rev>:<dir>`).
+    #[arg(value_name = "path|tree-ish")]
+    pub directory: String,
+
+    /// The repository it may come from: a path to a clone (bare or not).
+    #[arg(long = "in", value_name = "repository", required = true)]
+    pub repository: PathBuf,
+
+    /// Commits of that repository to compare with, as `git rev-list` takes
+    /// them (`v1.0..v2.0`, `main`); default: every tag, then the
+    /// first-parent history of its HEAD.
+    #[arg(value_name = "rev-range")]
+    pub range: Vec<String>,
+
+    /// Show at most this many matches; 0 means every state that shares a
+    /// file (each compared file by file, which takes longer).
+    #[arg(long, short = 'n', value_name = "n", default_value_t = 10)]
+    pub limit: usize,
+
+    /// Print a JSON document instead of lines.
+    #[arg(long)]
+    pub json: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,

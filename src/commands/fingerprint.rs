@@ -248,7 +248,7 @@ pub(super) struct Wanted {
 /// `path` with `.` and `..` resolved lexically (as git resolves the
 /// pathspecs it is given), so that the names git lists and the paths of
 /// the walk compare equal.
-fn normalized(path: &Path) -> PathBuf {
+pub(super) fn normalized(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {
@@ -269,7 +269,7 @@ fn normalized(path: &Path) -> PathBuf {
 /// `core.excludesFile` pattern ignores. `None` when git cannot say (a
 /// directory outside the work tree, a bare repository): then everything is
 /// walked.
-fn not_ignored(repo: &Repo, cwd: &Path, dir: &Path) -> Result<Option<Wanted>> {
+pub(super) fn not_ignored(repo: &Repo, cwd: &Path, dir: &Path) -> Result<Option<Wanted>> {
     if repo.work_dir().is_none() {
         return Ok(None);
     }

@@ -11,6 +11,7 @@ mod fingerprint;
 mod generate;
 mod groups;
 mod hook;
+mod origin;
 mod pack;
 mod renames;
 mod settings;
@@ -70,6 +71,7 @@ pub fn run(
         || match &cli.command {
             Command::Fingerprint(args) => args.store.no_cache,
             Command::Similar(args) => args.store.no_cache,
+            Command::Origin(args) => args.store.no_cache,
             Command::Groups(args) => args.store.no_cache,
             Command::Renames(args) => args.store.no_cache,
             Command::Check(args) => args.store.no_cache,
@@ -80,6 +82,7 @@ pub fn run(
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
         Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),
+        Command::Origin(args) => origin::origin(&cwd, nc, args, fb, out, err),
         Command::Groups(args) => groups::groups(&cwd, nc, args, fb, out, err),
         Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),
         Command::Check(args) => check::check(&cwd, nc, args, fb, err),
@@ -110,7 +113,11 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         parts.push(cause.to_string());
         if matches!(
             cause.downcast_ref::<RepoError>(),
-            Some(RepoError::NotARepository { .. } | RepoError::BadGitDir { .. })
+            Some(
+                RepoError::NotARepository { .. }
+                    | RepoError::NotARepositoryAt { .. }
+                    | RepoError::BadGitDir { .. }
+            )
         ) {
             break;
         }

@@ -9,6 +9,7 @@
 
 pub mod json;
 mod name_status;
+pub mod origin;
 pub mod sarif;
 
 use std::io::{self, Write};

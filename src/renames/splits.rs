@@ -9,6 +9,14 @@
 //! no one of them holds that much (that would be a rename); a **merge** is
 //! a new path made that way of two or more sources.
 //!
+//! A split also happens out of a file that stays (git 2.43 moved the
+//! low-level half of `hex.c` into `hex-ll.c`; `hex.c` remained): with
+//! [`Options::stays`], a modified file's old version is a whole too, its new
+//! version the first part, and the new paths the others. It is reported
+//! when the new version alone holds less than [`Options::min`] of the old
+//! one (else little moved out) and, with at least one new path, the parts
+//! hold that much together.
+//!
 //! A file git paired (a rename or copy) with another is a part only if more
 //! of it is in the whole than in its partner. A part must come mostly from the whole ([`Options::min_part`]: a large
 //! file sharing a tenth of its lines with the whole is not one of its
@@ -19,6 +27,9 @@
 //! uses), and the pairs to consider come from an index of the histograms'
 //! buckets: bounds on the bytes two files share rule out, without
 //! comparing them, every pair that could not pass.
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::renames::{Content, ContentError, Record, SpanKey, Status};
 use crate::repo::{Entry, EntryKind};
@@ -41,6 +52,8 @@ pub struct Options {
     /// units (70%): a part is a file made mostly of the whole, not a file
     /// that happens to share its license header or boilerplate.
     pub min_part: u32,
+    /// Also splits out of a modified file (see the module documentation).
+    pub stays: bool,
 }
 
 impl Default for Options {
@@ -49,6 +62,7 @@ impl Default for Options {
             min: MAX_SCORE / 5 * 4,
             min_gain: MAX_SCORE / 20,
             min_part: MAX_SCORE / 10 * 7,
+            stays: true,
         }
     }
 }
@@ -75,6 +89,9 @@ pub struct Spread {
     pub parts: Vec<Part>,
     /// How much of the whole the parts hold together ([`MAX_SCORE`] units).
     pub covered: u32,
+    /// A split out of a file that stays: `whole` is its old version and
+    /// the first part its new version, at the same path.
+    pub stays: bool,
 }
 
 /// Splits and merges among `records` (git's pairing, already made): see
@@ -105,42 +122,136 @@ pub fn find(
         .filter(|r| matches!(r.status, Status::Added | Status::Renamed | Status::Copied))
         .filter_map(|r| Some((r.new.as_ref().filter(is_file)?, partner(&r.old))))
         .unzip();
-    if sources.is_empty() || dests.is_empty() {
+    // Modified files: the old version a whole, the new one its first part.
+    let (olds, news): (Vec<&Entry>, Vec<&Entry>) = if opts.stays {
+        records
+            .iter()
+            .filter(|r| r.status == Status::Modified)
+            .filter_map(|r| {
+                Some((
+                    r.old.as_ref().filter(is_file)?,
+                    r.new.as_ref().filter(is_file)?,
+                ))
+            })
+            .unzip()
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    if dests.is_empty() || (sources.is_empty() && olds.is_empty()) {
         return Ok((Vec::new(), Vec::new()));
     }
     let src_spans = spans_of(&sources, content)?;
     let dst_spans = spans_of(&dests, content)?;
-    let splits = spreads(
+    let dst_samples = samples(&dst_spans);
+    let to_dests = Side {
+        entries: &dests,
+        paired: &dst_partner,
+        spans: &dst_spans,
+        index: SampleIndex::new(&dst_samples),
+    };
+    let mut splits = spreads(
         &sources,
         &src_spans,
-        (&dests, &dst_partner, &dst_spans),
+        &to_dests,
+        &partners(&sources, &src_spans),
         opts,
     );
-    let merges = spreads(
-        &dests,
-        &dst_spans,
-        (&sources, &src_partner, &src_spans),
-        opts,
-    );
+    if !olds.is_empty() {
+        splits.extend(stayed(
+            &olds, &news, &to_dests, &sources, &src_spans, opts, content,
+        )?);
+    }
+    let merges = if sources.is_empty() {
+        Vec::new()
+    } else {
+        let src_samples = samples(&src_spans);
+        let to_sources = Side {
+            entries: &sources,
+            paired: &src_partner,
+            spans: &src_spans,
+            index: SampleIndex::new(&src_samples),
+        };
+        spreads(
+            &dests,
+            &dst_spans,
+            &to_sources,
+            &partners(&dests, &dst_spans),
+            opts,
+        )
+    };
     Ok((splits, merges))
+}
+
+/// Splits out of modified files: each old version a whole, its new version
+/// the part that stays. Only old versions some new path could be a part of
+/// have their new version read.
+fn stayed(
+    olds: &[&Entry],
+    news: &[&Entry],
+    others: &Side<'_>,
+    sources: &[&Entry],
+    src_spans: &[Arc<Spans>],
+    opts: &Options,
+    content: &mut dyn Content,
+) -> Result<Vec<Spread>, ContentError> {
+    let old_spans = spans_of(olds, content)?;
+    let partner_spans = partners(sources, src_spans);
+    let hopeful: Vec<usize> = (0..olds.len())
+        .filter(|&i| !candidates(olds[i], &old_spans[i], others, &partner_spans, opts).is_empty())
+        .collect();
+    if hopeful.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kept: Vec<&Entry> = hopeful.iter().map(|&i| news[i]).collect();
+    let new_spans = spans_of(&kept, content)?;
+    let mut found = Vec::new();
+    for (&i, (new, new_spans)) in hopeful.iter().zip(kept.iter().zip(&new_spans)) {
+        if let Some(s) = spread_of(
+            olds[i],
+            &old_spans[i],
+            Some((new, new_spans)),
+            others,
+            &partner_spans,
+            opts,
+        ) {
+            found.push(s);
+        }
+    }
+    Ok(found)
+}
+
+/// The files parts are taken from: entries, the path git paired each with
+/// (if any), histograms, and an index of their buckets.
+struct Side<'a> {
+    entries: &'a [&'a Entry],
+    paired: &'a [Option<&'a [u8]>],
+    spans: &'a [Arc<Spans>],
+    index: SampleIndex<'a>,
+}
+
+/// Samples at rate 1: no part is missed for an unlucky sample, and the
+/// histograms are in memory anyway.
+fn samples(spans: &[Arc<Spans>]) -> Vec<Sample> {
+    spans.iter().map(|s| Sample::with_rate(s, 1)).collect()
+}
+
+/// Histograms by path, of the side a part's partner is on.
+fn partners<'a>(entries: &[&'a Entry], spans: &'a [Arc<Spans>]) -> HashMap<&'a [u8], &'a Spans> {
+    entries
+        .iter()
+        .zip(spans)
+        .map(|(e, s)| (e.path.as_slice(), s.as_ref()))
+        .collect()
 }
 
 fn partner(other: &Option<Entry>) -> Option<&[u8]> {
     other.as_ref().map(|e| e.path.as_slice())
 }
 
-/// The files parts are taken from: entries, the path git paired each with
-/// (if any), histograms.
-type Others<'a> = (
-    &'a [&'a Entry],
-    &'a [Option<&'a [u8]>],
-    &'a [std::sync::Arc<Spans>],
-);
-
 fn spans_of(
     entries: &[&Entry],
     content: &mut dyn Content,
-) -> Result<Vec<std::sync::Arc<Spans>>, ContentError> {
+) -> Result<Vec<Arc<Spans>>, ContentError> {
     let binary = content.binary(entries)?;
     let keys: Vec<SpanKey> = entries.iter().zip(binary).map(|(e, b)| (e.id, b)).collect();
     content.spans(&keys)
@@ -150,101 +261,124 @@ fn spans_of(
 /// documentation).
 fn spreads(
     wholes: &[&Entry],
-    whole_spans: &[std::sync::Arc<Spans>],
-    (others, paired, other_spans): Others<'_>,
+    whole_spans: &[Arc<Spans>],
+    others: &Side<'_>,
+    partner_spans: &HashMap<&[u8], &Spans>,
     opts: &Options,
 ) -> Vec<Spread> {
-    // A partner of a file among `others` is on the wholes' side.
-    let whole_at: std::collections::HashMap<&[u8], usize> = wholes
+    wholes
         .iter()
-        .enumerate()
-        .map(|(i, e)| (e.path.as_slice(), i))
-        .collect();
-    let others_partner_spans = |p: &[u8]| whole_at.get(p).copied();
-    // Rate 1: no part is missed for an unlucky sample; the histograms are
-    // in memory anyway.
-    let samples: Vec<Sample> = other_spans
-        .iter()
-        .map(|s| Sample::with_rate(s, 1))
-        .collect();
-    let index = SampleIndex::new(&samples);
-    // Chunks held by more files than this are bounded, not walked (see
-    // `SampleIndex::bounds`).
-    let max_holders = MAX_HOLDERS;
-    let mut found = Vec::new();
-    for (whole, spans) in wholes.iter().zip(whole_spans) {
-        if spans.size() == 0 {
-            continue;
-        }
-        let query = Sample::with_rate(spans, 1);
-        // The bounds are on the bytes shared, exact at rate 1: only pairs
-        // that could pass both thresholds are compared exactly.
-        let need = |share: u32, size: u64| {
-            u64::try_from(u128::from(share) * u128::from(size) / u128::from(MAX_SCORE))
-                .unwrap_or(u64::MAX)
-        };
-        let mut candidates: Vec<usize> = index
-            .bounds(&query, max_holders)
-            .into_iter()
-            .filter(|&(i, _, most)| {
-                most > 0
-                    && most >= need(opts.min_gain, spans.size())
-                    && most >= need(opts.min_part, other_spans[i].size())
-            })
-            .map(|(i, _, _)| i)
-            .filter(|&i| other_spans[i].size() > 0 && others[i].id != whole.id)
-            .filter(|&i| contained(spans, &other_spans[i]) >= opts.min_gain)
-            .filter(|&i| contained(&other_spans[i], spans) >= opts.min_part)
-            .collect();
-        // A file git paired with another file is a part only if more of it
-        // is in this whole than in its partner: a renamed file that shares
-        // boilerplate with the whole came from its own source.
-        candidates.retain(|&i| {
-            let Some(partner) = paired[i].filter(|&p| p != whole.path.as_slice()) else {
-                return true;
-            };
-            let Some(at) = others_partner_spans(partner) else {
-                return true;
-            };
-            contained(&other_spans[i], spans) > contained(&other_spans[i], &whole_spans[at])
-        });
-        if candidates.len() < 2
-            || candidates
-                .iter()
-                .any(|&i| contained(spans, &other_spans[i]) >= opts.min)
-        {
-            continue;
-        }
-        let mut cover = Cover::new(spans);
-        let min_gain = u128::from(opts.min_gain) * u128::from(spans.size()) / u128::from(MAX_SCORE);
-        let mut parts = Vec::new();
-        while !candidates.is_empty() {
-            let Some((at, gain)) = candidates
-                .iter()
-                .enumerate()
-                .map(|(at, &i)| (at, cover.gain(&other_spans[i])))
-                .max_by_key(|&(at, gain)| (gain, std::cmp::Reverse(at)))
-            else {
-                break;
-            };
-            if u128::from(gain) < min_gain.max(1) {
-                break;
-            }
-            let i = candidates.swap_remove(at);
-            cover.add(&other_spans[i]);
-            parts.push(Part {
-                entry: others[i].clone(),
-                whole_in_part: contained(spans, &other_spans[i]),
-                part_in_whole: contained(&other_spans[i], spans),
-            });
-        }
-        if parts.len() >= 2 && cover.containment() >= opts.min {
-            found.push(Spread {
-                whole: (*whole).clone(),
-                parts,
-                covered: cover.containment(),
-            });
-        }
+        .zip(whole_spans)
+        .filter_map(|(whole, spans)| spread_of(whole, spans, None, others, partner_spans, opts))
+        .collect()
+}
+
+/// The files of `others` that could be parts of `whole`: enough of the
+/// whole in each, each mostly made of the whole, and more of it in this
+/// whole than in the file git paired it with.
+fn candidates(
+    whole: &Entry,
+    spans: &Spans,
+    others: &Side<'_>,
+    partner_spans: &HashMap<&[u8], &Spans>,
+    opts: &Options,
+) -> Vec<usize> {
+    if spans.size() == 0 {
+        return Vec::new();
     }
+    let other_spans = others.spans;
+    let query = Sample::with_rate(spans, 1);
+    // The bounds are on the bytes shared, exact at rate 1: only pairs that
+    // could pass both thresholds are compared exactly.
+    let need = |share: u32, size: u64| {
+        u64::try_from(u128::from(share) * u128::from(size) / u128::from(MAX_SCORE))
+            .unwrap_or(u64::MAX)
+    };
+    let mut found: Vec<usize> = others
+        .index
+        .bounds(&query, MAX_HOLDERS)
+        .into_iter()
+        .filter(|&(i, _, most)| {
+            most > 0
+                && most >= need(opts.min_gain, spans.size())
+                && most >= need(opts.min_part, other_spans[i].size())
+        })
+        .map(|(i, _, _)| i)
+        .filter(|&i| other_spans[i].size() > 0 && others.entries[i].id != whole.id)
+        .filter(|&i| contained(spans, &other_spans[i]) >= opts.min_gain)
+        .filter(|&i| contained(&other_spans[i], spans) >= opts.min_part)
+        .collect();
+    // A file git paired with another file is a part only if more of it is
+    // in this whole than in its partner: a renamed file that shares
+    // boilerplate with the whole came from its own source.
+    found.retain(|&i| {
+        let Some(partner) = others.paired[i].filter(|&p| p != whole.path.as_slice()) else {
+            return true;
+        };
+        let Some(at) = partner_spans.get(partner) else {
+            return true;
+        };
+        contained(&other_spans[i], spans) > contained(&other_spans[i], at)
+    });
     found
+}
+
+/// `whole` as a split or merge of `others`, if it is one; `stays` is the
+/// new version of a modified whole, its first part.
+fn spread_of(
+    whole: &Entry,
+    spans: &Spans,
+    stays: Option<(&Entry, &Spans)>,
+    others: &Side<'_>,
+    partner_spans: &HashMap<&[u8], &Spans>,
+    opts: &Options,
+) -> Option<Spread> {
+    let other_spans = others.spans;
+    let mut candidates = candidates(whole, spans, others, partner_spans, opts);
+    if candidates.len() + usize::from(stays.is_some()) < 2
+        || candidates
+            .iter()
+            .map(|&i| other_spans[i].as_ref())
+            .chain(stays.map(|(_, s)| s))
+            .any(|part| contained(spans, part) >= opts.min)
+    {
+        return None;
+    }
+    let mut cover = Cover::new(spans);
+    let mut parts = Vec::new();
+    if let Some((entry, part)) = stays {
+        cover.add(part);
+        parts.push(Part {
+            entry: entry.clone(),
+            whole_in_part: contained(spans, part),
+            part_in_whole: contained(part, spans),
+        });
+    }
+    let min_gain = u128::from(opts.min_gain) * u128::from(spans.size()) / u128::from(MAX_SCORE);
+    while !candidates.is_empty() {
+        let Some((at, gain)) = candidates
+            .iter()
+            .enumerate()
+            .map(|(at, &i)| (at, cover.gain(&other_spans[i])))
+            .max_by_key(|&(at, gain)| (gain, std::cmp::Reverse(at)))
+        else {
+            break;
+        };
+        if u128::from(gain) < min_gain.max(1) {
+            break;
+        }
+        let i = candidates.swap_remove(at);
+        cover.add(&other_spans[i]);
+        parts.push(Part {
+            entry: others.entries[i].clone(),
+            whole_in_part: contained(spans, &other_spans[i]),
+            part_in_whole: contained(&other_spans[i], spans),
+        });
+    }
+    (parts.len() >= 2 && cover.containment() >= opts.min).then(|| Spread {
+        whole: whole.clone(),
+        parts,
+        covered: cover.containment(),
+        stays: stays.is_some(),
+    })
 }

@@ -12,6 +12,15 @@ use gix::bstr::BString;
 /// fatal messages; the underlying gix or I/O error is kept as the source.
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {
+    /// The path given as a repository is not one ([`super::Repo::open`]).
+    #[error("not a git repository: '{}'", path.display())]
+    NotARepositoryAt {
+        /// The path given.
+        path: PathBuf,
+        /// What gix reported.
+        #[source]
+        source: gix::Error,
+    },
     /// No repository was found in the directory or any of its parents.
     #[error("not a git repository (or any of the parent directories): {}", path.display())]
     NotARepository {
@@ -229,6 +238,13 @@ pub enum RepoError {
     #[error("{message}")]
     Pathspec {
         /// git's message.
+        message: String,
+    },
+    /// `git rev-list` or `git for-each-ref` refused what it was asked to
+    /// list (an unknown revision in a range): git's own message.
+    #[error("{message}")]
+    Listing {
+        /// git's message, without its `fatal: `.
         message: String,
     },
     /// In a reftable repository, git could not be asked to resolve a

@@ -39,6 +39,7 @@ pub mod changes;
 mod config;
 mod entry;
 mod error;
+mod history;
 mod index;
 mod odb;
 mod pathspec;
@@ -55,6 +56,7 @@ use std::path::{Path, PathBuf};
 pub use attributes::{AttrSource, DiffAttributes};
 pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
+pub use history::TreeItem;
 pub use index::IndexEntries;
 pub use odb::Reader;
 pub use pathspec::Pathspec;
@@ -127,6 +129,30 @@ impl Repo {
                 }
             },
         )?;
+        Repo::finish(repo)
+    }
+
+    /// Open the repository at `path` (its work tree's top or its git dir)
+    /// without searching upward and without git's environment: for
+    /// another repository than the one a command runs in (`origin --in`),
+    /// which `GIT_DIR` set by a hook must not redirect.
+    pub fn open(path: &Path) -> Result<Repo, RepoError> {
+        if let Err(source) = std::fs::metadata(path) {
+            return Err(RepoError::BadDirectory {
+                path: path.to_owned(),
+                source,
+            });
+        }
+        let repo = gix::ThreadSafeRepository::open(path).map_err(|source| {
+            RepoError::NotARepositoryAt {
+                path: path.to_owned(),
+                source: gix::Error::from_error(source),
+            }
+        })?;
+        Repo::finish(repo)
+    }
+
+    fn finish(repo: gix::ThreadSafeRepository) -> Result<Repo, RepoError> {
         // Relative paths would silently change meaning if the process changes
         // its current directory later; anchor them now.
         let absolute = |p: &Path| -> PathBuf {

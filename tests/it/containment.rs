@@ -242,9 +242,34 @@ fn find_splits_recalls_splits_and_merges_and_nothing_else() {
         after.push((dst.clone(), joined));
         merges.push((dst, sources));
     }
+    // Splits out of a file that stays: its first part stays (lightly
+    // edited), the others go to new files.
+    let mut stays: Vec<(String, Vec<String>)> = Vec::new();
+    while stays.len() < 20 {
+        let d = docs.next().unwrap();
+        if d.data.len() < 8 * 1024 {
+            continue;
+        }
+        let i = stays.len();
+        let k = 2 + i % 2;
+        let src = format!("stays/t{i:02}.{}", ext(&d.name));
+        r.write(&src, &d.data);
+        let mut parts = vec![src.clone()];
+        for (j, part) in cut(&d.data, k, &mut rng).into_iter().enumerate() {
+            let edited = lightly_edited(&part, &mut rng);
+            if j == 0 {
+                after.push((src.clone(), edited));
+            } else {
+                let p = format!("out/t{i:02}/p{j}.{}", ext(&d.name));
+                after.push((p.clone(), edited));
+                parts.push(p);
+            }
+        }
+        stays.push((src, parts));
+    }
     // Ordinary changes: 200 renames with edits from light to heavy (git
-    // pairs most, not all), 30 deletions, 30 unrelated additions, 100
-    // files left alone.
+    // pairs most, not all), 30 deletions, 30 unrelated additions, 30
+    // files edited in place from light to heavy, 70 left alone.
     let mut moved = Vec::new();
     for i in 0..360 {
         let d = docs.next().unwrap();
@@ -264,6 +289,13 @@ fn find_splits_recalls_splits_and_merges_and_nothing_else() {
                 r.write(format!("moved/g{i:03}.{}", ext(&d.name)), &data);
             }
             200..230 => r.remove(p),
+            230..260 => {
+                let mut data = d.data.clone();
+                for _ in 0..=((i - 230) / 5) {
+                    data = lightly_edited(&data, &mut rng);
+                }
+                r.write(p, &data);
+            }
             _ => {}
         }
     }
@@ -307,15 +339,22 @@ fn find_splits_recalls_splits_and_merges_and_nothing_else() {
         .lines()
         .map(|l| l.split('\t').collect())
         .collect();
-    let (mut split_hits, mut merge_hits, mut wrong) = (0, 0, Vec::new());
+    let (mut split_hits, mut merge_hits, mut stay_hits, mut wrong) = (0, 0, 0, Vec::new());
     for f in &extra {
         let covered: u32 = f[0][1..].parse().unwrap();
         assert!(covered >= 80, "{f:?}");
         match f[0].chars().next() {
             Some('S') => {
                 let parts: Vec<String> = f[2..].iter().map(|s| s.to_string()).collect();
-                match splits.iter().find(|(s, _)| s == f[1]) {
-                    Some((_, want)) if sorted(want) == sorted(&parts) => split_hits += 1,
+                match (
+                    splits.iter().find(|(s, _)| s == f[1]),
+                    stays.iter().find(|(s, _)| s == f[1]),
+                ) {
+                    (Some((_, want)), _) if sorted(want) == sorted(&parts) => split_hits += 1,
+                    // The file that stays is named first among its parts.
+                    (_, Some((_, want))) if f[2] == f[1] && sorted(want) == sorted(&parts) => {
+                        stay_hits += 1
+                    }
                     _ => wrong.push(f.join(" ")),
                 }
             }
@@ -331,20 +370,29 @@ fn find_splits_recalls_splits_and_merges_and_nothing_else() {
         }
     }
     println!(
-        "splits found: {split_hits} of {}, merges: {merge_hits} of {}, wrong: {}",
+        "splits found: {split_hits} of {}, out of files that stay: {stay_hits} of {}, \
+         merges: {merge_hits} of {}, wrong: {}",
         splits.len(),
+        stays.len(),
         merges.len(),
         wrong.len()
     );
     assert!(wrong.is_empty(), "false or partial reports: {wrong:#?}");
     assert!(split_hits * 100 >= splits.len() * 95, "split recall");
+    assert!(
+        stay_hits * 100 >= stays.len() * 95,
+        "recall of splits out of files that stay"
+    );
     assert!(merge_hits * 100 >= merges.len() * 95, "merge recall");
 
     // The JSON document carries the same, with the containments.
     let out = r.simm(&["renames", "--find-splits", "--json", "HEAD~1", "HEAD"]);
     assert!(out.status.success(), "{}", util::stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["splits"].as_array().unwrap().len(), split_hits);
+    assert_eq!(
+        doc["splits"].as_array().unwrap().len(),
+        split_hits + stay_hits
+    );
     assert_eq!(doc["merges"].as_array().unwrap().len(), merge_hits);
     let s = &doc["splits"][0];
     assert!(s["covered"].as_u64().unwrap() >= 80);

@@ -16,6 +16,7 @@ mod config_sources;
 mod containment;
 mod fixtures;
 mod groups;
+mod origin;
 mod partial_clone;
 mod pathspecs;
 mod quality;

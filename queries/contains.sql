@@ -1,6 +1,6 @@
 -- Which repositories, at which revision and commit, contain most of one
 -- repository's directory: for each (repository, revision), how many of the
--- directory's files have a near-duplicate there (fingerprints at most 64
+-- directory's files have a near-duplicate there (fingerprints at most 84
 -- bits apart and sizes within git's 80% window, or the same blob for
 -- files too small to fingerprint), and what share of the files and bytes
 -- that is. Reads the table or view `fingerprints` (README "Exports").
@@ -82,6 +82,8 @@ qkeys AS (
   SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band30 AS k FROM q WHERE band30 IS NOT NULL
   UNION ALL
   SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band31 AS k FROM q WHERE band31 IS NOT NULL
+  UNION ALL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, name_key AS k FROM q WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
 ),
 others AS (
   SELECT f.* FROM fingerprints f CROSS JOIN params p WHERE f.repo <> p.repo
@@ -150,6 +152,8 @@ tkeys AS (
   SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band30 AS k FROM others WHERE band30 IS NOT NULL
   UNION ALL
   SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band31 AS k FROM others WHERE band31 IS NOT NULL
+  UNION ALL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, name_key AS k FROM others WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
 ),
 matches AS (
   SELECT a.path AS qpath, a.size AS qsize, b.repo, b.revision, b.commit
@@ -160,7 +164,7 @@ matches AS (
     AND CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
       CAST(bit_count(xor(a.fp1, b.fp1)) AS INT) +
       CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
-      CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) <= 64
+      CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) <= 84
   UNION ALL
   SELECT q.path AS qpath, q.size AS qsize, o.repo, o.revision, o.commit
   FROM q JOIN others o ON q.blob = o.blob

@@ -1,5 +1,5 @@
 -- Similar files across repositories: one row per pair of files in two
--- different repositories whose fingerprints are at most 64 bits apart (of
+-- different repositories whose fingerprints are at most 84 bits apart (of
 -- 256), keeping for each file its 10 nearest matches in each other
 -- repository. Reads a table or view `fingerprints`: the union of any number
 -- of `git simm export` files (schema version 1002, README "Exports").
@@ -9,11 +9,15 @@
 --   CREATE TEMPORARY FUNCTION xor(a BIGINT, b BIGINT) RETURNS BIGINT RETURN a ^ b
 -- on DataFusion, register xor and bit_count as UDFs: queries/README.md).
 --
--- 1. Every fingerprinted row once per band key (32 keys per row).
--- 2. The equi-join on the key: pairs sharing a band, in different
+-- 1. Every fingerprinted row once per key: its 32 band keys and the key of
+--    its file name (vendored copies keep their names while edits move
+--    their fingerprints apart; git's rename detection pairs names first).
+-- 2. The equi-join on the key: pairs sharing a key, in different
 --    repositories, within git's size window at 80% (the smaller file at
 --    least 4/5 of the larger, or no git score can reach 80%).
--- 3. The Hamming distance, bit_count of XOR over the four 64-bit words.
+-- 3. The Hamming distance, bit_count of XOR over the four 64-bit words, at
+--    most 84: the farthest pairs at git score 80% or more reach 82 bits
+--    (`radius_for` in src/groups/mod.rs, calibrated on real edits).
 -- 4. The 10 nearest per file and other repository, from either side.
 -- Fingerprints estimate; `git simm similar` scores exactly (the check step
 -- of benches/cross-repo.py re-scores every pair).
@@ -81,6 +85,8 @@ WITH keys AS (
   SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band30 AS k FROM fingerprints WHERE band30 IS NOT NULL
   UNION ALL
   SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band31 AS k FROM fingerprints WHERE band31 IS NOT NULL
+  UNION ALL
+  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, name_key AS k FROM fingerprints WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
 ),
 candidates AS (
   SELECT DISTINCT
@@ -97,7 +103,7 @@ candidates AS (
     AND b.size * 5 >= a.size * 4
 ),
 near AS (
-  SELECT * FROM candidates WHERE distance <= 64
+  SELECT * FROM candidates WHERE distance <= 84
 ),
 ranked AS (
   SELECT near.*,

@@ -22,7 +22,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::{EntryKind, Repo, RepoError};
-use crate::similarity::bands::{BAND_BITS, BANDS, band_keys};
+use crate::similarity::bands::{BAND_BITS, BANDS, band_keys, name_key};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Sketch};
 use crate::similarity::store::Store;
@@ -190,6 +190,7 @@ pub fn schema() -> Schema {
     for i in 0..BANDS {
         fields.push(Field::new(format!("band{i}"), DataType::Int64, true));
     }
+    fields.push(Field::new("name_key", DataType::Int64, true));
     let metadata: std::collections::HashMap<String, String> = [
         ("git-simm.schema_version", SCHEMA_VERSION.to_string()),
         (
@@ -260,6 +261,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut fingerprint = FixedSizeBinaryBuilder::with_capacity(n, 32);
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut bands: Vec<Int64Builder> = (0..BANDS).map(|_| Int64Builder::with_capacity(n)).collect();
+    let mut names = Int64Builder::with_capacity(n);
     let mut quoted = Vec::new();
     for r in rows {
         version.append_value(SCHEMA_VERSION);
@@ -268,6 +270,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         revision.append_option(source.map(|s| s.revision.as_str()));
         commit.append_option(source.and_then(|s| s.commit).map(|c| c.to_string()));
         tree.append_option(source.map(|s| s.tree.to_string()));
+        names.append_option(r.path.as_deref().map(name_key));
         match &r.path {
             Some(p) => match std::str::from_utf8(p) {
                 Ok(s) => path.append_value(s),
@@ -313,5 +316,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     ];
     columns.extend(words.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     columns.extend(bands.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+    columns.push(Arc::new(names.finish()));
     RecordBatch::try_new(schema.clone(), columns)
 }

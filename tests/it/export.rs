@@ -8,7 +8,7 @@ use std::path::Path;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
-use git_simm::similarity::bands::{BANDS, band_keys};
+use git_simm::similarity::bands::{BANDS, band_keys, name_key};
 use git_simm::similarity::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -66,6 +66,7 @@ struct Row {
     fingerprint: Option<[u8; 32]>,
     words: Option<[i64; 4]>,
     bands: Option<Vec<i64>>,
+    name_key: Option<i64>,
 }
 
 fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
@@ -104,6 +105,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
             .clone();
         let words: Vec<_> = (0..4).map(|i| i64s(&format!("fp{i}"))).collect();
         let bands: Vec<_> = (0..BANDS).map(|i| i64s(&format!("band{i}"))).collect();
+        let names = i64s("name_key");
         let opt =
             |a: &arrow_array::StringArray, i: usize| a.is_valid(i).then(|| a.value(i).to_owned());
         for i in 0..b.num_rows() {
@@ -123,6 +125,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
                 bands: bands[0]
                     .is_valid(i)
                     .then(|| bands.iter().map(|c| c.value(i)).collect()),
+                name_key: names.is_valid(i).then(|| names.value(i)),
             });
         }
     }
@@ -168,6 +171,7 @@ fn schema_is_versioned_and_typed() {
     ];
     let bands: Vec<String> = (0..BANDS).map(|i| format!("band{i}")).collect();
     expected.extend(bands.iter().map(String::as_str));
+    expected.push("name_key");
     assert_eq!(names, expected);
     use arrow_schema::DataType;
     assert_eq!(
@@ -246,6 +250,12 @@ fn rows_match_ls_tree_and_fingerprint() {
         assert_eq!(row.revision.as_deref(), Some("HEAD"));
         assert_eq!(row.commit.as_deref(), Some(head.as_str()));
         assert_eq!(row.tree.as_deref(), Some(tree.as_str()));
+        let raw = if row.path.as_deref() == Some("\"caf\\351.txt\"") {
+            b"caf\xe9.txt".to_vec()
+        } else {
+            row.path.clone().unwrap().into_bytes()
+        };
+        assert_eq!(row.name_key, Some(name_key(&raw)));
         let cat_size: i64 = r
             .git_str(&["cat-file", "-s", &row.blob])
             .trim()

@@ -123,6 +123,7 @@ class Spark:
         self.spark = (
             SparkSession.builder.master("local[2]")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "3g")
             .config("spark.sql.shuffle.partitions", "8")
             .getOrCreate()
@@ -272,7 +273,9 @@ def cmd_run(args):
             log(f"  {names[0]} only: {sorted(a - b)[:5]}  {n} only: {sorted(b - a)[:5]}")
     if contains_results:
         c0 = list(contains_results.values())[0]
-        log(f"contains identical: {all(sorted(map(str, c)) == sorted(map(str, c0)) for c in contains_results.values())}")
+        # Spark returns ROUND(...) as a decimal, the others as a double.
+        norm = lambda rows: sorted(tuple(float(v) if hasattr(v, "as_tuple") else v for v in r) for r in rows)
+        log(f"contains identical: {all(norm(c) == norm(c0) for c in contains_results.values())}")
     reported = results[names[0]][1]
     (work / "pairs.json").write_text(json.dumps(reported))
 

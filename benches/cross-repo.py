@@ -19,8 +19,11 @@ returns the same pairs, and checks the pairs against git-simm's exact score:
 `scale` replicates the exports made by `run` (in --workdir) to the number of
 rows asked for, each replica's fingerprints XORed with its own random mask
 (a few bits for "forks", half the bits for unrelated repositories), band keys
-recomputed, and times the join on DuckDB (and DataFusion with --engines), then
-prints Spark's plan (EXPLAIN) for it.
+recomputed, and times the queries on DuckDB (and DataFusion with --engines)
+over growing numbers of replicas (near-duplicates.sql only up to
+--narrow-max-rows: its 16-bit keys make the join grow with the square of the
+rows; near-duplicates-wide.sql to the end), then prints Spark's plan
+(EXPLAIN) with --explain.
 
 Needs: pip install duckdb datafusion pyspark pyarrow numpy, and Java 17 for
 Spark. Engines whose module is missing are skipped with a note (CI may skip
@@ -450,19 +453,24 @@ def cmd_scale(args):
             cols[f"band{i}"] = pa.array(keys[:, i])
         pq.write_table(pa.table(cols), f)
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")
-    near = (QUERIES / "near-duplicates.sql").read_text()
-    count = f"SELECT COUNT(*) FROM ({near.rsplit('ORDER BY', 1)[0]}) t"
-    for eng in engines_available(args.engines):
-        for k in args.steps:
-            part = files[: max(1, len(files) * k // max(args.steps))]
-            e = ENGINES[eng](part)
-            rows_in = e.run("SELECT COUNT(*) FROM fingerprints")[0][0]
-            r, secs = timed(e.run, count)
-            log(f"{eng:<10} {rows_in:>10} rows: {r[0][0]} pairs, {secs:.1f} s, load {load()}")
+    steps = sorted(set(max(1, len(files) * k // max(args.steps)) for k in args.steps))
+    for name in args.queries:
+        sql = (QUERIES / name).read_text()
+        count = f"SELECT COUNT(*) FROM ({sql.rsplit('ORDER BY', 1)[0]}) t"
+        for eng in engines_available(args.engines):
+            for n in steps:
+                rows_in = n * n0
+                if name == "near-duplicates.sql" and rows_in > args.narrow_max_rows:
+                    log(f"{eng:<10} {name} {rows_in:>10} rows: skipped (over --narrow-max-rows)")
+                    continue
+                e = ENGINES[eng](files[:n])
+                r, secs = timed(e.run, count)
+                log(f"{eng:<10} {name} {rows_in:>10} rows ({n} replicas): {r[0][0]} pairs, {secs:.1f} s, load {load()}")
     if args.explain and "spark" in engines_available(["spark"]):
         e = Spark(files)
-        log("Spark's plan (EXPLAIN FORMATTED) over all replicas:")
-        log(e.explain(near))
+        sql = (QUERIES / args.queries[-1]).read_text()
+        log(f"Spark's plan (EXPLAIN FORMATTED) of {args.queries[-1]} over all {len(files)} replicas:")
+        log(e.explain(sql))
 
 
 def main():
@@ -490,6 +498,8 @@ def main():
     s.add_argument("--rows", type=int, default=10_000_000)
     s.add_argument("--engines", nargs="+", default=["duckdb"])
     s.add_argument("--steps", type=int, nargs="+", default=[1, 2, 4, 8])
+    s.add_argument("--queries", nargs="+", default=["near-duplicates.sql", "near-duplicates-wide.sql"])
+    s.add_argument("--narrow-max-rows", type=int, default=1_500_000)
     s.add_argument("--seed", type=int, default=16)
     s.add_argument("--explain", action="store_true")
     args = ap.parse_args()

@@ -44,12 +44,11 @@ fn export_repo() -> Repo {
 fn read(path: &Path) -> Vec<RecordBatch> {
     let file = std::fs::File::open(path).expect("open export");
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).expect("parquet");
-    let batches = builder
+    builder
         .build()
         .expect("reader")
         .collect::<Result<Vec<_>, _>>()
-        .expect("batches");
-    batches
+        .expect("batches")
 }
 
 /// One exported row, as the test compares it.

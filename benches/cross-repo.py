@@ -88,6 +88,10 @@ class DuckDB:
         import duckdb
 
         self.con = duckdb.connect()
+        # Spills go beside the exports, never into the current directory.
+        spill = Path(files[0]).parent.parent / "duckdb-tmp"
+        self.con.execute(f"SET temp_directory = '{spill}'")
+        self.con.execute("SET max_temp_directory_size = '6GB'")
         lst = ", ".join(f"'{f}'" for f in files)
         self.con.execute(f"CREATE VIEW fingerprints AS SELECT * FROM read_parquet([{lst}])")
 
@@ -210,8 +214,9 @@ class Scorer:
     """Exact scores of (file of repo A) against repo B's tree, cached per
     (blob, repo B): one `similar` run answers every path of B."""
 
-    def __init__(self, simm, repos, tmp):
+    def __init__(self, simm, repos, tmp, workdir):
         self.simm, self.repos, self.tmp, self.cache, self.runs = simm, repos, Path(tmp), {}, 0
+        self.workdir = workdir
 
     def matches(self, repo_a, blob_a, repo_b):
         key = (blob_a, repo_b)
@@ -283,7 +288,7 @@ def cmd_run(args):
     (work / "pairs.json").write_text(json.dumps(reported))
 
     with tempfile.TemporaryDirectory() as tmp:
-        scorer = Scorer(args.git_simm, repos, tmp)
+        scorer = Scorer(args.git_simm, repos, tmp, args.workdir)
         check_pairs(reported, scorer)
         recall(table, reported, scorer, args, repos)
 
@@ -291,15 +296,21 @@ def cmd_run(args):
 def check_pairs(reported, scorer):
     """Every reported pair re-scored exactly."""
     t = time.perf_counter()
-    scores = []
-    for repo_a, _, path_a, blob_a, _, repo_b, _, path_b, _, _, dist in reported:
+    scores, confirmed = [], []
+    for row in reported:
+        repo_a, _, path_a, blob_a, _, repo_b, _, path_b, _, _, dist = row
         m = scorer.matches(repo_a, blob_a, repo_b)
-        scores.append((m.get(path_b, (0, None))[0], dist))
+        score = m.get(path_b, (0, None))[0]
+        scores.append((score, dist))
+        if score >= 80:
+            confirmed.append(list(row) + [score])
     ok = sum(1 for s, _ in scores if s >= 80)
     log(
         f"check: {len(scores)} reported pairs re-scored by git simm similar ({scorer.runs} runs, "
-        f"{time.perf_counter() - t:.1f} s): {ok} at >= 80%, {len(scores) - ok} below"
+        f"{time.perf_counter() - t:.1f} s): {ok} at >= 80% (kept, pairs-confirmed.json), {len(scores) - ok} below"
     )
+    # What the pipeline reports in the end: the pairs git's score confirms.
+    Path(scorer.workdir, "pairs-confirmed.json").write_text(json.dumps(confirmed))
     below = sorted(d for s, d in scores if s < 80)
     if below:
         log(f"  distances of the pairs below 80%: {below[:20]}{' ...' if len(below) > 20 else ''}")
@@ -451,6 +462,13 @@ def cmd_scale(args):
             cols[f"fp{i}"] = pa.array(w[:, i].view(np.int64))
         for i in range(BANDS):
             cols[f"band{i}"] = pa.array(keys[:, i])
+        # Forks keep their files' names; unrelated repositories get names
+        # of their own (a random key per file), or every replica's
+        # README.md would pair with every other's.
+        names = base.column("name_key").to_numpy(zero_copy_only=False)
+        if r % 10 != 0:
+            names = rng.integers(-(2**63), -1, size=n0, dtype=np.int64)
+        cols["name_key"] = pa.array(names)
         pq.write_table(pa.table(cols), f)
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")
     steps = sorted(set(max(1, len(files) * k // max(args.steps)) for k in args.steps))

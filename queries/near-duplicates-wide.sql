@@ -22,7 +22,7 @@
 --    repositories, within git's size window at 80% (the smaller file at
 --    least 4/5 of the larger, or no git score can reach 80%).
 -- 3. The Hamming distance, bit_count of XOR over the four 64-bit words, at
---    most 84: the farthest pairs at git score 80% or more reach 82 bits
+--    most 84 (filtered in the join, before DISTINCT sees the pairs): the farthest pairs at git score 80% or more reach 82 bits
 --    (`radius_for` in src/groups/mod.rs, calibrated on real edits).
 -- 4. The 10 nearest per file and other repository, from either side.
 -- Fingerprints estimate; `git simm similar` scores exactly (the check step
@@ -75,15 +75,16 @@ candidates AS (
   WHERE a.repo < b.repo
     AND a.size * 5 >= b.size * 4
     AND b.size * 5 >= a.size * 4
-),
-near AS (
-  SELECT * FROM candidates WHERE distance <= 84
+    AND CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
+      CAST(bit_count(xor(a.fp1, b.fp1)) AS INT) +
+      CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
+      CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) <= 84
 ),
 ranked AS (
-  SELECT near.*,
+  SELECT candidates.*,
     ROW_NUMBER() OVER (PARTITION BY repo_a, revision_a, path_a, repo_b ORDER BY distance, path_b, revision_b) AS rank_a,
     ROW_NUMBER() OVER (PARTITION BY repo_b, revision_b, path_b, repo_a ORDER BY distance, path_a, revision_a) AS rank_b
-  FROM near
+  FROM candidates
 )
 SELECT repo_a, revision_a, path_a, blob_a, size_a, repo_b, revision_b, path_b, blob_b, size_b, distance
 FROM ranked

@@ -18,7 +18,8 @@ returns the same pairs, and checks the pairs against git-simm's exact score:
 
 `scale` replicates the exports made by `run` (in --workdir) to the number of
 rows asked for, each replica's fingerprints XORed with its own random mask
-(a few bits for "forks", half the bits for unrelated repositories), band keys
+(families of ten: an unrelated repository, half its bits flipped, and nine
+forks of it, a few more bits flipped), band keys
 recomputed, and times the queries on DuckDB (and DataFusion with --engines)
 over growing numbers of replicas (near-duplicates.sql only up to
 --narrow-max-rows: its 16-bit keys make the join grow with the square of the
@@ -439,15 +440,21 @@ def cmd_scale(args):
         files.append(f)
         if f.exists():
             continue
-        # One replica in ten is a fork (2 to 12 bits flipped, the same for
-        # every file of it); the others are unrelated (each bit flipped
-        # with probability 1/2).
-        mask = np.zeros(4, dtype=np.uint64)
-        if r % 10 == 0:
+        # Replicas come in families of ten: the first of a family is an
+        # unrelated repository (each bit flipped with probability 1/2;
+        # family 0 is the real exports), the other nine its forks (2 to 12
+        # more bits flipped, the same for every file of the fork). So every
+        # file has nine near copies at any scale, as a project and its
+        # forks do, and the pairs grow with the rows, not their square.
+        family, member = divmod(r, 10)
+        if member == 0:
+            fam_mask = np.zeros(4, dtype=np.uint64)
+            if family:
+                fam_mask = rng.integers(0, 2**63, size=4, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, size=4).astype(np.uint64)
+        mask = fam_mask.copy()
+        if member:
             for b in rng.choice(256, size=rng.integers(2, 13), replace=False):
-                mask[b // 64] |= np.uint64(1) << np.uint64(b % 64)
-        else:
-            mask = rng.integers(0, 2**63, size=4, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, size=4).astype(np.uint64)
+                mask[b // 64] ^= np.uint64(1) << np.uint64(b % 64)
         w = words0 ^ mask
         keys = band_keys(w)
         cols = {
@@ -462,12 +469,14 @@ def cmd_scale(args):
             cols[f"fp{i}"] = pa.array(w[:, i].view(np.int64))
         for i in range(BANDS):
             cols[f"band{i}"] = pa.array(keys[:, i])
-        # Forks keep their files' names; unrelated repositories get names
-        # of their own (a random key per file), or every replica's
-        # README.md would pair with every other's.
-        names = base.column("name_key").to_numpy(zero_copy_only=False)
-        if r % 10 != 0:
-            names = rng.integers(-(2**63), -1, size=n0, dtype=np.int64)
+        # Forks keep their family's names; other families get names of
+        # their own (a random key per file), or every replica's README.md
+        # would pair with every other's.
+        if member == 0:
+            fam_names = base.column("name_key").to_numpy(zero_copy_only=False)
+            if family:
+                fam_names = rng.integers(-(2**63), -1, size=n0, dtype=np.int64)
+        names = fam_names
         cols["name_key"] = pa.array(names)
         pq.write_table(pa.table(cols), f)
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")

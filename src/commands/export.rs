@@ -93,7 +93,7 @@ fn tree_source(repo: &Repo, spec: &str) -> Result<TreeSource> {
 /// `repo/.git` and for a bare `repo.git`.
 fn default_name(repo: &Repo) -> String {
     if let Some(url) = repo.config_string("remote.origin.url") {
-        return url;
+        return without_credentials(&url);
     }
     let dir = repo.work_dir().unwrap_or_else(|| repo.common_dir());
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
@@ -104,6 +104,19 @@ fn default_name(repo: &Repo) -> String {
     match base.strip_suffix(".git") {
         Some(stem) if !stem.is_empty() => stem.to_owned(),
         _ => base,
+    }
+}
+
+/// `url` without the user information of `scheme://user:token@host/...`,
+/// which would otherwise travel with every exported row.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 

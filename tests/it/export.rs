@@ -361,6 +361,23 @@ fn default_name_is_the_origin_url_else_the_directory() {
     ]);
     let (rows, _) = export(&r, &[]);
     assert_eq!(rows[0].repo, "https://example.com/team/project.git");
+    // Credentials in the URL stay out of the export.
+    r.git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "https://me:secret@example.com/team/project.git",
+    ]);
+    let (rows, _) = export(&r, &[]);
+    assert_eq!(rows[0].repo, "https://example.com/team/project.git");
+    r.git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "git@example.com:team/project.git",
+    ]);
+    let (rows, _) = export(&r, &[]);
+    assert_eq!(rows[0].repo, "git@example.com:team/project.git");
     let bare = r.path.join("../bare.git");
     r.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
     let out = r.path.join("../b.parquet");
@@ -449,4 +466,44 @@ fn bad_input_gets_git_style_errors() {
         .map(|e| (e.unwrap().file_name(), ()))
         .collect();
     assert_eq!(left, before);
+}
+
+/// Binary Parquet is never written to a terminal: `script` gives the
+/// command a pseudo-terminal as stdout (skipped where util-linux's
+/// `script` is missing).
+#[test]
+fn a_terminal_is_refused_without_output() {
+    let r = export_repo();
+    let Ok(probe) = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("skipped: no script(1)");
+        return;
+    };
+    if !probe.status.success() {
+        eprintln!("skipped: script(1) is not util-linux's");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_git-simm");
+    let o = git_command(&r.path)
+        .args([] as [&str; 0])
+        .output()
+        .map(|_| ())
+        .and_then(|_| {
+            std::process::Command::new("script")
+                .current_dir(&r.path)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .args(["-qec", &format!("{bin} export"), "/dev/null"])
+                .output()
+        })
+        .expect("run script");
+    assert_eq!(o.status.code(), Some(128), "{}", lossy(&o.stdout));
+    let shown = lossy(&o.stdout);
+    assert!(
+        shown.contains("fatal: refusing to write binary Parquet to a terminal"),
+        "{shown}"
+    );
+    assert!(!shown.contains("PAR1"));
 }

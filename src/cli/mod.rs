@@ -97,6 +97,10 @@ pub enum Command {
     /// objects).
     #[command(after_help = REPACK_HELP)]
     Repack(RepackArgs),
+    /// Write the fingerprints of trees or of every blob as Apache Parquet,
+    /// for SQL engines that find similar files across repositories.
+    #[command(after_help = EXPORT_HELP)]
+    Export(ExportArgs),
     /// Print a shell completion script for git-simm (and `git simm`).
     #[command(after_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),
@@ -427,6 +431,25 @@ Examples:
   git simm fingerprint README.md src/    files on disk
   git simm fingerprint --all             fill the store with every blob";
 
+const EXPORT_HELP: &str = "\
+Writes one Parquet file: a row per file of each tree-ish (default HEAD), or
+per blob of the object database with --all (no path then). Columns:
+version, repo, revision, commit, tree, path, blob, size, fingerprint (the
+32 bytes `git simm fingerprint` prints in hex), fp0..fp3 (the same bits as
+four signed 64-bit words), band0..band31 (keys for an equi-join: similar
+files share one). Blobs under 192 bytes have null fingerprint, words and
+bands. Fingerprints come from the store, so exporting again after a commit
+fingerprints only the new blobs.
+
+Parquet is binary: without --output, stdout must not be a terminal.
+The queries in the repository's queries/ directory read a table or view
+`fingerprints`, the union of any number of exports.
+
+Examples:
+  git simm export -o simm.parquet                  HEAD's files
+  git simm export --all --name git/git -o git.parquet
+  git simm export v1.0 v2.0 > releases.parquet";
+
 const SIMILAR_HELP: &str = "\
 Output: one line per match, best first: `<score>%<TAB><path>`, where the
 score is git's rename similarity (the number `git diff -M` prints after R).
@@ -624,6 +647,36 @@ pub struct FingerprintArgs {
     /// --others --exclude-standard` skips them).
     #[arg(long)]
     pub no_exclude_standard: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// Arguments of `git-simm export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Tree-ishes whose files to export (`HEAD`, `v2.0`, `main:src`);
+    /// HEAD when none is given.
+    #[arg(value_name = "tree-ish")]
+    pub trees: Vec<String>,
+
+    /// Export every blob in the object database, once each, without paths
+    /// (as `fingerprint --all` fingerprints them).
+    #[arg(long, conflicts_with = "trees")]
+    pub all: bool,
+
+    /// The `repo` column's value. If unset: `remote.origin.url`, else the
+    /// repository's directory name (without `.git`).
+    #[arg(long, value_name = "repository name")]
+    pub name: Option<String>,
+
+    /// Write to this file (replaced atomically) instead of stdout.
+    #[arg(short, long, value_name = "file")]
+    pub output: Option<PathBuf>,
+
+    /// Print nothing on stderr, progress included.
+    #[arg(short, long)]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -7,6 +7,7 @@
 //! ([`terminal`]).
 
 mod check;
+mod export;
 mod fingerprint;
 mod generate;
 mod groups;
@@ -62,6 +63,7 @@ pub fn run(
     let quiet = match &cli.command {
         Command::Fingerprint(args) => args.quiet,
         Command::Repack(args) => args.quiet,
+        Command::Export(args) => args.quiet,
         _ => false,
     };
     let terminal = settings::terminal(quiet);
@@ -77,6 +79,7 @@ pub fn run(
             Command::Check(args) => args.store.no_cache,
             Command::PackOrder(args) => args.store.no_cache,
             Command::Repack(args) => args.store.no_cache,
+            Command::Export(args) => args.store.no_cache,
             Command::InstallHook(_) | Command::Completions(_) | Command::Manpage(_) => false,
         };
     let result = match &cli.command {
@@ -89,6 +92,7 @@ pub fn run(
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
         Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),
+        Command::Export(args) => export::export(&cwd, nc, args, fb, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),
     };

@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod config_sources;
 mod containment;
+mod export;
 mod fixtures;
 mod groups;
 mod origin;

@@ -1,0 +1,321 @@
+//! A repository's fingerprints as Apache Parquet, for the engines that
+//! find similar files across thousands of repositories (Spark, DataFusion,
+//! DuckDB): git-simm produces the columns, the engine does the join
+//! (`queries/` in the repository holds the ready-made queries).
+//!
+//! One row per (tree, path) of the chosen trees, or per blob of the object
+//! database. Fingerprints come from the store ([`compute`]), so exporting
+//! again after a commit computes only the new blobs. The columns are
+//! [`schema`]'s; [`SCHEMA_VERSION`] names their layout and the fingerprint
+//! definition together, so exports that cannot be compared are told apart.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use arrow_array::builder::{FixedSizeBinaryBuilder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use gix::ObjectId;
+use parquet::arrow::ArrowWriter;
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+
+use crate::progress::{Feedback, Interrupted};
+use crate::repo::{EntryKind, Repo, RepoError};
+use crate::similarity::bands::{BAND_BITS, BANDS, band_keys, name_key};
+use crate::similarity::compute::{self, ComputeError};
+use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Sketch};
+use crate::similarity::store::Store;
+
+/// The version of the export's columns. Bumped when a column is added,
+/// removed or changes meaning (band layout included).
+pub const EXPORT_VERSION: u32 = 1;
+
+/// What the `version` column holds and the Parquet metadata key
+/// `git-simm.schema_version` says: the export layout times 1000 plus the
+/// fingerprint version, so rows are comparable exactly when it is equal.
+pub const SCHEMA_VERSION: i32 = (EXPORT_VERSION * 1000 + FINGERPRINT_VERSION) as i32;
+
+/// A row's sketch before the store answers.
+const EMPTY: Sketch = Sketch {
+    size: 0,
+    fingerprint: None,
+};
+
+/// Rows per record batch handed to the Parquet writer: large enough for
+/// good column chunks, small enough that a batch's buffers stay a few
+/// megabytes.
+const BATCH_ROWS: usize = 1 << 16;
+
+/// The error returned by [`collect`] and [`write_parquet`].
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The repository could not be read.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Fingerprints could not be computed or stored.
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
+    /// Building the columns failed.
+    #[error("cannot build the export's columns: {0}")]
+    Arrow(#[from] ArrowError),
+    /// Writing Parquet failed (an I/O error underneath included).
+    #[error("cannot write Parquet: {0}")]
+    Parquet(#[from] ParquetError),
+    /// The work was interrupted.
+    #[error("interrupted")]
+    Interrupted(#[from] Interrupted),
+}
+
+/// Where rows come from: every blob of the object database, or trees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// Every blob in the object database, once, without a path.
+    All,
+    /// The files of these trees.
+    Trees(Vec<TreeSource>),
+}
+
+/// One tree to export, and what named it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeSource {
+    /// The tree-ish as given (`HEAD`, `v2.47.0`, `main:src`).
+    pub revision: String,
+    /// The commit it names, when it names one (through tags).
+    pub commit: Option<ObjectId>,
+    /// Its tree.
+    pub tree: ObjectId,
+}
+
+/// The rows of an export, before they are written.
+#[derive(Debug, Default)]
+pub struct Export {
+    /// The `repo` column's value.
+    pub repo: String,
+    /// The trees the rows come from (empty for [`Selection::All`]).
+    pub sources: Vec<TreeSource>,
+    /// The rows, in tree order per source (by blob id for `All`).
+    pub rows: Vec<Row>,
+    /// What the store answered and what was computed.
+    pub outcome: compute::Outcome,
+}
+
+/// One row: a file of a source tree, or a blob.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Index into [`Export::sources`], `None` for a blob of `--all`.
+    pub source: Option<usize>,
+    /// The path within the tree (`None` for `--all`).
+    pub path: Option<Vec<u8>>,
+    /// The blob.
+    pub blob: ObjectId,
+    /// Its size and fingerprint.
+    pub sketch: Sketch,
+}
+
+/// The rows of `selection`, fingerprints from (and into) `store`.
+/// Submodules (gitlinks) are left out: their ids are commits of another
+/// repository.
+pub fn collect(
+    repo: &Repo,
+    store: &mut Store,
+    name: &str,
+    selection: &Selection,
+    feedback: &Feedback,
+) -> Result<Export, ExportError> {
+    let mut rows = Vec::new();
+    let sources = match selection {
+        Selection::All => {
+            for (id, _) in repo.all_blobs()? {
+                rows.push(Row {
+                    source: None,
+                    path: None,
+                    blob: id,
+                    sketch: EMPTY,
+                });
+            }
+            Vec::new()
+        }
+        Selection::Trees(sources) => {
+            for (i, s) in sources.iter().enumerate() {
+                feedback.check()?;
+                for e in repo.tree_entries(s.tree)? {
+                    if e.kind == EntryKind::Submodule {
+                        continue;
+                    }
+                    rows.push(Row {
+                        source: Some(i),
+                        path: Some(e.path),
+                        blob: e.id,
+                        sketch: EMPTY,
+                    });
+                }
+            }
+            sources.clone()
+        }
+    };
+    feedback.trace("export: rows listed");
+    let ids: Vec<ObjectId> = rows.iter().map(|r| r.blob).collect();
+    let (sketches, outcome) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
+    for (row, sketch) in rows.iter_mut().zip(sketches) {
+        row.sketch = sketch;
+    }
+    Ok(Export {
+        repo: name.to_owned(),
+        sources,
+        rows,
+        outcome,
+    })
+}
+
+/// The Arrow schema of an export, also the Parquet file's. Metadata keys:
+/// `git-simm.schema_version` ([`SCHEMA_VERSION`]),
+/// `git-simm.fingerprint_version`, `git-simm.bands` and
+/// `git-simm.band_bits`.
+pub fn schema() -> Schema {
+    let mut fields = vec![
+        Field::new("version", DataType::Int32, false),
+        Field::new("repo", DataType::Utf8, false),
+        Field::new("revision", DataType::Utf8, true),
+        Field::new("commit", DataType::Utf8, true),
+        Field::new("tree", DataType::Utf8, true),
+        Field::new("path", DataType::Utf8, true),
+        Field::new("blob", DataType::Utf8, false),
+        Field::new("size", DataType::Int64, false),
+        Field::new("fingerprint", DataType::FixedSizeBinary(32), true),
+    ];
+    for i in 0..4 {
+        fields.push(Field::new(format!("fp{i}"), DataType::Int64, true));
+    }
+    for i in 0..BANDS {
+        fields.push(Field::new(format!("band{i}"), DataType::Int64, true));
+    }
+    fields.push(Field::new("name_key", DataType::Int64, true));
+    let metadata: std::collections::HashMap<String, String> = [
+        ("git-simm.schema_version", SCHEMA_VERSION.to_string()),
+        (
+            "git-simm.fingerprint_version",
+            FINGERPRINT_VERSION.to_string(),
+        ),
+        ("git-simm.bands", BANDS.to_string()),
+        ("git-simm.band_bits", BAND_BITS.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    Schema::new_with_metadata(fields, metadata)
+}
+
+/// What [`write_parquet`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Rows written.
+    pub rows: usize,
+    /// Rows with a fingerprint (the others are too small or too large).
+    pub fingerprinted: usize,
+}
+
+/// Write `export` as one Parquet file to `out` (uncompressed: fingerprints
+/// and keys are random bits, and the text columns are dictionary-encoded).
+/// A path that is not UTF-8 is written in git's quoted form (`"\303..."`,
+/// as `git ls-tree` prints it); the blob id still names the content.
+pub fn write_parquet<W: Write + Send>(
+    export: &Export,
+    out: W,
+    feedback: &Feedback,
+) -> Result<Written, ExportError> {
+    let schema = Arc::new(schema());
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(1 << 20))
+        .build();
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
+    let progress = feedback.stage("Writing rows", export.rows.len() as u64);
+    let mut written = Written::default();
+    for chunk in export.rows.chunks(BATCH_ROWS) {
+        feedback.check()?;
+        let batch = batch(export, chunk, &schema)?;
+        writer.write(&batch)?;
+        written.rows += chunk.len();
+        written.fingerprinted += chunk
+            .iter()
+            .filter(|r| r.sketch.fingerprint.is_some())
+            .count();
+        progress.inc(chunk.len() as u64);
+    }
+    writer.close()?;
+    progress.finish();
+    Ok(written)
+}
+
+/// The columns of `rows`, in [`schema`]'s order.
+fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBatch, ArrowError> {
+    let n = rows.len();
+    let mut version = Int32Builder::with_capacity(n);
+    let mut repo = StringBuilder::with_capacity(n, n * export.repo.len());
+    let mut revision = StringBuilder::new();
+    let mut commit = StringBuilder::new();
+    let mut tree = StringBuilder::new();
+    let mut path = StringBuilder::new();
+    let mut blob = StringBuilder::with_capacity(n, n * 40);
+    let mut size = Int64Builder::with_capacity(n);
+    let mut fingerprint = FixedSizeBinaryBuilder::with_capacity(n, 32);
+    let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
+    let mut bands: Vec<Int64Builder> = (0..BANDS).map(|_| Int64Builder::with_capacity(n)).collect();
+    let mut names = Int64Builder::with_capacity(n);
+    let mut quoted = Vec::new();
+    for r in rows {
+        version.append_value(SCHEMA_VERSION);
+        repo.append_value(&export.repo);
+        let source = r.source.and_then(|i| export.sources.get(i));
+        revision.append_option(source.map(|s| s.revision.as_str()));
+        commit.append_option(source.and_then(|s| s.commit).map(|c| c.to_string()));
+        tree.append_option(source.map(|s| s.tree.to_string()));
+        names.append_option(r.path.as_deref().map(name_key));
+        match &r.path {
+            Some(p) => match std::str::from_utf8(p) {
+                Ok(s) => path.append_value(s),
+                Err(_) => {
+                    quoted.clear();
+                    // Writing to a Vec cannot fail.
+                    let _ = crate::output::write_quoted_path(&mut quoted, p);
+                    path.append_value(String::from_utf8_lossy(&quoted));
+                }
+            },
+            None => path.append_null(),
+        }
+        blob.append_value(r.blob.to_string());
+        size.append_value(i64::try_from(r.sketch.size).unwrap_or(i64::MAX));
+        match &r.sketch.fingerprint {
+            Some(fp) => {
+                fingerprint.append_value(fp.to_bytes())?;
+                for (b, w) in words.iter_mut().zip(fp.words) {
+                    // The same 64 bits, read as an engine's signed BIGINT.
+                    b.append_value(w as i64);
+                }
+                for (b, k) in bands.iter_mut().zip(band_keys(fp)) {
+                    b.append_value(k);
+                }
+            }
+            None => {
+                fingerprint.append_null();
+                words.iter_mut().for_each(|b| b.append_null());
+                bands.iter_mut().for_each(|b| b.append_null());
+            }
+        }
+    }
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(version.finish()),
+        Arc::new(repo.finish()),
+        Arc::new(revision.finish()),
+        Arc::new(commit.finish()),
+        Arc::new(tree.finish()),
+        Arc::new(path.finish()),
+        Arc::new(blob.finish()),
+        Arc::new(size.finish()),
+        Arc::new(fingerprint.finish()),
+    ];
+    columns.extend(words.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+    columns.extend(bands.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
+    columns.push(Arc::new(names.finish()));
+    RecordBatch::try_new(schema.clone(), columns)
+}

@@ -1018,9 +1018,15 @@ fn bases_across_paths_for_what_each_path_group_leaves_whole() {
             let o = simm(&r.path, &["fingerprint", "--no-cache", &name]);
             assert!(o.status.success(), "{}", stderr(&o));
             let out = lossy(&o.stdout);
-            let fp = out.split_whitespace().next().expect("fingerprint").to_owned();
+            let fp = out
+                .split_whitespace()
+                .next()
+                .expect("fingerprint")
+                .to_owned();
             let far = fingerprints.iter().all(|f| hex_distance(f, &fp) > 40);
-            let near = fingerprints.last().is_none_or(|f| hex_distance(f, &fp) <= 90);
+            let near = fingerprints
+                .last()
+                .is_none_or(|f| hex_distance(f, &fp) <= 90);
             assert!(near, "edits drifted too far from the previous version");
             if far {
                 fingerprints.push(fp);

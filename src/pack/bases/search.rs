@@ -35,6 +35,12 @@ const NEAR_CANDIDATES: usize = 3;
 /// Fingerprints farther apart than this are not tried as bases beyond the
 /// window.
 const NEAR_DISTANCE: u32 = 64;
+
+/// The same for trees, whose fingerprints are the only guide to their
+/// history (blobs also have their neighbours in history and in size):
+/// measured on git.git, 3 within 64 bits 101.5 MB, 8 within 96 100.6 MB.
+const TREE_NEAR_CANDIDATES: usize = 8;
+const TREE_NEAR_DISTANCE: u32 = 96;
 /// Each worker's delta-base cache. Groups are read path by path, not in
 /// pack order, so a large cache hits little more often than a small one,
 /// and it is held per thread beside the group's contents.
@@ -166,6 +172,25 @@ fn search_group(
         // group, tripled the memory the group took.
         contents.push(scratch.as_slice().to_vec());
     }
+    // Fingerprints: the store's for blobs; trees have none stored, so
+    // theirs are computed here. A tree's versions differ by a few entries,
+    // which move a few of its windows, so the nearest fingerprints find the
+    // version a tree was made from (its commit's parent's), which a large
+    // directory's thousands of versions of about one size hide from the
+    // window: on git.git, whose root tree has 84,816 versions, this took
+    // the pack from 109.4 to 100.6 MB for 4% more CPU.
+    let mut fingerprinter = None;
+    let fps: Vec<Option<crate::similarity::fingerprint::Fingerprint>> = group
+        .iter()
+        .zip(&kinds)
+        .zip(&contents)
+        .map(|((&o, kind), content)| match kind {
+            gix::object::Kind::Tree => fingerprinter
+                .get_or_insert_with(crate::similarity::fingerprint::Fingerprinter::new)
+                .fingerprint(content),
+            _ => objects[o].fingerprint,
+        })
+        .collect();
     // Visiting order: largest first, history order among equals.
     let mut visit: Vec<usize> = (0..n).collect();
     visit.sort_by_key(|&k| std::cmp::Reverse(contents[k].len()));
@@ -201,16 +226,21 @@ fn search_group(
                 }
             }
             // And the nearest fingerprints among those visited already.
-            if let Some(f) = objects[group[k]].fingerprint {
+            let (near_candidates, near_distance) = if kinds[k] == gix::object::Kind::Tree {
+                (TREE_NEAR_CANDIDATES, TREE_NEAR_DISTANCE)
+            } else {
+                (NEAR_CANDIDATES, NEAR_DISTANCE)
+            };
+            if let Some(f) = fps[k] {
                 let mut near: Vec<(u32, usize)> = visit[r.saturating_sub(MAX_SCANNED)..r]
                     .iter()
                     .filter_map(|&h| {
-                        let d = objects[group[h]].fingerprint?.distance(&f);
-                        (d <= NEAR_DISTANCE).then_some((d, h))
+                        let d = fps[h]?.distance(&f);
+                        (d <= near_distance).then_some((d, h))
                     })
                     .collect();
                 near.sort_unstable();
-                for (_, h) in near.into_iter().take(NEAR_CANDIDATES) {
+                for (_, h) in near.into_iter().take(near_candidates) {
                     if !cands.contains(&h) {
                         cands.push(h);
                     }

@@ -32,6 +32,7 @@
 //!   can share one `simm.storeDir` without either confusing or destroying
 //!   the other's fingerprints.
 
+pub mod histograms;
 mod table;
 #[cfg(test)]
 mod tests;

@@ -47,20 +47,27 @@ pub struct Common {
 impl Common {
     /// Count, over `sample` (the contents of distinct text blobs), the
     /// files each chunk bucket occurs in, and keep those in more than
-    /// `share` of them and in at least [`MIN_FILES`].
-    pub fn from_sample<'a>(sample: impl Iterator<Item = &'a [u8]>, share: f64) -> Common {
+    /// `share` of them and in at least [`MIN_FILES`]; with the text of
+    /// one chunk of each.
+    pub fn from_sample<'a>(sample: impl Iterator<Item = &'a [u8]> + Clone, share: f64) -> Common {
+        let spans: Vec<Spans> = sample.clone().map(Spans::new).collect();
+        let mut common = Common::from_histograms(spans.iter(), share);
+        common.fill_examples(sample);
+        common
+    }
+
+    /// [`Common::from_sample`] from the sample's histograms (binary ones
+    /// are skipped), without the texts: the histogram store has the
+    /// histograms, so counting needs no blob read.
+    pub fn from_histograms<'a>(sample: impl Iterator<Item = &'a Spans>, share: f64) -> Common {
         let mut files_of: HashMap<u32, usize> = HashMap::new();
-        let mut texts: Vec<&[u8]> = Vec::new();
-        for data in sample {
-            if score::is_binary(data) {
-                continue;
-            }
-            for b in Spans::new(data).bucket_ids() {
+        let mut sampled = 0;
+        for spans in sample.filter(|s| !s.is_binary()) {
+            for b in spans.bucket_ids() {
                 *files_of.entry(b).or_default() += 1;
             }
-            texts.push(data);
+            sampled += 1;
         }
-        let sampled = texts.len();
         let floor = ((share * sampled as f64).floor() as usize + 1).max(MIN_FILES);
         let mut buckets: Vec<u32> = files_of
             .iter()
@@ -68,34 +75,38 @@ impl Common {
             .map(|(&b, _)| b)
             .collect();
         buckets.sort_unstable();
-        // One example of each common bucket's text, from the first
-        // sampled file holding it (a bucket may hold other chunks too,
-        // by collision; the first seen is the one shown).
-        let mut example: HashMap<u32, Vec<u8>> = HashMap::new();
-        for data in &texts {
-            if example.len() == buckets.len() {
-                break;
-            }
-            score::for_each_chunk(data, |b, chunk| {
-                if buckets.binary_search(&b).is_ok() {
-                    example.entry(b).or_insert_with(|| chunk.to_vec());
-                }
-            });
-        }
         let examples = buckets
             .iter()
-            .map(|b| {
-                (
-                    files_of.get(b).copied().unwrap_or(0),
-                    example.remove(b).unwrap_or_default(),
-                )
-            })
+            .map(|b| (files_of.get(b).copied().unwrap_or(0), Vec::new()))
             .collect();
         Common {
             buckets,
             examples,
             sampled,
             share,
+        }
+    }
+
+    /// Fill in [`Common::examples`]' texts from `texts` (the sample's
+    /// contents): for each common bucket, the first chunk seen in it (a
+    /// bucket may hold other chunks too, by collision; the first seen is
+    /// the one shown).
+    pub fn fill_examples<'a>(&mut self, texts: impl Iterator<Item = &'a [u8]>) {
+        let mut example: HashMap<u32, Vec<u8>> = HashMap::new();
+        for data in texts.filter(|d| !score::is_binary(d)) {
+            if example.len() == self.buckets.len() {
+                break;
+            }
+            score::for_each_chunk(data, |b, chunk| {
+                if self.buckets.binary_search(&b).is_ok() {
+                    example.entry(b).or_insert_with(|| chunk.to_vec());
+                }
+            });
+        }
+        for (b, (_, text)) in self.buckets.iter().zip(&mut self.examples) {
+            if let Some(t) = example.remove(b) {
+                *text = t;
+            }
         }
     }
 
@@ -151,7 +162,7 @@ mod tests {
     fn too_few_files_make_nothing_common() {
         let texts = crate::testing::real_text();
         let copies: Vec<&[u8]> = std::iter::repeat_n(texts[0].as_slice(), MIN_FILES - 1).collect();
-        let common = Common::from_sample(copies.into_iter(), DEFAULT_SHARE);
+        let common = Common::from_sample(copies.iter().copied(), DEFAULT_SHARE);
         assert!(common.buckets.is_empty());
     }
 }

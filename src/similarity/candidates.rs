@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 
+use crate::progress::{Feedback, Interrupted};
 use crate::similarity::fingerprint::{Fingerprint, Sketch};
 use crate::similarity::score;
 
@@ -287,7 +288,14 @@ impl Search {
     /// of millions of pairs per second and core; exact-match banding or
     /// multi-index hashing over bit chunks lose recall or stop paying at
     /// radii near a third of 256 bits (REFERENCE.md §1, §6).
-    pub fn close_pairs(&self, min_score: u32, radius: u32) -> Vec<Pair> {
+    ///
+    /// `feedback`'s flag is polled per source: Ctrl-C stops the scan.
+    pub fn close_pairs(
+        &self,
+        min_score: u32,
+        radius: u32,
+        feedback: &Feedback,
+    ) -> Result<Vec<Pair>, Interrupted> {
         let pool = &self.pool;
         let n = pool.order.len();
         let mut pairs: Vec<Pair> = (0..n)
@@ -295,7 +303,7 @@ impl Search {
             .with_min_len(64)
             .fold(Vec::new, |mut acc, p| {
                 let size = pool.sizes[p];
-                if size == 0 {
+                if size == 0 || feedback.is_interrupted() {
                     return acc;
                 }
                 let window = pool.window(size, min_score);
@@ -342,8 +350,9 @@ impl Search {
                 a.extend(b);
                 a
             });
+        feedback.check()?;
         pairs.par_sort_unstable();
-        pairs
+        Ok(pairs)
     }
 }
 

@@ -190,6 +190,14 @@ impl Spans {
     /// The histogram [`Spans::encode`] wrote, or `None` if `bytes` is not
     /// one (cut short, trailing bytes, buckets out of order or range).
     pub fn decode(bytes: &[u8]) -> Option<Spans> {
+        Spans::decode_without(bytes, &Buckets::default())
+    }
+
+    /// [`Spans::decode`] and [`Spans::without`] in one pass: the stored
+    /// histogram with the buckets in `common` taken out. Scoring many
+    /// pairs decodes a histogram per blob; one pass and one allocation
+    /// instead of two, and a bit test instead of a search per bucket.
+    pub fn decode_without(bytes: &[u8], common: &Buckets) -> Option<Spans> {
         let mut at = 0;
         let size = get_varint(bytes, &mut at)?;
         let binary = match *bytes.get(at)? {
@@ -205,24 +213,29 @@ impl Spans {
             return None;
         }
         let mut buckets = Vec::with_capacity(n);
-        let mut prev: Option<u32> = None;
+        let mut removed: u64 = 0;
+        let mut next_min = 0u32;
         for _ in 0..n {
             let gap = u32::try_from(get_varint(bytes, &mut at)?).ok()?;
             let w = u32::try_from(get_varint(bytes, &mut at)?).ok()?;
-            let b = match prev {
-                None => gap,
-                Some(p) if gap > 0 => p.checked_add(gap)?,
-                Some(_) => return None,
-            };
-            if b >= HASH_BASE || w == 0 {
+            // Gaps after the first are at least 1 (buckets strictly
+            // ascending); the first is the bucket itself.
+            let b = next_min
+                .checked_add(gap)?
+                .checked_sub(u32::from(next_min > 0))?;
+            if b >= HASH_BASE || w == 0 || (next_min > 0 && gap == 0) {
                 return None;
             }
-            buckets.push((b, w));
-            prev = Some(b);
+            if common.contains(b) {
+                removed += u64::from(w);
+            } else {
+                buckets.push((b, w));
+            }
+            next_min = b + 1;
         }
-        (at == bytes.len()).then_some(Spans {
+        (at == bytes.len()).then(|| Spans {
             buckets,
-            size,
+            size: size.saturating_sub(removed),
             binary,
         })
     }
@@ -242,17 +255,58 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+#[inline]
 fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in (0..64).step_by(7) {
+    let first = *bytes.get(*at)?;
+    *at += 1;
+    // Most gaps and weights fit one byte.
+    if first < 0x80 {
+        return Some(u64::from(first));
+    }
+    let mut v = u64::from(first & 0x7f);
+    let mut shift = 7;
+    loop {
         let byte = *bytes.get(*at)?;
         *at += 1;
-        v |= u64::from(byte & 0x7f).checked_shl(shift)?;
-        if byte & 0x80 == 0 {
+        // A tenth byte may only hold the top bit; more is not a u64.
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
             return Some(v);
         }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
     }
-    None
+}
+
+/// A set of buckets as one bit each (13 KiB): the boilerplate buckets a
+/// histogram is decoded without ([`Spans::decode_without`]).
+#[derive(Clone, Debug, Default)]
+pub struct Buckets {
+    bits: Vec<u64>,
+}
+
+impl Buckets {
+    /// The set of `buckets` (any order; those out of range are ignored).
+    pub fn new(buckets: &[u32]) -> Buckets {
+        let mut bits = vec![0u64; HASH_BASE.div_ceil(64) as usize];
+        for &b in buckets.iter().filter(|&&b| b < HASH_BASE) {
+            bits[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        Buckets { bits }
+    }
+
+    /// Whether `b` is in the set.
+    #[inline]
+    pub fn contains(&self, b: u32) -> bool {
+        self.bits
+            .get((b / 64) as usize)
+            .is_some_and(|w| w & (1 << (b % 64)) != 0)
+    }
 }
 
 /// Chunks of a file in which every byte counts (binary, or text without a

@@ -366,3 +366,18 @@ fn damaged_encodings_are_refused_not_trusted() {
         }
     }
 }
+
+/// Decoding without the boilerplate buckets is decoding, then
+/// [`Spans::without`]: the same buckets and the same reduced size.
+#[test]
+fn decoding_without_buckets_equals_taking_them_out_after() {
+    let texts = corpus_texts();
+    let common: Vec<u32> = Spans::new(&texts[0]).bucket_ids().step_by(3).collect();
+    let set = Buckets::new(&common);
+    for text in texts.iter().take(100) {
+        let s = Spans::new(text);
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        assert_eq!(Spans::decode_without(&out, &set), Some(s.without(&common)));
+    }
+}

@@ -370,9 +370,15 @@ impl Histograms {
     /// `None` only if it does not decode, which a record that passed its
     /// CRC does not do unless written by a broken writer.
     pub fn get(&self, loc: Loc) -> Option<Spans> {
+        Spans::decode(self.record(loc)?)
+    }
+
+    /// The encoded histogram at `loc` ([`Spans::decode`] or
+    /// [`Spans::decode_without`] read it).
+    pub fn record(&self, loc: Loc) -> Option<&[u8]> {
         let t = self.tables.get(loc.table as usize)?;
         let start = usize::try_from(loc.start).ok()?;
-        Spans::decode(t.bytes.get(start..start + loc.len as usize)?)
+        t.bytes.get(start..start.checked_add(loc.len as usize)?)
     }
 
     /// Add the histogram of `id`; every [`FLUSH_BYTES`] pending become a
@@ -399,7 +405,7 @@ impl Histograms {
         if entries.is_empty() {
             return Ok(());
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_unstable_by_key(|e| e.0);
         entries.dedup_by(|a, b| a.0 == b.0);
         let records: Vec<(&[u8], &[u8])> = entries
             .iter()
@@ -440,10 +446,9 @@ impl Histograms {
             path: PathBuf::new(),
             source: e,
         })?;
-        match HistTable::new(None, Bytes::Owned(bytes), self.hash_len) {
-            Ok(Some(t)) => self.tables.push(t),
-            // What was just built in memory always validates.
-            Ok(None) | Err(_) => {}
+        // What was just built in memory always validates.
+        if let Ok(Some(t)) = HistTable::new(None, Bytes::Owned(bytes), self.hash_len) {
+            self.tables.push(t);
         }
         Ok(())
     }

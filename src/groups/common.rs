@@ -16,7 +16,61 @@
 
 use std::collections::HashMap;
 
+use gix::ObjectId;
+
+use crate::progress::Feedback;
+use crate::repo::{Repo, RepoError};
 use crate::similarity::score::{self, Spans};
+use crate::similarity::store::StoreError;
+use crate::similarity::store::histograms::Histograms;
+
+/// The error returned by [`of_blobs`].
+#[derive(Debug, thiserror::Error)]
+pub enum CommonError {
+    /// A sampled blob could not be read (or Ctrl-C).
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Histograms could not be stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The boilerplate of a collection of distinct blobs (`ids`, sorted by
+/// id, so that the evenly spread sample is random with respect to
+/// content), counted over the histograms of up to [`SAMPLE`] of them:
+/// taken from `histograms` where stored, read and stored otherwise (so a
+/// second run on the same tree reads nothing). What `similar` uses; the
+/// texts ([`Common::examples`]) are not filled in.
+pub fn of_blobs(
+    repo: &Repo,
+    histograms: &mut Histograms,
+    ids: &[ObjectId],
+    share: f64,
+    feedback: &Feedback,
+) -> Result<Common, CommonError> {
+    let picks: Vec<ObjectId> = Common::sample_positions(ids.len())
+        .into_iter()
+        .map(|p| ids[p])
+        .collect();
+    let locs = histograms.locate(&picks);
+    let missing: Vec<ObjectId> = picks
+        .iter()
+        .zip(&locs)
+        .filter(|(_, l)| l.is_none())
+        .map(|(&id, _)| id)
+        .collect();
+    let read: Vec<Spans> = repo.map_blobs(&missing, feedback, |_, data| Spans::new(data))?;
+    for (&id, spans) in missing.iter().zip(&read) {
+        histograms.add(id, spans)?;
+    }
+    histograms.flush()?;
+    let stored: Vec<Spans> = locs
+        .iter()
+        .flatten()
+        .filter_map(|&l| histograms.get(l))
+        .collect();
+    Ok(Common::from_histograms(stored.iter().chain(&read), share))
+}
 
 /// At most this many blobs are read to count how common each chunk is.
 pub const SAMPLE: usize = 2000;

@@ -197,8 +197,8 @@ pub struct Outcome {
     pub linked_pairs: usize,
     /// The fingerprint radius used.
     pub radius: u32,
-    /// Blobs read to score them (a blob evicted from the cache and needed
-    /// again counts twice).
+    /// Blobs read because the histogram store lacked their chunk
+    /// histograms (each at most once; 0 on a warm store).
     pub blobs_read: usize,
     /// Fingerprints taken from the store vs computed now.
     pub fingerprints: compute::Outcome,

@@ -364,7 +364,8 @@ pub struct GroupStats {
     pub binary: usize,
     /// Distinct blobs considered.
     pub blobs: usize,
-    /// Blobs read to score pairs.
+    /// Blobs read because the histogram store lacked their histograms
+    /// (each at most once; 0 on a warm store).
     pub blobs_read: usize,
     /// Pairs proposed by sizes and fingerprints.
     pub candidate_pairs: usize,

@@ -43,8 +43,8 @@ pub struct Settings {
     /// Rename detection's tie replay budget
     /// ([`renames::Options::replay_budget`]).
     pub replay_budget: usize,
-    /// A copy must also reach `copy_threshold` without the tree's
-    /// boilerplate ([`without_boilerplate`]).
+    /// A copy must also reach `copy_threshold` with the index's
+    /// boilerplate ([`crate::groups::common`]) taken out of both files.
     pub ignore_common: bool,
 }
 

@@ -14,7 +14,9 @@
 //!    after step 1 they are all small, so this costs nothing.
 //! 3. The rest are ranked by Hamming distance; those within
 //!    [`MAX_DISTANCE`], nearest first and at most [`MAX_EXACT`] of them, are
-//!    scored exactly.
+//!    scored exactly: git's score with the tree's boilerplate
+//!    ([`crate::groups::common`]) taken out of both files unless
+//!    [`Options::ignore_common`] is off.
 
 use gix::ObjectId;
 use rayon::prelude::*;

@@ -2,17 +2,22 @@
 //! occur in so large a share of the files that sharing them says nothing
 //! about two files being related. The musings seed's "emphasize unusual
 //! strings": license headers, generated preambles and lockfile stanzas
-//! make unrelated files look alike to git's score, so `groups` takes them
-//! out of the score of both files of every pair ([`Spans::without`]).
+//! make unrelated files look alike to git's score, so they are taken out
+//! of the score of both files of every pair ([`Spans::without`]).
 //!
 //! The statistics are a document frequency per chunk bucket, counted per
 //! run over a sample of the distinct blobs considered ([`SAMPLE`], spread
 //! evenly over them in id order, which is random with respect to content):
-//! a share is estimated well from a few thousand files, and reading a
-//! sample costs a fraction of a second where reading every blob of a
-//! 100,000-file tree would cost more than the whole search. Nothing is
-//! stored: the statistics belong to the set of files considered (a tree,
-//! the index, every blob), and a change of tree would invalidate them.
+//! a share is estimated well from a few thousand files. The sample's
+//! histograms come from the histogram store
+//! ([`crate::similarity::store::histograms`]), so on a warm store counting
+//! reads no blob. The statistics themselves are not stored: they belong
+//! to the set of files considered (a tree, the index, every blob), and a
+//! table keyed by tree would be stale after every commit while counting
+//! costs a few hundredths of a second.
+//!
+//! `groups`, `similar` ([`of_blobs`]) and the pre-commit check's copy
+//! warning use them; `renames` never does (it must agree with git).
 
 use std::collections::HashMap;
 

@@ -14,7 +14,9 @@
 //!    above the threshold are proposed ([`radius_for`]). Small files, whose
 //!    fingerprints are noisy, are paired from their chunk histograms
 //!    instead, without loss ([`small`]).
-//! 3. Candidates are scored exactly, nearest first, in batches; a pair
+//! 3. Candidates are scored exactly, nearest first, in batches, from the
+//!    chunk histograms the histogram store keeps (those it lacks are read
+//!    in one pass in pack order, each blob once, and stored); a pair
 //!    whose files are already connected is not scored (it could only join
 //!    what is joined), so a cluster of n versions costs about n scores,
 //!    not n²/2. Links at the threshold join components (union-find).

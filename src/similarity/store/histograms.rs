@@ -246,7 +246,7 @@ impl Histograms {
 
     /// Open the histogram tables in `dir` (the fingerprint store's
     /// directory). Damaged tables are dropped with a warning; more than
-    /// [`MAX_TABLES`] are merged into one.
+    /// 16 are merged into one.
     pub fn open(dir: &Path, hash_len: usize) -> Result<Histograms, StoreError> {
         let mut h = Histograms::disabled(hash_len);
         h.dir = Some(dir.to_owned());

@@ -289,11 +289,18 @@ impl Search {
     /// multi-index hashing over bit chunks lose recall or stop paying at
     /// radii near a third of 256 bits (REFERENCE.md §1, §6).
     ///
+    /// With `most` above 0, each source keeps only its `most` nearest
+    /// partners among the sources after it in size order (ties by
+    /// position): a family of k versions of one file, all within the
+    /// radius of each other, then gives about `most * k` pairs instead of
+    /// k²/2, still connected (memory stays linear in the sources).
+    ///
     /// `feedback`'s flag is polled per source: Ctrl-C stops the scan.
     pub fn close_pairs(
         &self,
         min_score: u32,
         radius: u32,
+        most: usize,
         feedback: &Feedback,
     ) -> Result<Vec<Pair>, Interrupted> {
         let pool = &self.pool;
@@ -329,10 +336,20 @@ impl Search {
                 match fp {
                     Some(fp) => {
                         let dist = distances(pool, range.clone(), &fp);
+                        let mut near: Vec<(u8, usize)> = Vec::new();
                         for (q, d) in range.zip(dist) {
-                            if d == NO_FINGERPRINT || u32::from(d) <= radius {
+                            if d == NO_FINGERPRINT {
                                 push(&mut acc, q, d);
+                            } else if u32::from(d) <= radius {
+                                near.push((d, q));
                             }
+                        }
+                        if most > 0 && near.len() > most {
+                            near.select_nth_unstable(most);
+                            near.truncate(most);
+                        }
+                        for (d, q) in near {
+                            push(&mut acc, q, d);
                         }
                     }
                     None => {

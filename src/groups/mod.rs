@@ -34,6 +34,12 @@
 //! filter sees whole sizes: a pair that reaches the threshold only once
 //! the boilerplate is removed (a file with a long common header and a copy
 //! of it without) can be missed by candidate search.
+//!
+//! Two caps trade a little recall for bounded work and memory, both
+//! measured against exhaustive scoring ([`DEFAULT_MAX_PARTNERS`],
+//! [`DEFAULT_MAX_TRIES`]): each blob keeps its nearest candidate
+//! partners only, and pairs between two components are given up after
+//! enough of them failed.
 
 pub mod common;
 pub mod small;

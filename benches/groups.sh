@@ -13,11 +13,13 @@
 # d<i/100>/<i>-<basename> (so a tree holds many versions of the same
 # files, the near-duplicates groups must find). Then:
 #
-#   1. for each N: `groups <tree>` cold (fingerprints computed and
-#      stored) and warm (the store filled), with max RSS, the growth
+#   1. for each N: `groups <tree>` cold (an empty store: fingerprints and
+#      chunk histograms computed and stored) and warm (the store filled),
+#      with wall and CPU time, max RSS, load, the store's size, the growth
 #      exponent between sizes, and the search's counts;
 #   2. `groups --all` on the whole clone (every blob of the source), after
-#      `fingerprint --all -q` filled the store (unless --no-all);
+#      `fingerprint --all -q` filled the fingerprint store: first run
+#      (histograms computed) and warm (unless --no-all);
 #   3. on the first --truth-files files (default 5000): the exact ground
 #      truth (GIT_SIMM_GROUPS_EXHAUSTIVE=1: every size-compatible pair
 #      scored, every pair at 80% reported), git-simm's groups at 80%
@@ -91,17 +93,20 @@ fi
 cp "$simm_bin" "$workdir/git-simm"
 simm=$workdir/git-simm
 
-# timed LABEL OUT CMD...: run once, stdout to OUT; sets $elapsed and $rss.
+# timed LABEL OUT CMD...: run once, stdout to OUT; sets $elapsed, $cpu
+# (user + sys) and $rss.
 timed() {
   local label=$1 out=$2 t0 st=0
   shift 2
   t0=$(now)
-  /usr/bin/time -f '%M' -o "$out.time" "$@" >"$out" 2>"$out.err" || st=$?
+  /usr/bin/time -f '%M %U %S' -o "$out.time" "$@" >"$out" 2>"$out.err" || st=$?
   elapsed=$(secs_since "$t0")
-  rss=$(tail -n 1 "$out.time" | awk '/^[0-9]+$/ { printf "%d MB", $1 / 1024 }')
+  rss=$(tail -n 1 "$out.time" | awk 'NF == 3 { printf "%d MB", $1 / 1024 }')
+  cpu=$(tail -n 1 "$out.time" | awk 'NF == 3 { printf "%.2f", $2 + $3 }')
   ((st == 0)) || { sed 's/^/    | /' "$out.err" | head; die "$label failed (exit $st)"; }
-  printf '  %-46s %8s s   (max RSS %s)\n' "$label" "$elapsed" "$rss"
+  printf '  %-46s %8s s   (CPU %s s, max RSS %s, load %s)\n' "$label" "$elapsed" "$cpu" "$rss" "$(loadavg)"
 }
+store_size() { du -sh "$clone/simm" 2>/dev/null | cut -f1; }
 stats() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["stats"]; print("    groups %d, files %d, blobs %d, candidate pairs %d, scored %d, skipped as connected %d, linked %d, blobs read %d" % (len(d["groups"]), s["files"], s["blobs"], s["candidate_pairs"], s["scored_pairs"], s["connected_pairs"], s["linked_pairs"], s["blobs_read"]))' "$1"; }
 
 echo "git-simm groups at scale"
@@ -137,10 +142,14 @@ for n in $sizes; do
   ((n <= pool)) || { echo "  N=$n: the pool has only $pool blobs, skipped"; continue; }
   make_tree "$n"
   echo "N=$n files:"
-  timed "groups (cold: fingerprints computed)" "$workdir/cold.$n.json" \
+  # Cold: an empty store (the trees nest, so an earlier size's run would
+  # have stored part of this one's).
+  rm -rf "$clone/simm"
+  timed "groups (cold: fingerprints, histograms computed)" "$workdir/cold.$n.json" \
     "$simm" -C "$clone" groups --json "refs/bench/groups$n"
   timed "groups (warm store)" "$workdir/warm.$n.json" \
     "$simm" -C "$clone" groups --json "refs/bench/groups$n"
+  echo "    store: $(store_size)"
   warm_t[$n]=$elapsed
   stats "$workdir/warm.$n.json"
   if [[ -n $prev_n ]]; then
@@ -152,11 +161,15 @@ done
 
 if ((run_all)); then
   echo "--all (every blob of the source):"
+  rm -rf "$clone/simm"
   timed "fingerprint --all -q (filling the store)" "$workdir/fp-all.out" \
     "$simm" -C "$clone" fingerprint --all -q
+  timed "groups --all (first: histograms computed)" "$workdir/all-first.json" \
+    "$simm" -C "$clone" groups --all --json
   timed "groups --all (warm store)" "$workdir/all.json" \
     "$simm" -C "$clone" groups --all --json
   stats "$workdir/all.json"
+  echo "    blobs: $(git -C "$clone" cat-file --batch-all-objects --batch-check='%(objecttype)' | grep -c '^blob$'), store: $(store_size)"
 fi
 
 n=$truth_files

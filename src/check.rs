@@ -43,6 +43,9 @@ pub struct Settings {
     /// Rename detection's tie replay budget
     /// ([`renames::Options::replay_budget`]).
     pub replay_budget: usize,
+    /// A copy must also reach `copy_threshold` with the index's
+    /// boilerplate ([`crate::groups::common`]) taken out of both files.
+    pub ignore_common: bool,
 }
 
 /// Pairs scored beyond the fingerprint candidates when looking for copies.
@@ -259,15 +262,27 @@ pub fn check(
         feedback.trace("check: copies");
         // The index is sorted by path: a search, not a set of every path.
         let present = |path: &[u8]| index.position(path).is_some();
+        let mut found: Vec<(Entry, Entry, u32)> = Vec::new();
         for r in copies {
             let (old, new) = (path_of(&r.old), path_of(&r.new));
-            if r.status == Status::Copied && added.contains(new) && present(old) {
-                findings.push(Finding::Copy {
-                    new: new.to_vec(),
-                    source: old.to_vec(),
-                    score: r.score,
-                });
+            if r.status == Status::Copied
+                && added.contains(new)
+                && present(old)
+                && let (Some(o), Some(n)) = (r.old, r.new)
+            {
+                found.push((o, n, r.score));
             }
+        }
+        if settings.ignore_common && !found.is_empty() {
+            found = without_boilerplate(found, index, settings.copy_threshold, content)?;
+            feedback.trace("check: copies without boilerplate");
+        }
+        for (old, new, score) in found {
+            findings.push(Finding::Copy {
+                new: new.path,
+                source: old.path,
+                score,
+            });
         }
     }
     // A lost rename between a split's source and one of its parts (or a
@@ -305,6 +320,65 @@ pub fn check(
         !paths.iter().any(|p| ignored(&settings.ignore, p))
     });
     Ok(findings)
+}
+
+/// The copies (source, new file, git's score) that still reach
+/// `min_score` once the index's boilerplate is taken out of both files:
+/// the chunks in more than a tenth of up to
+/// [`common::SAMPLE`](crate::groups::common::SAMPLE) files of the index
+/// ([`crate::groups::common`]), the statistics `groups` and `similar` use.
+/// A new file that shares only a license header with a tracked one is no
+/// copy. The sample is read only when some copy was found (most commits
+/// add none), through `content`, so its histograms are cached with the
+/// others; the score kept is git's.
+fn without_boilerplate(
+    found: Vec<(Entry, Entry, u32)>,
+    index: &(impl Listing + ?Sized),
+    min_score: u32,
+    content: &mut impl Content,
+) -> Result<Vec<(Entry, Entry, u32)>, CheckError> {
+    use crate::groups::common::{self, Common};
+    use crate::similarity::score::Binary;
+    let mut ids: Vec<gix::ObjectId> = (0..index.len())
+        .filter(|&i| matches!(index.kind(i), EntryKind::Regular | EntryKind::Executable))
+        .map(|i| index.id(i))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let keys: Vec<renames::SpanKey> = Common::sample_positions(ids.len())
+        .into_iter()
+        .map(|p| (ids[p], Binary::Auto))
+        .collect();
+    let sample = content.spans(&keys)?;
+    let boilerplate = Common::from_histograms(sample.iter().map(|s| &**s), common::DEFAULT_SHARE);
+    if boilerplate.buckets.is_empty() {
+        return Ok(found);
+    }
+    let entries: Vec<&Entry> = found.iter().flat_map(|(o, n, _)| [o, n]).collect();
+    let binary = content.binary(&entries)?;
+    let pair_keys: Vec<renames::SpanKey> = entries
+        .iter()
+        .zip(&binary)
+        .map(|(e, &b)| (e.id, b))
+        .collect();
+    let spans = content.spans(&pair_keys)?;
+    Ok(found
+        .into_iter()
+        .zip(spans.chunks(2))
+        .filter(|((old, new, _), s)| {
+            // An exact copy is one whatever it holds, as git pairs it.
+            if old.id == new.id {
+                return true;
+            }
+            let (old, new) = (
+                s[0].without(&boilerplate.buckets),
+                s[1].without(&boilerplate.buckets),
+            );
+            let plain = score::score(&old, &new, min_score);
+            plain >= min_score && plain > 0
+        })
+        .map(|(f, _)| f)
+        .collect())
 }
 
 /// The changes to look for copies in: `changes` plus, as sources, the

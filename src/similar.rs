@@ -14,7 +14,9 @@
 //!    after step 1 they are all small, so this costs nothing.
 //! 3. The rest are ranked by Hamming distance; those within
 //!    [`MAX_DISTANCE`], nearest first and at most [`MAX_EXACT`] of them, are
-//!    scored exactly.
+//!    scored exactly: git's score with the tree's boilerplate
+//!    ([`crate::groups::common`]) taken out of both files unless
+//!    [`Options::ignore_common`] is off.
 
 use gix::ObjectId;
 use rayon::prelude::*;
@@ -52,6 +54,11 @@ pub struct Options {
     pub min_score: u32,
     /// At most this many matches (0: all).
     pub limit: usize,
+    /// Score without the tree's boilerplate ([`crate::groups::common`]):
+    /// chunks in more than a tenth of the tree's files (license headers,
+    /// generated preambles) taken out of both files, so that sharing only
+    /// them makes no match. Off: git's plain score.
+    pub ignore_common: bool,
 }
 
 /// One file of the tree that is similar to the query.
@@ -92,6 +99,9 @@ pub enum SimilarError {
     /// Fingerprints could not be computed or stored.
     #[error(transparent)]
     Compute(#[from] ComputeError),
+    /// The tree's boilerplate could not be counted.
+    #[error(transparent)]
+    Common(#[from] crate::groups::common::CommonError),
 }
 
 /// Files of `tree` similar to `query`, best first (score descending, then
@@ -188,7 +198,25 @@ pub fn find_similar(
     keys.sort_unstable();
     keys.dedup();
     let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
-    let query_spans = Spans::with_binary(&query.data, query.binary);
+    // The tree's boilerplate, only when something is to be scored.
+    let common = if opts.ignore_common && !key_ids.is_empty() {
+        let ids: Vec<ObjectId> = blobs.iter().map(|&(id, _)| id).collect();
+        let mut histograms = store
+            .histograms()
+            .map_err(crate::groups::common::CommonError::from)?;
+        let common = crate::groups::common::of_blobs(
+            repo,
+            &mut histograms,
+            &ids,
+            crate::groups::common::DEFAULT_SHARE,
+            feedback,
+        )?;
+        store.add_warnings(histograms.take_warnings());
+        common.buckets
+    } else {
+        Vec::new()
+    };
+    let query_spans = Spans::with_binary(&query.data, query.binary).without(&common);
     let scores = repo.map_blobs(&key_ids, feedback, |i, data| {
         if keys[i].0 == query_id {
             // Identical content: git pairs it as an exact rename at 100%
@@ -196,7 +224,7 @@ pub fn find_similar(
             score::MAX_SCORE
         } else {
             score::score(
-                &Spans::with_binary(data, keys[i].1),
+                &Spans::with_binary(data, keys[i].1).without(&common),
                 &query_spans,
                 opts.min_score,
             )

@@ -364,6 +364,14 @@ pub struct CheckArgs {
     #[arg(long, value_name = "n", value_parser = score_text)]
     pub copy_threshold: Option<String>,
 
+    /// Report copies by git's plain score, boilerplate included. By
+    /// default a copy must also reach the copy threshold with the chunks
+    /// found in more than a tenth of the tree's files (license headers,
+    /// generated preambles) taken out of both files: a new file sharing
+    /// only a license header with a tracked one is no copy.
+    #[arg(long)]
+    pub no_ignore_common: bool,
+
     /// Exit 1 when a warning was printed (the hook then refuses the
     /// commit). Default: simm.strict.
     #[arg(long, overrides_with = "no_strict")]
@@ -707,6 +715,13 @@ pub struct SimilarArgs {
     /// tree).
     #[arg(long)]
     pub containment: bool,
+
+    /// Score as git does, boilerplate included. By default chunks found
+    /// in more than a tenth of the tree's files (license headers,
+    /// generated preambles) are taken out of both files first, so a file
+    /// sharing only them is no match.
+    #[arg(long)]
+    pub no_ignore_common: bool,
 
     /// Print a JSON document instead of lines.
     #[arg(long)]

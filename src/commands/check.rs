@@ -52,6 +52,7 @@ pub(super) fn check(
         git_renames,
         ignore: repo.config_strings("simm.ignore"),
         replay_budget: budgets().replay,
+        ignore_common: !args.no_ignore_common,
     };
     let strict = if args.no_strict {
         false

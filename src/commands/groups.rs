@@ -41,6 +41,7 @@ pub(super) fn groups(
         min_score,
         min_size: args.min_size,
         ignore_common: !args.no_ignore_common,
+        show_common: args.show_common,
         ..groups::Options::default()
     };
     if exhaustive() {

@@ -98,6 +98,7 @@ pub(super) fn similar(
     let opts = similar::Options {
         min_score,
         limit: args.limit,
+        ignore_common: !args.no_ignore_common,
     };
     if args.containment {
         return containing(&repo, tree, &query, &opts, args, attributes, feedback, out);

@@ -2,21 +2,80 @@
 //! occur in so large a share of the files that sharing them says nothing
 //! about two files being related. The musings seed's "emphasize unusual
 //! strings": license headers, generated preambles and lockfile stanzas
-//! make unrelated files look alike to git's score, so `groups` takes them
-//! out of the score of both files of every pair ([`Spans::without`]).
+//! make unrelated files look alike to git's score, so they are taken out
+//! of the score of both files of every pair ([`Spans::without`]).
 //!
 //! The statistics are a document frequency per chunk bucket, counted per
 //! run over a sample of the distinct blobs considered ([`SAMPLE`], spread
 //! evenly over them in id order, which is random with respect to content):
-//! a share is estimated well from a few thousand files, and reading a
-//! sample costs a fraction of a second where reading every blob of a
-//! 100,000-file tree would cost more than the whole search. Nothing is
-//! stored: the statistics belong to the set of files considered (a tree,
-//! the index, every blob), and a change of tree would invalidate them.
+//! a share is estimated well from a few thousand files. The sample's
+//! histograms come from the histogram store
+//! ([`crate::similarity::store::histograms`]), so on a warm store counting
+//! reads no blob. The statistics themselves are not stored: they belong
+//! to the set of files considered (a tree, the index, every blob), and a
+//! table keyed by tree would be stale after every commit while counting
+//! costs a few hundredths of a second.
+//!
+//! `groups`, `similar` ([`of_blobs`]) and the pre-commit check's copy
+//! warning use them; `renames` never does (it must agree with git).
 
 use std::collections::HashMap;
 
+use gix::ObjectId;
+
+use crate::progress::Feedback;
+use crate::repo::{Repo, RepoError};
 use crate::similarity::score::{self, Spans};
+use crate::similarity::store::StoreError;
+use crate::similarity::store::histograms::Histograms;
+
+/// The error returned by [`of_blobs`].
+#[derive(Debug, thiserror::Error)]
+pub enum CommonError {
+    /// A sampled blob could not be read (or Ctrl-C).
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// Histograms could not be stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The boilerplate of a collection of distinct blobs (`ids`, sorted by
+/// id, so that the evenly spread sample is random with respect to
+/// content), counted over the histograms of up to [`SAMPLE`] of them:
+/// taken from `histograms` where stored, read and stored otherwise (so a
+/// second run on the same tree reads nothing). What `similar` uses; the
+/// texts ([`Common::examples`]) are not filled in.
+pub fn of_blobs(
+    repo: &Repo,
+    histograms: &mut Histograms,
+    ids: &[ObjectId],
+    share: f64,
+    feedback: &Feedback,
+) -> Result<Common, CommonError> {
+    let picks: Vec<ObjectId> = Common::sample_positions(ids.len())
+        .into_iter()
+        .map(|p| ids[p])
+        .collect();
+    let locs = histograms.locate(&picks);
+    let missing: Vec<ObjectId> = picks
+        .iter()
+        .zip(&locs)
+        .filter(|(_, l)| l.is_none())
+        .map(|(&id, _)| id)
+        .collect();
+    let read: Vec<Spans> = repo.map_blobs(&missing, feedback, |_, data| Spans::new(data))?;
+    for (&id, spans) in missing.iter().zip(&read) {
+        histograms.add(id, spans)?;
+    }
+    histograms.flush()?;
+    let stored: Vec<Spans> = locs
+        .iter()
+        .flatten()
+        .filter_map(|&l| histograms.get(l))
+        .collect();
+    Ok(Common::from_histograms(stored.iter().chain(&read), share))
+}
 
 /// At most this many blobs are read to count how common each chunk is.
 pub const SAMPLE: usize = 2000;
@@ -47,20 +106,27 @@ pub struct Common {
 impl Common {
     /// Count, over `sample` (the contents of distinct text blobs), the
     /// files each chunk bucket occurs in, and keep those in more than
-    /// `share` of them and in at least [`MIN_FILES`].
-    pub fn from_sample<'a>(sample: impl Iterator<Item = &'a [u8]>, share: f64) -> Common {
+    /// `share` of them and in at least [`MIN_FILES`]; with the text of
+    /// one chunk of each.
+    pub fn from_sample<'a>(sample: impl Iterator<Item = &'a [u8]> + Clone, share: f64) -> Common {
+        let spans: Vec<Spans> = sample.clone().map(Spans::new).collect();
+        let mut common = Common::from_histograms(spans.iter(), share);
+        common.fill_examples(sample);
+        common
+    }
+
+    /// [`Common::from_sample`] from the sample's histograms (binary ones
+    /// are skipped), without the texts: the histogram store has the
+    /// histograms, so counting needs no blob read.
+    pub fn from_histograms<'a>(sample: impl Iterator<Item = &'a Spans>, share: f64) -> Common {
         let mut files_of: HashMap<u32, usize> = HashMap::new();
-        let mut texts: Vec<&[u8]> = Vec::new();
-        for data in sample {
-            if score::is_binary(data) {
-                continue;
-            }
-            for b in Spans::new(data).bucket_ids() {
+        let mut sampled = 0;
+        for spans in sample.filter(|s| !s.is_binary()) {
+            for b in spans.bucket_ids() {
                 *files_of.entry(b).or_default() += 1;
             }
-            texts.push(data);
+            sampled += 1;
         }
-        let sampled = texts.len();
         let floor = ((share * sampled as f64).floor() as usize + 1).max(MIN_FILES);
         let mut buckets: Vec<u32> = files_of
             .iter()
@@ -68,34 +134,38 @@ impl Common {
             .map(|(&b, _)| b)
             .collect();
         buckets.sort_unstable();
-        // One example of each common bucket's text, from the first
-        // sampled file holding it (a bucket may hold other chunks too,
-        // by collision; the first seen is the one shown).
-        let mut example: HashMap<u32, Vec<u8>> = HashMap::new();
-        for data in &texts {
-            if example.len() == buckets.len() {
-                break;
-            }
-            score::for_each_chunk(data, |b, chunk| {
-                if buckets.binary_search(&b).is_ok() {
-                    example.entry(b).or_insert_with(|| chunk.to_vec());
-                }
-            });
-        }
         let examples = buckets
             .iter()
-            .map(|b| {
-                (
-                    files_of.get(b).copied().unwrap_or(0),
-                    example.remove(b).unwrap_or_default(),
-                )
-            })
+            .map(|b| (files_of.get(b).copied().unwrap_or(0), Vec::new()))
             .collect();
         Common {
             buckets,
             examples,
             sampled,
             share,
+        }
+    }
+
+    /// Fill in [`Common::examples`]' texts from `texts` (the sample's
+    /// contents): for each common bucket, the first chunk seen in it (a
+    /// bucket may hold other chunks too, by collision; the first seen is
+    /// the one shown).
+    pub fn fill_examples<'a>(&mut self, texts: impl Iterator<Item = &'a [u8]>) {
+        let mut example: HashMap<u32, Vec<u8>> = HashMap::new();
+        for data in texts.filter(|d| !score::is_binary(d)) {
+            if example.len() == self.buckets.len() {
+                break;
+            }
+            score::for_each_chunk(data, |b, chunk| {
+                if self.buckets.binary_search(&b).is_ok() {
+                    example.entry(b).or_insert_with(|| chunk.to_vec());
+                }
+            });
+        }
+        for (b, (_, text)) in self.buckets.iter().zip(&mut self.examples) {
+            if let Some(t) = example.remove(b) {
+                *text = t;
+            }
         }
     }
 
@@ -151,7 +221,7 @@ mod tests {
     fn too_few_files_make_nothing_common() {
         let texts = crate::testing::real_text();
         let copies: Vec<&[u8]> = std::iter::repeat_n(texts[0].as_slice(), MIN_FILES - 1).collect();
-        let common = Common::from_sample(copies.into_iter(), DEFAULT_SHARE);
+        let common = Common::from_sample(copies.iter().copied(), DEFAULT_SHARE);
         assert!(common.buckets.is_empty());
     }
 }

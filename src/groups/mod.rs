@@ -14,7 +14,9 @@
 //!    above the threshold are proposed ([`radius_for`]). Small files, whose
 //!    fingerprints are noisy, are paired from their chunk histograms
 //!    instead, without loss ([`small`]).
-//! 3. Candidates are scored exactly, nearest first, in batches; a pair
+//! 3. Candidates are scored exactly, nearest first, in batches, from the
+//!    chunk histograms the histogram store keeps (those it lacks are read
+//!    in one pass in pack order, each blob once, and stored); a pair
 //!    whose files are already connected is not scored (it could only join
 //!    what is joined), so a cluster of n versions costs about n scores,
 //!    not n²/2. Links at the threshold join components (union-find).
@@ -32,6 +34,12 @@
 //! filter sees whole sizes: a pair that reaches the threshold only once
 //! the boilerplate is removed (a file with a long common header and a copy
 //! of it without) can be missed by candidate search.
+//!
+//! Two caps trade a little recall for bounded work and memory, both
+//! measured against exhaustive scoring ([`DEFAULT_MAX_PARTNERS`],
+//! [`DEFAULT_MAX_TRIES`]): each blob keeps its nearest candidate
+//! partners only, and pairs between two components are given up after
+//! enough of them failed.
 
 pub mod common;
 pub mod small;
@@ -47,7 +55,8 @@ use crate::repo::{Repo, RepoError};
 use crate::similarity::candidates::{Pair, Search, UNFINGERPRINTED};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score::{self, MAX_SCORE, Spans};
+use crate::similarity::score::{self, Buckets, MAX_SCORE, Spans};
+use crate::similarity::store::histograms::{Histograms, Loc};
 use crate::similarity::store::{Store, StoreError};
 
 pub use common::Common;
@@ -77,8 +86,19 @@ pub struct Options {
     /// The fingerprint distance up to which pairs are scored; `None` for
     /// [`radius_for`] the threshold.
     pub radius: Option<u32>,
-    /// Bytes of chunk histograms kept in memory between batches.
+    /// Bytes of decoded chunk histograms kept in memory between batches.
     pub cache_bytes: usize,
+    /// Read the text of one chunk of each boilerplate bucket
+    /// ([`Common::examples`]), to show it.
+    pub show_common: bool,
+    /// Candidate partners kept per blob (the nearest fingerprints among
+    /// the larger blobs within the radius); 0 for all. Bounds the pairs'
+    /// memory: a family of k versions of one file otherwise gives k²/2.
+    pub max_partners: usize,
+    /// Pairs scored between the same two components (each linked inside,
+    /// no link across yet) before the rest between them are given up; 0
+    /// for no limit.
+    pub max_tries: u32,
     /// Score every candidate pair, connected or not, and report every
     /// pair at the threshold as a link: with a radius of 255, the
     /// exhaustive ground truth benches compare against.
@@ -94,10 +114,31 @@ impl Default for Options {
             common_share: common::DEFAULT_SHARE,
             radius: None,
             cache_bytes: 512 << 20,
+            show_common: false,
+            max_tries: DEFAULT_MAX_TRIES,
+            max_partners: DEFAULT_MAX_PARTNERS,
             every_pair: false,
         }
     }
 }
+
+/// The default [`Options::max_tries`]. Measured: no pair of the exact
+/// ground truth lost on git.git's and vim's 5,000-file trees
+/// (`benches/groups.sh`); on a vim tree of 30,000 files, 56,338 pairs
+/// scored instead of 5,112,022 and one link of 35,328 missed (16 tries:
+/// 19 missed); on git.git's 100,000-file tree 144,080 instead of 204,818,
+/// two links of 105,933 missed (6,831 groups instead of 6,829). A
+/// speed-for-recall trade like the fingerprint radius; 0 restores the
+/// exhaustive walk of the candidates.
+pub const DEFAULT_MAX_TRIES: u32 = 64;
+
+/// The default [`Options::max_partners`]. Measured (`benches/groups.sh`,
+/// warm): a vim tree of 75,000 files, 57,048,783 candidate pairs and
+/// 2.0 GB RSS without it, 1,200,552 and 0.9 GB with it (CPU 11.3 -> 2.2
+/// s), 5,998 groups instead of 5,999; git.git's 100,000-file tree 6,831
+/// groups (6,829 without either cap); no pair of the exact ground truth
+/// lost at 5,000 files on git.git or vim.
+pub const DEFAULT_MAX_PARTNERS: usize = 32;
 
 /// The default threshold: 80%.
 pub const DEFAULT_MIN_SCORE: u32 = MAX_SCORE / 5 * 4;
@@ -188,12 +229,15 @@ pub struct Outcome {
     /// Candidate pairs not scored because their files were already
     /// connected.
     pub connected_pairs: usize,
+    /// Candidate pairs not scored because [`Options::max_tries`] pairs
+    /// between the same two components had failed already.
+    pub given_up_pairs: usize,
     /// Scored pairs at or above the threshold.
     pub linked_pairs: usize,
     /// The fingerprint radius used.
     pub radius: u32,
-    /// Blobs read to score them (a blob evicted from the cache and needed
-    /// again counts twice).
+    /// Blobs read because the histogram store lacked their chunk
+    /// histograms (each at most once; 0 on a warm store).
     pub blobs_read: usize,
     /// Fingerprints taken from the store vs computed now.
     pub fingerprints: compute::Outcome,
@@ -284,34 +328,36 @@ pub fn find_groups(
         contents,
         feedback,
     };
-    let common = if opts.ignore_common && !blobs.is_empty() {
-        let picks: Vec<ObjectId> = Common::sample_positions(blobs.len())
-            .into_iter()
-            .map(|p| blobs[p].0)
-            .collect();
-        let sample = reader.map(&picks, |_, data| data.to_vec())?;
-        Common::from_sample(sample.iter().map(Vec::as_slice), opts.common_share)
-    } else {
-        Common::default()
-    };
-    feedback.trace("groups: boilerplate counted");
-
-    let radius = opts.radius.unwrap_or_else(|| radius_for(opts.min_score));
-    outcome.radius = radius;
-    let prints: Vec<Sketch> = blobs.iter().map(|&(_, s)| s).collect();
-    let mut pairs = Search::new(&prints).close_pairs(opts.min_score, radius);
-    feedback.trace("groups: candidate search");
-
     let blob_ids: Vec<ObjectId> = blobs.iter().map(|&(id, _)| id).collect();
+    let prints: Vec<Sketch> = blobs.iter().map(|&(_, s)| s).collect();
     let mut scorer = Scorer {
         reader: &reader,
         ids: &blob_ids,
-        sizes: prints.iter().map(|s| s.size).collect(),
-        common: &common.buckets,
+        common: Buckets::default(),
+        histograms: store.histograms()?,
+        locs: vec![None; blob_ids.len()],
         cache: HashMap::new(),
         cache_bytes: 0,
         budget: opts.cache_bytes,
     };
+    let common = if opts.ignore_common && !blobs.is_empty() {
+        common_of(&mut scorer, opts, &mut outcome)?
+    } else {
+        Common::default()
+    };
+    scorer.common = Buckets::new(&common.buckets);
+    feedback.trace("groups: boilerplate counted");
+
+    let radius = opts.radius.unwrap_or_else(|| radius_for(opts.min_score));
+    outcome.radius = radius;
+    let most = if opts.every_pair {
+        0
+    } else {
+        opts.max_partners
+    };
+    let mut pairs = Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?;
+    feedback.trace("groups: candidate search");
+
     if !opts.every_pair {
         outcome.blobs_read += add_small_pairs(&mut scorer, &prints, opts.min_score, &mut pairs)?;
         feedback.trace("groups: small files paired");
@@ -343,11 +389,16 @@ pub fn find_groups(
         .filter(|c| c.len() == 1)
         .map(|c| blob_ids[c[0]])
         .collect();
-    let binary: Vec<bool> = reader.map(&singles, |_, data| score::is_binary(data))?;
+    let single_positions: Vec<usize> = components
+        .iter()
+        .filter(|c| c.len() == 1)
+        .map(|c| c[0])
+        .collect();
+    outcome.blobs_read += scorer.ensure(&single_positions)?;
     let binary_single: std::collections::HashSet<ObjectId> = singles
         .iter()
-        .zip(binary)
-        .filter(|&(_, b)| b)
+        .zip(&single_positions)
+        .filter(|&(_, &p)| scorer.whole(p).is_none_or(|s| s.is_binary()))
         .map(|(&id, _)| id)
         .collect();
     outcome.binary += binary_single
@@ -360,28 +411,64 @@ pub fn find_groups(
     for &(a, b, s) in &links {
         links_of.entry(sets.find(a)).or_default().push((a, b, s));
     }
-    let mut groups = Vec::with_capacity(components.len());
-    let progress = feedback.stage("Scoring groups", components.len() as u64);
-    for blobs_in in components {
+    // Representatives first (they need no histogram), then every
+    // member's score against its representative in parallel batches,
+    // then the groups.
+    let component_links: Vec<Vec<(usize, usize, u32)>> = components
+        .iter()
+        .map(|c| links_of.remove(&sets.find(c[0])).unwrap_or_default())
+        .collect();
+    let reps: Vec<usize> = components
+        .iter()
+        .zip(&component_links)
+        .map(|(c, l)| representative(&scorer, c, l, &paths_of, &prints))
+        .collect();
+    let member_pairs: Vec<(usize, usize)> = components
+        .iter()
+        .zip(&reps)
+        .flat_map(|(c, &rep)| c.iter().filter(move |&&p| p != rep).map(move |&p| (rep, p)))
+        .collect();
+    let mut rep_score: HashMap<usize, u32> = HashMap::with_capacity(member_pairs.len());
+    let progress = feedback.stage("Scoring groups", member_pairs.len() as u64);
+    for batch in member_pairs.chunks(BATCH) {
         feedback.check()?;
-        let root = sets.find(blobs_in[0]);
-        let links = links_of.remove(&root).unwrap_or_default();
-        groups.push(build_group(
-            &mut scorer,
-            &blobs_in,
-            &links,
-            &paths_of,
-            &prints,
-        )?);
-        progress.inc(1);
+        let mut wanted: Vec<usize> = batch.iter().flat_map(|&(r, p)| [r, p]).collect();
+        outcome.blobs_read += scorer.load(&mut wanted)?;
+        let scorer_ref = &scorer;
+        let scores: Vec<u32> = batch
+            .par_iter()
+            .map(|&(r, p)| match (scorer_ref.get(r), scorer_ref.get(p)) {
+                (Some(x), Some(y)) => score::score(&x, &y, 0),
+                _ => 0,
+            })
+            .collect();
+        rep_score.extend(batch.iter().map(|&(_, p)| p).zip(scores));
+        progress.inc(batch.len() as u64);
     }
     progress.finish();
+    let groups: Vec<Group> = components
+        .iter()
+        .zip(&reps)
+        .zip(&component_links)
+        .map(|((c, &rep), links)| {
+            let score_of = |p: usize| {
+                if p == rep {
+                    MAX_SCORE
+                } else {
+                    rep_score.get(&p).copied().unwrap_or(0)
+                }
+            };
+            build_group(&scorer, c, rep, score_of, links, &paths_of, &prints)
+        })
+        .collect();
+    let mut groups = groups;
     groups.sort_by(|a, b| {
         b.waste
             .cmp(&a.waste)
             .then_with(|| a.members[0].path.cmp(&b.members[0].path))
     });
     feedback.trace("groups: groups built");
+    store.add_warnings(scorer.histograms.take_warnings());
     Ok(Found {
         groups,
         common,
@@ -422,6 +509,35 @@ fn sketches(
         .collect())
 }
 
+/// The boilerplate of the blobs in play, counted over a sample of their
+/// histograms ([`Common::from_histograms`]); the texts shown for it are
+/// read only when asked for ([`Options::show_common`]).
+fn common_of(
+    scorer: &mut Scorer,
+    opts: &Options,
+    outcome: &mut Outcome,
+) -> Result<Common, GroupsError> {
+    let picks = Common::sample_positions(scorer.ids.len());
+    outcome.blobs_read += scorer.ensure(&picks)?;
+    let sample: Vec<Spans> = picks.iter().filter_map(|&p| scorer.whole(p)).collect();
+    let mut common = Common::from_histograms(sample.iter(), opts.common_share);
+    if opts.show_common && !common.buckets.is_empty() {
+        let ids: Vec<ObjectId> = picks.iter().map(|&p| scorer.ids[p]).collect();
+        let texts = std::sync::Mutex::new(vec![Vec::new(); ids.len()]);
+        scorer.reader.for_each(&ids, |k, data| {
+            let mut t = texts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            t[k] = data.to_vec();
+        })?;
+        let texts = texts
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        common.fill_examples(texts.iter().map(Vec::as_slice));
+    }
+    Ok(common)
+}
+
 /// Add to `pairs` (sorted nearest first, and kept so) every pair
 /// [`small::pairs`] proposes among the files small enough for it, read
 /// now (they stay cached for scoring); returns how many were read.
@@ -442,8 +558,12 @@ fn add_small_pairs(
     smalls.sort_unstable();
     let held: Vec<Scored> = smalls.iter().map(|&p| scorer.get(p)).collect();
     let spans: Vec<Option<&Spans>> = held.iter().map(|s| s.as_deref()).collect();
-    let mut known: std::collections::HashSet<(u32, u32)> =
-        pairs.iter().map(|p| (p.a, p.b)).collect();
+    // Only pairs of two small files can be proposed again.
+    let mut known: std::collections::HashSet<(u32, u32)> = pairs
+        .iter()
+        .filter(|p| prints[p.a as usize].size <= reach && prints[p.b as usize].size <= reach)
+        .map(|p| (p.a, p.b))
+        .collect();
     for (x, y) in small::pairs(&spans, min_score) {
         let (a, b) = (smalls[x] as u32, smalls[y] as u32);
         if known.insert((a, b)) {
@@ -469,35 +589,30 @@ struct Blobs<'a> {
 }
 
 impl Blobs<'_> {
-    /// `f(position, content)` of every id, in the order of `ids`.
-    fn map<T: Send>(
+    /// `f(position, content)` of every id, on several threads, in no
+    /// particular order; object-database blobs in pack order, each read
+    /// once.
+    fn for_each(
         &self,
         ids: &[ObjectId],
-        f: impl Fn(usize, &[u8]) -> T + Sync + Send,
-    ) -> Result<Vec<T>, GroupsError> {
+        f: impl Fn(usize, &[u8]) + Sync + Send,
+    ) -> Result<(), GroupsError> {
         let (outside, inside): (Vec<usize>, Vec<usize>) =
             (0..ids.len()).partition(|&i| self.contents.contains_key(&ids[i]));
         let odb_ids: Vec<ObjectId> = inside.iter().map(|&i| ids[i]).collect();
-        let read = self
-            .repo
-            .map_blobs(&odb_ids, self.feedback, |k, data| f(inside[k], data))
+        self.repo
+            .for_each_blob(&odb_ids, self.feedback, |k, data| f(inside[k], data))
             .map_err(|e| match e {
                 RepoError::Interrupted(i) => GroupsError::Interrupted(i),
                 e => GroupsError::Repo(e),
             })?;
-        let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None).take(ids.len()).collect();
-        for (k, value) in read.into_iter().enumerate() {
-            out[inside[k]] = Some(value);
-        }
         for i in outside {
-            if let Some(data) = self.contents.get(&ids[i]) {
-                out[i] = Some(f(i, data));
+            match self.contents.get(&ids[i]) {
+                Some(data) => f(i, data),
+                None => return Err(GroupsError::Repo(RepoError::MissingObject { id: ids[i] })),
             }
         }
-        out.into_iter()
-            .zip(ids)
-            .map(|(v, id)| v.ok_or(GroupsError::Repo(RepoError::MissingObject { id: *id })))
-            .collect()
+        Ok(())
     }
 }
 
@@ -505,49 +620,124 @@ impl Blobs<'_> {
 /// is binary (never linked).
 type Scored = Option<Arc<Spans>>;
 
-/// Histograms of blobs by position, read on demand and kept within a
-/// byte budget.
+/// Histograms of blobs by position: from the histogram store, or read
+/// from the blobs (once, and stored) when the store lacks them; decoded
+/// ones kept in memory within a byte budget.
 struct Scorer<'a> {
     reader: &'a Blobs<'a>,
     ids: &'a [ObjectId],
-    sizes: Vec<u64>,
-    common: &'a [u32],
+    common: Buckets,
+    histograms: Histograms,
+    /// Where each position's histogram is, once known.
+    locs: Vec<Option<Loc>>,
     cache: HashMap<usize, Scored>,
     cache_bytes: usize,
     budget: usize,
 }
 
 impl Scorer<'_> {
-    /// Make sure every position of `wanted` is in the cache, reading what
-    /// is missing (all of it in one parallel pass); returns how many were
+    /// Make sure the store holds the histogram of every position of
+    /// `wanted`: those it lacks are read in one pass (pack order, each
+    /// blob once) and added as they come; returns how many were read.
+    fn ensure(&mut self, wanted: &[usize]) -> Result<usize, GroupsError> {
+        let mut unknown: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|&p| self.locs[p].is_none())
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if unknown.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<ObjectId> = unknown.iter().map(|&p| self.ids[p]).collect();
+        let found = self.histograms.locate(&ids);
+        let mut missing = Vec::new();
+        for (&p, loc) in unknown.iter().zip(found) {
+            match loc {
+                Some(l) => self.locs[p] = Some(l),
+                None => missing.push(p),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<ObjectId> = missing.iter().map(|&p| self.ids[p]).collect();
+        let store = std::sync::Mutex::new((&mut self.histograms, None::<StoreError>));
+        let read = self.reader.for_each(&ids, |k, data| {
+            let spans = Spans::new(data);
+            let mut guard = store
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (histograms, failed) = &mut *guard;
+            if failed.is_none()
+                && let Err(e) = histograms.add(ids[k], &spans)
+            {
+                *failed = Some(e);
+            }
+        });
+        let (histograms, failed) = store
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        read?;
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        histograms.flush()?;
+        for (&p, loc) in missing.iter().zip(self.histograms.locate(&ids)) {
+            match loc {
+                Some(l) => self.locs[p] = Some(l),
+                None => {
+                    return Err(GroupsError::Repo(RepoError::MissingObject {
+                        id: self.ids[p],
+                    }));
+                }
+            }
+        }
+        Ok(missing.len())
+    }
+
+    /// The whole histogram of position `p` (boilerplate included), after
+    /// [`Scorer::ensure`].
+    fn whole(&self, p: usize) -> Option<Spans> {
+        self.locs[p].and_then(|l| self.histograms.get(l))
+    }
+
+    /// Make sure every position of `wanted` is decoded in the cache
+    /// (reading what the store lacks first); returns how many blobs were
     /// read. When the cache is over budget it is emptied first: batches
-    /// need their own blobs at once, not the older ones.
+    /// need their own histograms at once, not the older ones, and
+    /// decoding again is cheap.
     fn load(&mut self, wanted: &mut Vec<usize>) -> Result<usize, GroupsError> {
         wanted.sort_unstable();
         wanted.dedup();
-        wanted.retain(|p| !self.cache.contains_key(p));
-        if wanted.is_empty() {
-            return Ok(0);
-        }
+        // Emptied before looking at what it holds: what it held and is
+        // wanted again is decoded again with the rest.
         if self.cache_bytes > self.budget {
             self.cache.clear();
             self.cache_bytes = 0;
         }
-        let ids: Vec<ObjectId> = wanted.iter().map(|&p| self.ids[p]).collect();
-        let common = self.common;
-        let read = self.reader.map(&ids, |_, data| {
-            (!score::is_binary(data)).then(|| Arc::new(Spans::new(data).without(common)))
-        })?;
-        for (&p, s) in wanted.iter().zip(read) {
+        wanted.retain(|p| !self.cache.contains_key(p));
+        if wanted.is_empty() {
+            return Ok(0);
+        }
+        let read = self.ensure(wanted)?;
+        let this = &*self;
+        let decoded: Vec<Scored> = wanted
+            .par_iter()
+            .map(|&p| {
+                this.locs[p]
+                    .and_then(|l| this.histograms.record(l))
+                    .and_then(|r| Spans::decode_without(r, &this.common))
+                    .filter(|s| !s.is_binary())
+                    .map(Arc::new)
+            })
+            .collect();
+        for (&p, s) in wanted.iter().zip(decoded) {
             self.cache_bytes += s.as_ref().map_or(0, |s| s.heap_bytes());
             self.cache.insert(p, s);
         }
-        Ok(wanted.len())
-    }
-
-    /// The size of the blob at `p`.
-    fn size_of(&self, p: usize) -> u64 {
-        self.sizes[p]
+        Ok(read)
     }
 
     fn get(&self, p: usize) -> Scored {
@@ -574,30 +764,49 @@ fn link(
     let feedback = scorer.reader.feedback;
     let mut sets = Sets::new(scorer.ids.len());
     let mut links = Vec::new();
-    // Reading every blob of the pairs in one pass lets the reader decode
-    // packs along their delta trees (each object inflated once) instead
-    // of resolving chains batch by batch; worth it when their histograms
-    // fit the budget (about a quarter of a text file's size each).
+    // Reading every blob the store lacks in one pass lets the reader
+    // decode packs along their delta trees (each object inflated once)
+    // instead of resolving chains batch by batch; the histograms go to
+    // the store as they come, so memory does not grow with the pairs.
     let mut all: Vec<usize> = pairs
         .iter()
         .flat_map(|p| [p.a as usize, p.b as usize])
         .collect();
     all.sort_unstable();
     all.dedup();
-    let estimate: u64 = all.iter().map(|&p| scorer.size_of(p) / 4).sum();
-    if estimate <= scorer.budget as u64 {
-        outcome.blobs_read += scorer.load(&mut all)?;
-        feedback.trace("groups: blobs of the pairs read");
-    }
+    outcome.blobs_read += scorer.ensure(&all)?;
+    feedback.trace("groups: histograms of the pairs ready");
     let progress = feedback.stage("Scoring pairs", pairs.len() as u64);
+    let mut tries: HashMap<(u32, u32), u32> = HashMap::new();
     for batch in pairs.chunks(BATCH) {
         feedback.check()?;
-        let open: Vec<(usize, usize)> = batch
-            .iter()
-            .map(|p| (p.a as usize, p.b as usize))
-            .filter(|&(a, b)| opts.every_pair || sets.find(a) != sets.find(b))
-            .collect();
-        outcome.connected_pairs += batch.len() - open.len();
+        let mut open: Vec<(usize, usize)> = Vec::with_capacity(batch.len());
+        for p in batch {
+            let (a, b) = (p.a as usize, p.b as usize);
+            if opts.every_pair {
+                open.push((a, b));
+                continue;
+            }
+            let (ra, rb) = (sets.find(a), sets.find(b));
+            if ra == rb {
+                outcome.connected_pairs += 1;
+                continue;
+            }
+            // Two families of versions a little too far apart (each
+            // linked inside, under the threshold across) would otherwise
+            // have every pair across them scored: |A| x |B| failures.
+            // Pairs come nearest first, so after this many tries between
+            // the same two components the rest are given up.
+            let tried = tries
+                .entry((ra.min(rb) as u32, ra.max(rb) as u32))
+                .or_insert(0u32);
+            if opts.max_tries > 0 && *tried >= opts.max_tries {
+                outcome.given_up_pairs += 1;
+                continue;
+            }
+            *tried += 1;
+            open.push((a, b));
+        }
         let mut wanted: Vec<usize> = open.iter().flat_map(|&(a, b)| [a, b]).collect();
         outcome.blobs_read += scorer.load(&mut wanted)?;
         let scorer_ref = &*scorer;
@@ -623,29 +832,23 @@ fn link(
     Ok((sets, links))
 }
 
-/// The group of the blobs at `blobs_in` (positions), with the links among
-/// them.
-fn build_group(
-    scorer: &mut Scorer,
+/// The representative of the blobs at `blobs_in` (positions), given the
+/// links among them: most links, then most copies, then largest, then
+/// first path.
+fn representative(
+    scorer: &Scorer,
     blobs_in: &[usize],
     links: &[(usize, usize, u32)],
     paths_of: &HashMap<ObjectId, Vec<&[u8]>>,
     prints: &[Sketch],
-) -> Result<Group, GroupsError> {
+) -> usize {
     let mut degree: HashMap<usize, usize> = HashMap::new();
     for &(a, b, _) in links {
         *degree.entry(a).or_default() += 1;
         *degree.entry(b).or_default() += 1;
     }
-    let first_path = |p: usize| -> &[u8] {
-        paths_of
-            .get(&scorer.ids[p])
-            .and_then(|v| v.iter().min().copied())
-            .unwrap_or_default()
-    };
-    // The representative: most links, then most copies, then largest,
-    // then first path.
-    let rep = blobs_in
+    let first_path = |p: usize| first_path(scorer, paths_of, p);
+    blobs_in
         .iter()
         .copied()
         .max_by(|&x, &y| {
@@ -660,24 +863,35 @@ fn build_group(
                 .cmp(&key(y))
                 .then_with(|| first_path(y).cmp(first_path(x)))
         })
-        .unwrap_or(blobs_in[0]);
-    let mut wanted: Vec<usize> = if blobs_in.len() > 1 {
-        blobs_in.to_vec()
-    } else {
-        Vec::new()
-    };
-    scorer.load(&mut wanted)?;
-    let rep_spans = scorer.get(rep);
+        .unwrap_or(blobs_in[0])
+}
+
+/// The first (smallest) path of the blob at `p`.
+fn first_path<'a>(
+    scorer: &Scorer,
+    paths_of: &'a HashMap<ObjectId, Vec<&[u8]>>,
+    p: usize,
+) -> &'a [u8] {
+    paths_of
+        .get(&scorer.ids[p])
+        .and_then(|v| v.iter().min().copied())
+        .unwrap_or_default()
+}
+
+/// The group of the blobs at `blobs_in` (positions) around `rep`, each
+/// scoring `score_of` against it, with the links among them.
+fn build_group(
+    scorer: &Scorer,
+    blobs_in: &[usize],
+    rep: usize,
+    score_of: impl Fn(usize) -> u32,
+    links: &[(usize, usize, u32)],
+    paths_of: &HashMap<ObjectId, Vec<&[u8]>>,
+    prints: &[Sketch],
+) -> Group {
     let mut members: Vec<Member> = Vec::new();
     for &p in blobs_in {
-        let score = if p == rep {
-            MAX_SCORE
-        } else {
-            match (&rep_spans, scorer.get(p)) {
-                (Some(r), Some(s)) => score::score(r, &s, 0),
-                _ => 0,
-            }
-        };
+        let score = score_of(p);
         let id = scorer.ids[p];
         let mut paths: Vec<&[u8]> = paths_of.get(&id).cloned().unwrap_or_default();
         paths.sort_unstable();
@@ -691,7 +905,7 @@ fn build_group(
         }
     }
     let rep_id = scorer.ids[rep];
-    let rep_path = first_path(rep).to_vec();
+    let rep_path = first_path(scorer, paths_of, rep).to_vec();
     members.sort_by(|a, b| {
         let is_rep = |m: &Member| m.id == rep_id && m.path == rep_path;
         is_rep(b)
@@ -719,11 +933,11 @@ fn build_group(
         })
         .collect();
     group_links.sort_by_key(|l| (l.a, l.b));
-    Ok(Group {
+    Group {
         members,
         links: group_links,
         waste,
-    })
+    }
 }
 
 /// Union-find over blob positions, by size with path halving.

@@ -364,7 +364,8 @@ pub struct GroupStats {
     pub binary: usize,
     /// Distinct blobs considered.
     pub blobs: usize,
-    /// Blobs read to score pairs.
+    /// Blobs read because the histogram store lacked their histograms
+    /// (each at most once; 0 on a warm store).
     pub blobs_read: usize,
     /// Pairs proposed by sizes and fingerprints.
     pub candidate_pairs: usize,
@@ -375,6 +376,9 @@ pub struct GroupStats {
     /// Candidate pairs not scored because their files were already
     /// grouped.
     pub connected_pairs: usize,
+    /// Candidate pairs given up: too many pairs between the same two
+    /// components had failed.
+    pub given_up_pairs: usize,
     /// Files given (the tree's regular files, or every blob).
     pub files: usize,
     /// Scored pairs at or above the threshold.
@@ -447,6 +451,7 @@ impl Groups {
                 common_chunks: found.common.buckets.len(),
                 common_sampled: found.common.sampled,
                 connected_pairs: o.connected_pairs,
+                given_up_pairs: o.given_up_pairs,
                 files: o.files,
                 linked_pairs: o.linked_pairs,
                 radius: o.radius,

@@ -18,6 +18,7 @@
 
 use rayon::prelude::*;
 
+use crate::progress::{Feedback, Interrupted};
 use crate::similarity::fingerprint::{Fingerprint, Sketch};
 use crate::similarity::score;
 
@@ -287,7 +288,21 @@ impl Search {
     /// of millions of pairs per second and core; exact-match banding or
     /// multi-index hashing over bit chunks lose recall or stop paying at
     /// radii near a third of 256 bits (REFERENCE.md §1, §6).
-    pub fn close_pairs(&self, min_score: u32, radius: u32) -> Vec<Pair> {
+    ///
+    /// With `most` above 0, each source keeps only its `most` nearest
+    /// partners among the sources after it in size order (ties by
+    /// position): a family of k versions of one file, all within the
+    /// radius of each other, then gives about `most * k` pairs instead of
+    /// k²/2, still connected (memory stays linear in the sources).
+    ///
+    /// `feedback`'s flag is polled per source: Ctrl-C stops the scan.
+    pub fn close_pairs(
+        &self,
+        min_score: u32,
+        radius: u32,
+        most: usize,
+        feedback: &Feedback,
+    ) -> Result<Vec<Pair>, Interrupted> {
         let pool = &self.pool;
         let n = pool.order.len();
         let mut pairs: Vec<Pair> = (0..n)
@@ -295,7 +310,7 @@ impl Search {
             .with_min_len(64)
             .fold(Vec::new, |mut acc, p| {
                 let size = pool.sizes[p];
-                if size == 0 {
+                if size == 0 || feedback.is_interrupted() {
                     return acc;
                 }
                 let window = pool.window(size, min_score);
@@ -321,10 +336,20 @@ impl Search {
                 match fp {
                     Some(fp) => {
                         let dist = distances(pool, range.clone(), &fp);
+                        let mut near: Vec<(u8, usize)> = Vec::new();
                         for (q, d) in range.zip(dist) {
-                            if d == NO_FINGERPRINT || u32::from(d) <= radius {
+                            if d == NO_FINGERPRINT {
                                 push(&mut acc, q, d);
+                            } else if u32::from(d) <= radius {
+                                near.push((d, q));
                             }
+                        }
+                        if most > 0 && near.len() > most {
+                            near.select_nth_unstable(most);
+                            near.truncate(most);
+                        }
+                        for (d, q) in near {
+                            push(&mut acc, q, d);
                         }
                     }
                     None => {
@@ -342,8 +367,9 @@ impl Search {
                 a.extend(b);
                 a
             });
+        feedback.check()?;
         pairs.par_sort_unstable();
-        pairs
+        Ok(pairs)
     }
 }
 

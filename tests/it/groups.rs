@@ -629,3 +629,102 @@ fn cached_worktree_and_all_see_their_own_files() {
     assert_eq!(stats["files"], 3, "{all}");
     assert_eq!(all["groups"].as_array().unwrap().len(), 1, "{all}");
 }
+
+/// `similar` and the pre-commit check use the same boilerplate
+/// statistics as `groups`: a new file that shares only the license
+/// header with tracked ones is no match and no copy, while git's plain
+/// score (`--no-ignore-common`, and git itself) says it is one; a real
+/// near-copy is still found by both.
+#[test]
+fn a_shared_license_header_makes_no_similar_match_and_no_staged_copy() {
+    let (repo, files, planted) = licensed_tree();
+    let license = corpus_text("rust/regex-1.11.1/LICENSE-APACHE");
+    let header: Vec<u8> = license
+        .split_inclusive(|&c| c == b'\n')
+        .take(30)
+        .flatten()
+        .copied()
+        .collect();
+    let fresh = [
+        header.as_slice(),
+        b"int fresh(void)\n{\n\treturn 42;\n}\n".as_slice(),
+    ]
+    .concat();
+    repo.write("new/fresh.c", &fresh);
+    // A real near-copy: the largest body, one line added.
+    let (dup_of, dup_source) = &files[1999];
+    repo.write(
+        "new/dup.c",
+        &[dup_source.as_slice(), b"/* one more line */\n"].concat(),
+    );
+
+    let lines = |args: &[&str]| -> Vec<String> {
+        let out = repo.simm(args);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        stdout(&out).lines().map(str::to_owned).collect()
+    };
+    let plain = lines(&["similar", "--no-ignore-common", "new/fresh.c"]);
+    assert!(
+        !plain.is_empty(),
+        "the header alone matched nothing: the fixture is too weak"
+    );
+    let ignoring = lines(&["similar", "new/fresh.c"]);
+    assert!(
+        ignoring.is_empty(),
+        "boilerplate-only matches: {ignoring:?}"
+    );
+    let dup = lines(&["similar", "new/dup.c"]);
+    assert!(
+        dup.first()
+            .is_some_and(|l| l.ends_with(&format!("\t{dup_of}"))),
+        "{dup:?}"
+    );
+    let (orig, copy) = &planted[0];
+    let found = lines(&["similar", "-n", "0", &format!("HEAD:{copy}")]);
+    assert!(
+        found.iter().any(|l| l.ends_with(&format!("\t{orig}"))),
+        "{found:?}"
+    );
+
+    repo.git(&["add", "new/fresh.c", "new/dup.c"]);
+    // git itself calls the header-only file a copy at 80% (the check's
+    // threshold here: the fixture's smallest bodies keep it under 90%).
+    let git = repo.git_str(&[
+        "diff",
+        "--cached",
+        "--name-status",
+        "--find-copies-harder",
+        "-C80%",
+    ]);
+    assert!(
+        git.lines()
+            .any(|l| l.starts_with('C') && l.ends_with("\tnew/fresh.c")),
+        "git sees no copy: {git}"
+    );
+    let check = |extra: &[&str]| -> String {
+        let mut args = vec![
+            "check",
+            "--staged",
+            "--no-strict",
+            "--copy-threshold",
+            "80%",
+        ];
+        args.extend_from_slice(extra);
+        let out = repo.simm(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let plain = check(&["--no-ignore-common"]);
+    assert!(plain.contains("'new/fresh.c' is a"), "{plain}");
+    assert!(plain.contains("'new/dup.c' is a"), "{plain}");
+    let ignoring = check(&[]);
+    assert!(!ignoring.contains("'new/fresh.c'"), "{ignoring}");
+    assert!(
+        ignoring.contains("'new/dup.c' is a") && ignoring.contains(&format!("copy of '{dup_of}'")),
+        "{ignoring}"
+    );
+}

@@ -51,7 +51,7 @@ mod spans;
 
 pub use parse::{ScoreParseError, parse_rename_score};
 use spans::HASH_BASE;
-pub use spans::{Binary, Spans, for_each_chunk, is_binary};
+pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary};
 
 /// The score of a perfect match; scores are fractions of it.
 ///

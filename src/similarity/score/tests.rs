@@ -310,3 +310,74 @@ fn plain_chunking_equals_the_byte_loop() {
         );
     }
 }
+
+/// The store keeps histograms encoded: every corpus file, CRLF and binary
+/// variants included, comes back as it went in, in about 3 bytes an entry.
+#[test]
+fn encoded_histograms_round_trip_compactly() {
+    let mut entries = 0;
+    let mut encoded_bytes = 0;
+    for text in corpus_texts().iter().take(300) {
+        let crlf: Vec<u8> = text
+            .split_inclusive(|&c| c == b'\n')
+            .flat_map(|l| [&l[..l.len() - 1], b"\r\n"].concat())
+            .collect();
+        let binary = [text.as_slice(), b"\0"].concat();
+        for data in [text.as_slice(), &crlf, &binary, b""] {
+            let s = Spans::new(data);
+            let mut out = Vec::new();
+            s.encode(&mut out);
+            assert_eq!(Spans::decode(&out).as_ref(), Some(&s));
+            entries += s.bucket_count();
+            encoded_bytes += out.len();
+        }
+    }
+    assert!(
+        encoded_bytes < entries * 4,
+        "{encoded_bytes} bytes for {entries} entries"
+    );
+}
+
+/// A damaged record never decodes into a histogram that could score:
+/// truncated, extended, or with a byte changed so that buckets go out of
+/// order, it is refused (or, where the change stays well-formed, decodes
+/// to buckets in range).
+#[test]
+fn damaged_encodings_are_refused_not_trusted() {
+    let text = &corpus_texts()[0];
+    let mut out = Vec::new();
+    Spans::new(text).encode(&mut out);
+    for cut in [0, 1, 2, out.len() / 2, out.len() - 1] {
+        assert_eq!(Spans::decode(&out[..cut]), None, "cut at {cut}");
+    }
+    let mut longer = out.clone();
+    longer.push(0);
+    assert_eq!(Spans::decode(&longer), None);
+    for at in 0..out.len().min(400) {
+        let mut bad = out.clone();
+        bad[at] ^= 0xff;
+        if let Some(s) = Spans::decode(&bad) {
+            assert!(s.bucket_ids().all(|b| b < 107_927));
+            assert!(
+                s.bucket_ids()
+                    .zip(s.bucket_ids().skip(1))
+                    .all(|(a, b)| a < b)
+            );
+        }
+    }
+}
+
+/// Decoding without the boilerplate buckets is decoding, then
+/// [`Spans::without`]: the same buckets and the same reduced size.
+#[test]
+fn decoding_without_buckets_equals_taking_them_out_after() {
+    let texts = corpus_texts();
+    let common: Vec<u32> = Spans::new(&texts[0]).bucket_ids().step_by(3).collect();
+    let set = Buckets::new(&common);
+    for text in texts.iter().take(100) {
+        let s = Spans::new(text);
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        assert_eq!(Spans::decode_without(&out, &set), Some(s.without(&common)));
+    }
+}

@@ -32,6 +32,7 @@
 //!   can share one `simm.storeDir` without either confusing or destroying
 //!   the other's fingerprints.
 
+pub mod histograms;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -151,6 +152,21 @@ impl Store {
         ));
         self.tables.retain(|t| t.path != path);
         self.bad.push(path);
+    }
+
+    /// The histogram store beside these fingerprints: in the same
+    /// directory, or in memory only when this store is disabled.
+    pub fn histograms(&self) -> Result<histograms::Histograms, StoreError> {
+        match &self.dir {
+            Some(dir) => histograms::Histograms::open(dir, self.hash_len),
+            None => Ok(histograms::Histograms::disabled(self.hash_len)),
+        }
+    }
+
+    /// Pass on warnings of the histogram store beside this one, so the
+    /// caller shows them with this store's ([`Store::take_warnings`]).
+    pub fn add_warnings(&mut self, warnings: Vec<String>) {
+        self.warnings.extend(warnings);
     }
 
     /// Whether this store persists anything.

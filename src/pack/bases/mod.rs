@@ -6,14 +6,15 @@
 //! best bases). Inside a group objects are visited largest first (git's
 //! rule: a delta that removes is cheaper than one that adds), and each is
 //! tried against the `window` objects visited just before it and against
-//! its neighbours in history (the versions listed just before and after it
-//! by `git rev-list`, when they were visited already); real deltas are
-//! computed ([`crate::pack::delta`], bounded by the best so far, as git
-//! bounds its search) and the smallest is kept. Since a base is always
-//! visited before the objects that use it, the bases form a forest, and
-//! writing each group in visiting order puts every base before its deltas,
-//! as an OFS_DELTA needs. Chains respect `depth` (git's meaning: a delta's
-//! chain has at most `depth` links).
+//! its neighbours in history, its nearest fingerprints and the ancestors
+//! of deep candidates (`search.rs`); real deltas are computed
+//! ([`crate::pack::delta`], bounded by the best so far, as git bounds its
+//! search) and the smallest is kept. What a group leaves whole is then
+//! tried against objects already written at other paths (`cross.rs`).
+//! Since a base is always written before the objects that use it, writing
+//! each group in visiting order puts every base before its deltas, as an
+//! OFS_DELTA needs. Chains respect `depth` (git's meaning: a delta's chain
+//! has at most `depth` links).
 //!
 //! Commits come first, their bases chosen the same way in runs of history
 //! (git deltifies commits too: their author lines and messages repeat) and

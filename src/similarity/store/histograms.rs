@@ -176,28 +176,14 @@ impl HistTable {
         let first = id[0] as usize;
         let fan = |i: usize| read_u32(&self.bytes, HEADER_LEN + i * 4) as usize;
         let lo_bucket = if first == 0 { 0 } else { fan(first - 1) };
-        let mut hi = fan(first);
-        let mut lo = lo_bucket.max(from).min(hi);
+        let hi = fan(first);
+        let lo = lo_bucket.max(from).min(hi);
         let want = prefix(id);
         let cmp = |i: usize| {
             let key = self.key(i);
             prefix(key).cmp(&want).then_with(|| key.cmp(id))
         };
-        let mut step = 1;
-        while lo + step < hi && cmp(lo + step).is_lt() {
-            lo += step + 1;
-            step *= 2;
-        }
-        hi = hi.min(lo + step + 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match cmp(mid) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(mid),
-            }
-        }
-        Err(lo)
+        super::table::gallop(lo, hi, cmp)
     }
 
     /// The record at `i`, checked: in bounds and matching its CRC.

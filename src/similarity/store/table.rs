@@ -122,8 +122,8 @@ impl Table {
         } else {
             self.fanout(first - 1)
         };
-        let mut hi = self.fanout(first);
-        let mut lo = bucket_lo.max(from).min(hi);
+        let hi = self.fanout(first);
+        let lo = bucket_lo.max(from).min(hi);
         // Ids are hashes: their first 8 bytes nearly always decide, and one
         // u64 comparison is much cheaper than a 20-byte memcmp.
         let want = prefix(id);
@@ -131,22 +131,7 @@ impl Table {
             let key = self.key(i);
             prefix(key).cmp(&want).then_with(|| key.cmp(id))
         };
-        // Gallop: ids looked up in order are usually close together.
-        let mut step = 1;
-        while lo + step < hi && cmp(lo + step).is_lt() {
-            lo += step + 1;
-            step *= 2;
-        }
-        hi = hi.min(lo + step + 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match cmp(mid) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(mid),
-            }
-        }
-        Err(lo)
+        gallop(lo, hi, cmp)
     }
 
     /// The size in record `i`, checking its CRC as [`Table::entry`] does
@@ -333,4 +318,29 @@ pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     builder.tempfile_in(dir)
+}
+
+/// The position of the key `cmp` finds equal in the sorted positions
+/// `lo..hi`, or where it would go. Galloping from `lo` first: ids looked
+/// up in order are usually close together.
+pub(super) fn gallop(
+    mut lo: usize,
+    mut hi: usize,
+    cmp: impl Fn(usize) -> std::cmp::Ordering,
+) -> Result<usize, usize> {
+    let mut step = 1;
+    while lo + step < hi && cmp(lo + step).is_lt() {
+        lo += step + 1;
+        step *= 2;
+    }
+    hi = hi.min(lo + step + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match cmp(mid) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Ok(mid),
+        }
+    }
+    Err(lo)
 }

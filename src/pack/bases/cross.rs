@@ -17,6 +17,16 @@
 //! move deeper (its own root may become a delta), the final check is made
 //! when the entry is appended ([`Settle`]), with the whole object kept to
 //! fall back on.
+//!
+//! A run cut out of a longer history (one file's versions beyond 64 MiB)
+//! is also offered the run before it: its roots (trees too, which have no
+//! fingerprint) try the shallowest of that run's oldest versions, the
+//! ones next to their own in history. Such a run keeps [`RUN_RESERVE`]
+//! links of `--depth` free in its own chains, without which its roots,
+//! heading chains as deep as allowed, could hang under nothing: on redis
+//! (`src/module.c`, 800 versions of up to 580 KB in five runs) the pack
+//! went from 19,328,829 to 18,855,072 bytes, on git.git from 101.0 to
+//! 100.5 MB.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -52,7 +62,21 @@ pub(super) struct Cross {
     listed: Vec<usize>,
     /// List position to group (`u32::MAX`: in no group).
     group_of: Vec<u32>,
+    /// For a group cut out of a longer history, the oldest versions of the
+    /// run before it: the versions next to its own in history.
+    run_before: HashMap<usize, Vec<usize>>,
 }
+
+/// How many of the previous run's last versions are looked at for a
+/// run's roots, and how many of them (the shallowest, then the latest)
+/// are tried.
+const RUN_TAIL: usize = 64;
+const RUN_TRIED: usize = 6;
+
+/// Links of `--depth` a run cut out of a longer history keeps free in its
+/// own chains, so that its roots can hang under the run before: its roots
+/// head trees of deltas as deep as the depth allows otherwise.
+const RUN_RESERVE: u32 = 10;
 
 /// Roots turned into deltas by [`Cross::improve`], by list position, with
 /// what is needed to undo the change when it is appended.
@@ -96,7 +120,28 @@ impl Settle {
 }
 
 impl Cross {
-    pub(super) fn new(objects: &[ListedObject], groups: &[Vec<usize>]) -> Cross {
+    /// Links of `max_depth` group `g`'s own search should leave free.
+    pub(super) fn reserved(&self, g: usize, max_depth: u32) -> u32 {
+        if self.run_before.contains_key(&g) {
+            RUN_RESERVE.min(max_depth / 2)
+        } else {
+            0
+        }
+    }
+
+    pub(super) fn new(
+        objects: &[ListedObject],
+        groups: &[Vec<usize>],
+        continues: &[Option<usize>],
+    ) -> Cross {
+        let run_before = continues
+            .iter()
+            .enumerate()
+            .filter_map(|(g, before)| {
+                let tail = &groups[(*before)?];
+                Some((g, tail[tail.len().saturating_sub(RUN_TAIL)..].to_vec()))
+            })
+            .collect();
         let mut group_of = vec![u32::MAX; objects.len()];
         let mut listed = Vec::new();
         let mut sketches = Vec::new();
@@ -117,6 +162,7 @@ impl Cross {
             search: Search::new(&sketches),
             listed,
             group_of,
+            run_before,
         }
     }
 
@@ -162,11 +208,13 @@ impl Cross {
         for (gi, group) in done.iter().enumerate() {
             for (ri, r) in group.iter().enumerate() {
                 let obj = &objects[r.obj];
-                if matches!(r.head, ReadyHead::Full(Kind::Blob))
-                    && r.size >= MIN_DELTA_SIZE as u64
-                    && !obj.no_delta
-                    && obj.fingerprint.is_some()
-                {
+                let continued = self.run_before.contains_key(&(first + gi));
+                let kind_ok = match r.head {
+                    ReadyHead::Full(Kind::Blob) => obj.fingerprint.is_some() || continued,
+                    ReadyHead::Full(Kind::Tree) => continued,
+                    _ => false,
+                };
+                if kind_ok && r.size >= MIN_DELTA_SIZE as u64 && !obj.no_delta {
                     roots.push((gi, ri, r.obj));
                 }
             }
@@ -202,11 +250,37 @@ impl Cross {
         };
         let mut work: Vec<Root> = Vec::new();
         for (&(gi, ri, o), cands) in roots.iter().zip(nearest) {
-            let Some(f) = objects[o].fingerprint else {
-                continue;
-            };
             let h = height.get(&o).copied().unwrap_or(0);
             let mut picked = Vec::new();
+            // A run cut out of a longer history: the versions just before
+            // it in history, at the same path.
+            let mut tail: Vec<(u32, std::cmp::Reverse<usize>, usize)> = Vec::new();
+            for (at, &c) in self
+                .run_before
+                .get(&(first + gi))
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let usable = objects[c].kind == objects[o].kind && !objects[c].no_delta;
+                if let Some(d) = written(c, gi).filter(|&d| usable && d + 1 + h <= max_depth) {
+                    tail.push((d, std::cmp::Reverse(at), c));
+                }
+            }
+            tail.sort_unstable();
+            picked.extend(tail.into_iter().take(RUN_TRIED).map(|(d, _, c)| (c, d)));
+            let Some(f) = objects[o].fingerprint else {
+                if !picked.is_empty() {
+                    work.push(Root {
+                        group: gi,
+                        entry: ri,
+                        obj: o,
+                        picked,
+                    });
+                }
+                continue;
+            };
+            let from_run = picked.len();
             for &s in &cands.sources {
                 let Some(&c) = self.listed.get(s) else {
                     continue;
@@ -217,9 +291,12 @@ impl Cross {
                 if c == o || !close || self.group_of[c] == self.group_of[o] {
                     continue;
                 }
+                if picked.iter().any(|&(p, _)| p == c) {
+                    continue;
+                }
                 if let Some(d) = written(c, gi).filter(|&d| d + 1 + h <= max_depth) {
                     picked.push((c, d));
-                    if picked.len() == CROSS_CANDIDATES {
+                    if picked.len() == from_run + CROSS_CANDIDATES {
                         break;
                     }
                 }
@@ -307,20 +384,18 @@ fn try_bases(
     full_len: usize,
 ) -> Result<Option<Ready>, CrossError> {
     let mut target = Vec::new();
-    if w.reader
+    let target_kind = w
+        .reader
         .object_into(&objects[o].id, &mut target)
-        .map_err(CrossError::Repo)?
-        != Kind::Blob
-    {
-        return Ok(None);
-    }
+        .map_err(CrossError::Repo)?;
     let mut best: Option<(usize, u32, Vec<u8>, Vec<u8>)> = None;
     for &(c, depth) in picked {
         let kind = w
             .reader
             .object_into(&objects[c].id, &mut w.buf)
             .map_err(CrossError::Repo)?;
-        if kind != Kind::Blob || w.buf.len() < target.len() / 32 || w.buf.is_empty() {
+        // A delta makes an object of its base's kind.
+        if kind != target_kind || w.buf.len() < target.len() / 32 || w.buf.is_empty() {
             continue;
         }
         let limit = delta_limit(

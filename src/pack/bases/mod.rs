@@ -97,6 +97,7 @@ pub fn write_pack(
         commits,
         whole,
         groups,
+        continues,
     } = groups(objects);
     feedback.trace("bases: groups");
     let tmp_path = dir.join("tmp-simm.pack");
@@ -132,7 +133,7 @@ pub fn write_pack(
     for runs in commits.chunks(COMMIT_RUN * rayon::current_num_threads().max(1)) {
         feedback.check()?;
         let runs: Vec<&[usize]> = runs.chunks(COMMIT_RUN).collect();
-        let done = workers.search_all(&runs, objects, opts, feedback, &tmp_path);
+        let done = workers.search_all(&runs, objects, opts, &|_| 0, feedback, &tmp_path);
         for run in done {
             for r in bases_first(run?) {
                 appended.append(&mut writer, objects, r, &tmp_path)?;
@@ -172,7 +173,7 @@ pub fn write_pack(
 
     // Trees and blobs, group by group, in batches of bounded size; then
     // what each group left whole, against the other paths' objects.
-    let cross = cross::Cross::new(objects, &groups);
+    let cross = cross::Cross::new(objects, &groups, &continues);
     let mut settle = cross::Settle::default();
     let mut start = 0;
     while start < groups.len() {
@@ -184,7 +185,14 @@ pub fn write_pack(
             end += 1;
         }
         let mut done = workers
-            .search_all(&groups[start..end], objects, opts, feedback, &tmp_path)
+            .search_all(
+                &groups[start..end],
+                objects,
+                opts,
+                &|i| cross.reserved(start + i, opts.depth),
+                feedback,
+                &tmp_path,
+            )
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
         cross.improve(

@@ -74,18 +74,22 @@ impl<'a> Workers<'a> {
     }
 
     /// [`search_group`] on every group, in parallel: each group's entries
-    /// in visiting order.
+    /// in visiting order. `reserved(i)` links of `--depth` are kept free
+    /// in group `i`'s chains (for the cross-path pass to hang its roots
+    /// under a base).
     pub(super) fn search_all<G: AsRef<[usize]> + Sync>(
         &self,
         groups: &[G],
         objects: &[ListedObject],
         opts: &BasesOptions,
+        reserved: &(dyn Fn(usize) -> u32 + Sync),
         feedback: &Feedback,
         tmp_path: &Path,
     ) -> Vec<Result<Vec<Ready>, PackError>> {
         groups
             .par_iter()
-            .map(|group| {
+            .enumerate()
+            .map(|(i, group)| {
                 if feedback.is_interrupted() {
                     return Err(PackError::Interrupted(crate::progress::Interrupted));
                 }
@@ -96,7 +100,10 @@ impl<'a> Workers<'a> {
                         &mut w.zlib,
                         objects,
                         group.as_ref(),
-                        opts,
+                        &BasesOptions {
+                            depth: opts.depth.saturating_sub(reserved(i)),
+                            ..*opts
+                        },
                         feedback,
                     )
                     .map_err(|e| search_err(e, tmp_path))

@@ -269,25 +269,18 @@ impl Cross {
             }
             tail.sort_unstable();
             picked.extend(tail.into_iter().take(RUN_TRIED).map(|(d, _, c)| (c, d)));
-            let Some(f) = objects[o].fingerprint else {
-                if !picked.is_empty() {
-                    work.push(Root {
-                        group: gi,
-                        entry: ri,
-                        obj: o,
-                        picked,
-                    });
-                }
-                continue;
-            };
             let from_run = picked.len();
-            for &s in &cands.sources {
+            // Blobs without a fingerprint (too small or large) have only
+            // the run before to try.
+            let f = objects[o].fingerprint;
+            for &s in cands.sources.iter().take_while(|_| f.is_some()) {
                 let Some(&c) = self.listed.get(s) else {
                     continue;
                 };
                 let close = objects[c]
                     .fingerprint
-                    .is_some_and(|cf| cf.distance(&f) <= CROSS_DISTANCE);
+                    .zip(f)
+                    .is_some_and(|(cf, f)| cf.distance(&f) <= CROSS_DISTANCE);
                 if c == o || !close || self.group_of[c] == self.group_of[o] {
                     continue;
                 }

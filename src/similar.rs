@@ -131,13 +131,7 @@ pub fn find_similar(
 
     let query_size = query.data.len() as u64;
     let query_fp: Option<Fingerprint> = Fingerprinter::new().fingerprint(&query.data);
-    let query_id =
-        gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data).map_err(
-            |source| RepoError::Hash {
-                path: query.name.clone().into(),
-                source,
-            },
-        )?;
+    let query_id = query_blob_id(repo, query)?;
 
     // Candidate blobs (deduplicated: many paths may share one blob), chosen
     // by the same search rename detection uses, with the query as the one
@@ -318,13 +312,7 @@ pub fn find_containing(
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let query_id =
-        gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data).map_err(
-            |source| RepoError::Hash {
-                path: query.name.clone().into(),
-                source,
-            },
-        )?;
+    let query_id = query_blob_id(repo, query)?;
     let query_spans = Spans::with_binary(&query.data, query.binary);
     let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
     let found = repo.map_blobs(&key_ids, feedback, |i, data| {
@@ -373,4 +361,14 @@ pub fn find_containing(
         matches.truncate(opts.limit);
     }
     Ok(matches)
+}
+
+/// The blob id the query's content would have in `repo`.
+fn query_blob_id(repo: &Repo, query: &Query) -> Result<ObjectId, RepoError> {
+    gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &query.data).map_err(
+        |source| RepoError::Hash {
+            path: query.name.clone().into(),
+            source,
+        },
+    )
 }

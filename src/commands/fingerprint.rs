@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use git_simm::output::write_quoted_path;
 use git_simm::progress::Feedback;
-use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::repo::{Repo, RepoError};
 use git_simm::similarity::compute;
 use git_simm::similarity::fingerprint::{Fingerprint, Fingerprinter};
 use git_simm::similarity::store::Store;
@@ -111,11 +111,7 @@ pub(super) fn fingerprint(
         let lines = match target {
             Target::Tree(tree) => {
                 let repo = repo.as_ref().context("no repository")?;
-                let entries: Vec<_> = repo
-                    .tree_entries(tree)?
-                    .into_iter()
-                    .filter(|e| e.kind != EntryKind::Submodule)
-                    .collect();
+                let entries = repo.tree_files(tree)?;
                 let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
                 let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, feedback)?;
                 entries

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use gix::ObjectId;
 
 use crate::progress::Feedback;
-use crate::repo::{EntryKind, Repo, RepoError};
+use crate::repo::{Repo, RepoError};
 use crate::similarity::candidates;
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{Fingerprinter, Sketch};
@@ -98,11 +98,7 @@ pub fn compare(
     local: &mut Local<'_>,
     feedback: &Feedback,
 ) -> Result<Files, CompareError> {
-    let entries: Vec<_> = repo
-        .tree_entries(tree)?
-        .into_iter()
-        .filter(|e| e.kind != EntryKind::Submodule)
-        .collect();
+    let entries = repo.tree_files(tree)?;
     // A partial clone lacks blobs: one fetch for the directory's, not one
     // per file (a no-op elsewhere). The first pass needed only trees.
     let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();

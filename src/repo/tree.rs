@@ -15,6 +15,14 @@ impl Repo {
         walk_tree(&repo.objects, tree, b"", &mut out)?;
         Ok(out)
     }
+
+    /// [`Repo::tree_entries`] without submodules: the files whose blobs
+    /// the repository holds.
+    pub fn tree_files(&self, tree: ObjectId) -> Result<Vec<Entry>, RepoError> {
+        let mut entries = self.tree_entries(tree)?;
+        entries.retain(|e| e.kind != EntryKind::Submodule);
+        Ok(entries)
+    }
 }
 
 /// Depth-first, in stored order: exactly what `git ls-tree -r` prints. An

@@ -620,22 +620,27 @@ mod tests {
         assert!(other.take_warnings().is_empty());
     }
 
+    /// One histogram table holding `files`, written to `dir`: its path.
+    fn write_table(dir: &Path, files: &[(ObjectId, Spans)]) -> PathBuf {
+        let mut h = Histograms::open(dir, 20).unwrap();
+        for (i, s) in files {
+            h.add(*i, s).unwrap();
+        }
+        h.flush().unwrap();
+        drop(h);
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| is_histogram_table(p))
+            .unwrap()
+    }
+
     #[test]
     fn a_damaged_record_drops_its_table_and_reads_as_missing() {
         let dir = tempfile::tempdir().unwrap();
         let files = corpus();
         let ids: Vec<ObjectId> = files.iter().map(|f| f.0).collect();
-        let mut h = Histograms::open(dir.path(), 20).unwrap();
-        for (i, s) in &files {
-            h.add(*i, s).unwrap();
-        }
-        h.flush().unwrap();
-        drop(h);
-        let path = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| is_histogram_table(p))
-            .unwrap();
+        let path = write_table(dir.path(), &files);
         let mut bytes = fs::read(&path).unwrap();
         let last = bytes.len() - 10;
         bytes[last] ^= 1;
@@ -646,17 +651,7 @@ mod tests {
         assert!(h.take_warnings()[0].contains("fails its checksum"));
         assert!(!path.exists());
         // Cut short: refused when opened.
-        let mut h = Histograms::open(dir.path(), 20).unwrap();
-        for (i, s) in &files {
-            h.add(*i, s).unwrap();
-        }
-        h.flush().unwrap();
-        drop(h);
-        let path = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| is_histogram_table(p))
-            .unwrap();
+        let path = write_table(dir.path(), &files);
         let len = fs::metadata(&path).unwrap().len();
         File::options()
             .write(true)

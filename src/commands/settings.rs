@@ -2,6 +2,7 @@
 //! The `GIT_SIMM_*` variables are read here and nowhere else.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use git_simm::repo::Repo;
@@ -76,12 +77,17 @@ pub(super) fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
     if no_cache {
         return Ok(Store::disabled(hash_len));
     }
-    let dir = match repo.config_path("simm.storeDir")? {
-        Some(dir) => repo.common_dir().join(dir),
-        None => Store::default_dir(repo.common_dir()),
-    };
+    let dir = store_dir(repo)?;
     Store::open(&dir, hash_len)
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
+}
+
+/// Where [`open_store`] keeps the store.
+pub(super) fn store_dir(repo: &Repo) -> Result<PathBuf> {
+    Ok(match repo.config_path("simm.storeDir")? {
+        Some(dir) => repo.common_dir().join(dir),
+        None => Store::default_dir(repo.common_dir()),
+    })
 }
 
 pub(super) fn flush_warnings(store: &mut Store, err: &mut impl Write) {

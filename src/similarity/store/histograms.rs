@@ -541,13 +541,7 @@ impl Histograms {
                 source: e,
             })?;
             if let Err(why) = verify(&path, self.hash_len, &all) {
-                return Err(StoreError::Write {
-                    path: dir,
-                    source: io::Error::other(format!(
-                        "the merged table {} does not read back as written ({why}); the old tables are kept",
-                        path.display()
-                    )),
-                });
+                return Err(StoreError::unverified(dir, &path, &why));
             }
             Some(path)
         };

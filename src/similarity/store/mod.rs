@@ -73,6 +73,20 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// A rewritten table that did not read back as written: the rewrite
+    /// stops there, before the tables it was to replace are deleted.
+    fn unverified(dir: PathBuf, table: &Path, why: &str) -> StoreError {
+        StoreError::Write {
+            path: dir,
+            source: io::Error::other(format!(
+                "the merged table {} does not read back as written ({why}); the old tables are kept",
+                table.display()
+            )),
+        }
+    }
+}
+
 /// The fingerprint store of one repository (or a disabled stand-in for
 /// `--no-cache`, which remembers nothing).
 pub struct Store {
@@ -438,13 +452,7 @@ impl Store {
                 }
             };
             if let Err(why) = table::verify(&path, self.hash_len, &all) {
-                return Err(StoreError::Write {
-                    path: dir,
-                    source: io::Error::other(format!(
-                        "the merged table {} does not read back as written ({why}); the old tables are kept",
-                        path.display()
-                    )),
-                });
+                return Err(StoreError::unverified(dir, &path, &why));
             }
             Some(path)
         };

@@ -15,7 +15,7 @@ use gix::ObjectId;
 
 use super::Status;
 use super::renames::tree_side;
-use super::settings::{exhaustive, flush_warnings, open_store, threshold};
+use super::settings::{exhaustive, flush_warnings, open_store, residual_search, threshold};
 use crate::cli::{GroupsArgs, group_threshold_text};
 
 pub(super) fn groups(
@@ -42,6 +42,7 @@ pub(super) fn groups(
         min_size: args.min_size,
         ignore_common: !args.no_ignore_common,
         show_common: args.show_common,
+        residual_search: residual_search(),
         ..groups::Options::default()
     };
     if exhaustive() {

@@ -60,6 +60,14 @@ pub(super) fn exhaustive() -> bool {
     std::env::var_os("GIT_SIMM_GROUPS_EXHAUSTIVE").is_some_and(|v| v == "1")
 }
 
+/// `GIT_SIMM_GROUPS_RESIDUAL=0`: `groups` proposes pairs from whole-file
+/// fingerprints and sizes only, without the residual search
+/// ([`git_simm::groups::residual`]): how tests and benches show what the
+/// residual search finds.
+pub(super) fn residual_search() -> bool {
+    std::env::var_os("GIT_SIMM_GROUPS_RESIDUAL").is_none_or(|v| v != "0")
+}
+
 /// `GIT_SIMM_TEST_REPACK_ABORT=<point>`: where tests make a repack abort
 /// ([`git_simm::pack::RepackOptions::abort_at`]).
 pub(super) fn repack_abort_at() -> Option<String> {

@@ -43,6 +43,7 @@
 
 mod build;
 pub mod common;
+pub mod residual;
 pub mod small;
 mod verify;
 
@@ -106,6 +107,14 @@ pub struct Options {
     /// pair at the threshold as a link: with a radius of 255, the
     /// exhaustive ground truth benches compare against.
     pub every_pair: bool,
+    /// With [`Options::ignore_common`], also propose the pairs whose
+    /// residuals (the files without boilerplate) are close ([`residual`]),
+    /// from every blob whose boilerplate is at least
+    /// [`Options::residual_share`] of its bytes.
+    pub residual_search: bool,
+    /// The share of a blob's bytes in common chunks from which its
+    /// residual is searched.
+    pub residual_share: f64,
 }
 
 impl Default for Options {
@@ -121,6 +130,8 @@ impl Default for Options {
             max_tries: DEFAULT_MAX_TRIES,
             max_partners: DEFAULT_MAX_PARTNERS,
             every_pair: false,
+            residual_search: true,
+            residual_share: residual::DEFAULT_SHARE,
         }
     }
 }
@@ -239,6 +250,12 @@ pub struct Outcome {
     pub linked_pairs: usize,
     /// The fingerprint radius used.
     pub radius: u32,
+    /// Blobs whose boilerplate is a noticeable share of their bytes, from
+    /// which residuals were searched ([`Options::residual_search`]).
+    pub residual_starts: usize,
+    /// Candidate pairs the residual search proposed that the whole-file
+    /// search had not.
+    pub residual_pairs: usize,
     /// Blobs read because the histogram store lacked their chunk
     /// histograms (each at most once; 0 on a warm store).
     pub blobs_read: usize,
@@ -358,8 +375,26 @@ pub fn find_groups(
     } else {
         opts.max_partners
     };
-    let mut pairs = Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?;
+    let residual_on = opts.ignore_common && !common.buckets.is_empty();
+    let mut pairs = if opts.every_pair && residual_on {
+        // The ground truth with boilerplate out: every pair git's size
+        // filter passes on the residual sizes.
+        let sizes: Vec<Sketch> = residuals_of(&mut scorer, opts, &mut outcome)?
+            .iter()
+            .map(|r| Sketch {
+                size: r.size,
+                fingerprint: None,
+            })
+            .collect();
+        Search::new(&sizes).close_pairs(opts.min_score, 255, 0, feedback)?
+    } else {
+        Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?
+    };
     feedback.trace("groups: candidate search");
+    if residual_on && opts.residual_search && !opts.every_pair {
+        add_residual_pairs(&mut scorer, opts, &mut pairs, &mut outcome, feedback)?;
+        feedback.trace("groups: residual search");
+    }
 
     if !opts.every_pair {
         outcome.blobs_read += add_small_pairs(&mut scorer, &prints, opts.min_score, &mut pairs)?;
@@ -539,6 +574,66 @@ fn common_of(
         common.fill_examples(texts.iter().map(Vec::as_slice));
     }
     Ok(common)
+}
+
+/// The residual of every blob in play ([`residual::residuals`]), their
+/// histograms read first where the store lacks them.
+fn residuals_of(
+    scorer: &mut Scorer,
+    opts: &Options,
+    outcome: &mut Outcome,
+) -> Result<Vec<residual::Residual>, GroupsError> {
+    let all: Vec<usize> = (0..scorer.ids.len()).collect();
+    outcome.blobs_read += scorer.ensure(&all)?;
+    Ok(residual::residuals(
+        &scorer.histograms,
+        &scorer.locs,
+        &scorer.common,
+        opts.min_size,
+        opts.residual_share,
+    ))
+}
+
+/// Add to `pairs` (sorted nearest first, and kept so) the pairs the
+/// residual search proposes ([`residual`]) that are not there yet.
+fn add_residual_pairs(
+    scorer: &mut Scorer,
+    opts: &Options,
+    pairs: &mut Vec<Pair>,
+    outcome: &mut Outcome,
+    feedback: &Feedback,
+) -> Result<(), GroupsError> {
+    let res = residuals_of(scorer, opts, outcome)?;
+    let starts: Vec<usize> = (0..res.len())
+        .filter(|&p| res[p].noticeable && res[p].fingerprint.is_some())
+        .collect();
+    outcome.residual_starts = starts.len();
+    if starts.is_empty() {
+        return Ok(());
+    }
+    let sketches: Vec<Sketch> = res.iter().map(residual::Residual::searched).collect();
+    drop(res);
+    let found = Search::new(&sketches).pairs_from(
+        &starts,
+        opts.min_score,
+        residual::radius_for(opts.min_score),
+        opts.max_partners,
+        feedback,
+    )?;
+    let mut new: std::collections::HashSet<(u32, u32)> = found.iter().map(|p| (p.a, p.b)).collect();
+    for p in pairs.iter() {
+        if new.is_empty() {
+            break;
+        }
+        new.remove(&(p.a, p.b));
+    }
+    let before = pairs.len();
+    pairs.extend(found.into_iter().filter(|p| new.contains(&(p.a, p.b))));
+    outcome.residual_pairs = pairs.len() - before;
+    if outcome.residual_pairs > 0 {
+        pairs.par_sort_unstable();
+    }
+    Ok(())
 }
 
 /// Add to `pairs` (sorted nearest first, and kept so) every pair

@@ -193,6 +193,12 @@ impl Spans {
         Spans::decode_without(bytes, &Buckets::default())
     }
 
+    /// The whole size of the file a stored histogram ([`Spans::encode`])
+    /// describes, read without decoding the rest.
+    pub fn decode_size(bytes: &[u8]) -> Option<u64> {
+        get_varint(bytes, &mut 0)
+    }
+
     /// [`Spans::decode`] and [`Spans::without`] in one pass: the stored
     /// histogram with the buckets in `common` taken out. Scoring many
     /// pairs decodes a histogram per blob; one pass and one allocation

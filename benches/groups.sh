@@ -58,7 +58,7 @@ simm_bin=
 while (($#)); do
   case $1 in
     --source-repo) source_repo=${2:?}; shift 2 ;;
-    --sizes) sizes=${2:?}; shift 2 ;;
+    --sizes) sizes=${2?}; shift 2 ;;
     --truth-files) truth_files=${2:?}; shift 2 ;;
     --no-all) run_all=0; shift ;;
     --workdir) workdir=${2:?}; shift 2 ;;

@@ -590,6 +590,7 @@ fn residuals_of(
         &scorer.locs,
         &scorer.common,
         opts.min_size,
+        opts.min_score,
         opts.residual_share,
     ))
 }

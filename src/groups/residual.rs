@@ -26,7 +26,7 @@
 use rayon::prelude::*;
 
 use crate::similarity::fingerprint::{Fingerprint, Sketch};
-use crate::similarity::score::{Buckets, Spans};
+use crate::similarity::score::{self, Buckets, Spans};
 use crate::similarity::store::histograms::{Histograms, Loc};
 
 /// The default [`Options::residual_share`](super::Options::residual_share).
@@ -87,18 +87,27 @@ impl Residual {
 
 /// The 256-bit SimHash of `spans`' buckets weighted by bytes: bit `i` is
 /// set when the buckets whose pseudo-random pattern has bit `i` set hold
-/// more than half of the bytes. `None` for an empty histogram.
+/// more than half of the bytes. `None` for an empty histogram, or one of a
+/// file over 4 GiB (the counters are `u32`, as the fingerprint's are).
 pub fn sketch(spans: &Spans) -> Option<Fingerprint> {
+    if spans.size() > u64::from(u32::MAX) {
+        return None;
+    }
     let mut total: u64 = 0;
-    let mut ones = [0u64; 256];
+    let mut ones = [0u32; 256];
     for (b, w) in spans.weights() {
-        let w = u64::from(w);
-        total += w;
-        for (k, chunk) in ones.chunks_exact_mut(64).enumerate() {
-            let pattern = mix(u64::from(b) << 2 | k as u64);
-            // Branch-free, so that the compiler vectorises the 64 lanes.
-            for (j, c) in chunk.iter_mut().enumerate() {
-                *c += w & 0u64.wrapping_sub((pattern >> j) & 1);
+        total += u64::from(w);
+        for k in 0..4 {
+            let pattern = mix(u64::from(b) << 2 | k as u64).to_le_bytes();
+            // Eight lanes per pattern byte, masked from a table and added
+            // with no branch: the compiler makes each byte one or two
+            // vector additions instead of eight bit tests.
+            for (j, &v) in pattern.iter().enumerate() {
+                let at = (k * 8 + j) * 8;
+                let lanes = &mut ones[at..at + 8];
+                for (c, &m) in lanes.iter_mut().zip(&LANES[v as usize]) {
+                    *c = c.wrapping_add(w & m);
+                }
             }
         }
     }
@@ -107,12 +116,29 @@ pub fn sketch(spans: &Spans) -> Option<Fingerprint> {
     }
     let mut words = [0u64; 4];
     for (i, &c) in ones.iter().enumerate() {
-        if 2 * c > total {
+        if 2 * u64::from(c) > total {
             words[i / 64] |= 1 << (i % 64);
         }
     }
     Some(Fingerprint { words })
 }
+
+/// For each byte value, a mask per bit: all ones where the bit is set.
+static LANES: [[u32; 8]; 256] = {
+    let mut t = [[0u32; 8]; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut l = 0;
+        while l < 8 {
+            if (v >> l) & 1 == 1 {
+                t[v][l] = u32::MAX;
+            }
+            l += 1;
+        }
+        v += 1;
+    }
+    t
+};
 
 /// splitmix64's finaliser: a bucket number (and word index) to 64 bits
 /// that look random.
@@ -125,44 +151,67 @@ fn mix(mut x: u64) -> u64 {
 
 /// The residual of every position whose histogram `locs` places in
 /// `histograms`, decoded without `common`, in parallel (each histogram
-/// decoded, sketched and dropped: memory stays a few words per blob).
-/// Residuals under `min_size` bytes get no sketch: too little is left to
-/// pair on, and every such blob would otherwise meet every other.
+/// decoded and dropped: memory stays a few words per blob). Only the
+/// residuals a noticeable one (boilerplate at least `share` of the bytes)
+/// can meet at `min_score` (git's size filter on residual sizes) are
+/// sketched: a second decoding pass over those, while a tree with no
+/// noticeable boilerplate costs one pass and no sketch. Residuals under
+/// `min_size` bytes get no sketch: too little is left to pair on, and
+/// every such blob would otherwise meet every other.
 pub fn residuals(
     histograms: &Histograms,
     locs: &[Option<Loc>],
     common: &Buckets,
     min_size: u64,
+    min_score: u32,
     share: f64,
 ) -> Vec<Residual> {
-    locs.par_iter()
+    let decode = |loc: &Option<Loc>| -> Option<(u64, Spans)> {
+        let record = loc.and_then(|l| histograms.record(l))?;
+        let whole = Spans::decode_size(record)?;
+        let spans = Spans::decode_without(record, common)?;
+        (!spans.is_binary() && spans.size() > 0).then_some((whole, spans))
+    };
+    let mut out: Vec<Residual> = locs
+        .par_iter()
         .with_min_len(256)
         .map(|loc| {
-            let Some(record) = loc.and_then(|l| histograms.record(l)) else {
+            let Some((whole, spans)) = decode(loc) else {
                 return Residual::default();
-            };
-            let (Some(whole), Some(spans)) = (
-                Spans::decode_size(record),
-                Spans::decode_without(record, common),
-            ) else {
-                return Residual::default();
-            };
-            if spans.is_binary() || spans.size() == 0 {
-                return Residual::default();
-            }
-            let noticeable = whole > 0 && (whole - spans.size()) as f64 >= share * whole as f64;
-            let fingerprint = if spans.size() >= min_size.max(1) {
-                sketch(&spans)
-            } else {
-                None
             };
             Residual {
                 size: spans.size(),
-                fingerprint,
-                noticeable,
+                fingerprint: None,
+                noticeable: (whole - spans.size()) as f64 >= share * whole as f64,
             }
         })
-        .collect()
+        .collect();
+    let searched = |r: &Residual| r.size >= min_size.max(1);
+    let mut starts: Vec<u64> = out
+        .iter()
+        .filter(|r| r.noticeable && searched(r))
+        .map(|r| r.size)
+        .collect();
+    if starts.is_empty() {
+        return out;
+    }
+    starts.sort_unstable();
+    // A residual meets a start when the nearest start on either side of
+    // its size passes the size filter (it is monotone in the distance).
+    let meets = |size: u64| {
+        let at = starts.partition_point(|&s| s < size);
+        let near = |s: u64| score::sizes_compatible(s, size, min_score);
+        starts.get(at).is_some_and(|&s| near(s)) || (at > 0 && near(starts[at - 1]))
+    };
+    out.par_iter_mut()
+        .zip(locs.par_iter())
+        .with_min_len(256)
+        .for_each(|(r, loc)| {
+            if searched(r) && meets(r.size) {
+                r.fingerprint = decode(loc).and_then(|(_, spans)| sketch(&spans));
+            }
+        });
+    out
 }
 
 #[cfg(test)]

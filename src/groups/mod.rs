@@ -585,6 +585,7 @@ fn residuals_of(
 ) -> Result<Vec<residual::Residual>, GroupsError> {
     let all: Vec<usize> = (0..scorer.ids.len()).collect();
     outcome.blobs_read += scorer.ensure(&all)?;
+    scorer.reader.feedback.trace("groups: residuals located");
     Ok(residual::residuals(
         &scorer.histograms,
         &scorer.locs,
@@ -605,6 +606,7 @@ fn add_residual_pairs(
     feedback: &Feedback,
 ) -> Result<(), GroupsError> {
     let res = residuals_of(scorer, opts, outcome)?;
+    feedback.trace("groups: residuals sketched");
     let starts: Vec<usize> = (0..res.len())
         .filter(|&p| res[p].noticeable && res[p].fingerprint.is_some())
         .collect();
@@ -621,6 +623,7 @@ fn add_residual_pairs(
         opts.max_partners,
         feedback,
     )?;
+    feedback.trace("groups: residuals scanned");
     let mut new: std::collections::HashSet<(u32, u32)> = found.iter().map(|p| (p.a, p.b)).collect();
     for p in pairs.iter() {
         if new.is_empty() {

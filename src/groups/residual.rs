@@ -85,43 +85,53 @@ impl Residual {
     }
 }
 
-/// The 256-bit SimHash of `spans`' buckets weighted by bytes: bit `i` is
-/// set when the buckets whose pseudo-random pattern has bit `i` set hold
-/// more than half of the bytes. `None` for an empty histogram, or one of a
-/// file over 4 GiB (the counters are `u32`, as the fingerprint's are).
+/// The 256-bit SimHash of `spans`' buckets weighted by bytes, in four
+/// blocks of 64 bits: each bucket votes in one block (chosen by its hash),
+/// and bit `i` of a block is set when the buckets of that block whose
+/// pseudo-random pattern has bit `i` set hold more than half of the
+/// block's bytes. `None` for an empty histogram, or one of a file over 4
+/// GiB (the counters are `u32`, as the fingerprint's are).
+///
+/// Why blocks: one vote per bucket and bit costs 256 additions per bucket,
+/// a second per 100,000 files on two cores; a block of 64 costs a quarter
+/// of that, and a file of a few hundred buckets still puts dozens in each
+/// block (the gsimm fingerprint uses eight blocks of 32 the same way).
 pub fn sketch(spans: &Spans) -> Option<Fingerprint> {
     if spans.size() > u64::from(u32::MAX) {
         return None;
     }
-    let mut total: u64 = 0;
+    let mut total = [0u64; BLOCKS];
     let mut ones = [0u32; 256];
     for (b, w) in spans.weights() {
-        total += u64::from(w);
-        for k in 0..4 {
-            let pattern = mix(u64::from(b) << 2 | k as u64).to_le_bytes();
-            // Eight lanes per pattern byte, masked from a table and added
-            // with no branch: the compiler makes each byte one or two
-            // vector additions instead of eight bit tests.
-            for (j, &v) in pattern.iter().enumerate() {
-                let at = (k * 8 + j) * 8;
-                let lanes = &mut ones[at..at + 8];
-                for (c, &m) in lanes.iter_mut().zip(&LANES[v as usize]) {
-                    *c = c.wrapping_add(w & m);
-                }
+        let h = mix(u64::from(b));
+        let block = (h % BLOCKS as u64) as usize;
+        total[block] += u64::from(w);
+        let pattern = mix(h).to_le_bytes();
+        // Eight lanes per pattern byte, masked from a table and added with
+        // no branch: the compiler makes each byte one or two vector
+        // additions instead of eight bit tests.
+        for (j, &v) in pattern.iter().enumerate() {
+            let at = block * 64 + j * 8;
+            let lanes = &mut ones[at..at + 8];
+            for (c, &m) in lanes.iter_mut().zip(&LANES[v as usize]) {
+                *c = c.wrapping_add(w & m);
             }
         }
     }
-    if total == 0 {
+    if total.iter().all(|&t| t == 0) {
         return None;
     }
     let mut words = [0u64; 4];
     for (i, &c) in ones.iter().enumerate() {
-        if 2 * u64::from(c) > total {
+        if 2 * u64::from(c) > total[i / 64] {
             words[i / 64] |= 1 << (i % 64);
         }
     }
     Some(Fingerprint { words })
 }
+
+/// Blocks of 64 bits a bucket votes in one of ([`sketch`]).
+const BLOCKS: usize = 4;
 
 /// For each byte value, a mask per bit: all ones where the bit is set.
 static LANES: [[u32; 8]; 256] = {
@@ -166,23 +176,20 @@ pub fn residuals(
     min_score: u32,
     share: f64,
 ) -> Vec<Residual> {
-    let decode = |loc: &Option<Loc>| -> Option<(u64, Spans)> {
-        let record = loc.and_then(|l| histograms.record(l))?;
-        let whole = Spans::decode_size(record)?;
-        let spans = Spans::decode_without(record, common)?;
-        (!spans.is_binary() && spans.size() > 0).then_some((whole, spans))
-    };
     let mut out: Vec<Residual> = locs
         .par_iter()
         .with_min_len(256)
         .map(|loc| {
-            let Some((whole, spans)) = decode(loc) else {
-                return Residual::default();
-            };
-            Residual {
-                size: spans.size(),
-                fingerprint: None,
-                noticeable: (whole - spans.size()) as f64 >= share * whole as f64,
+            match loc
+                .and_then(|l| histograms.record(l))
+                .and_then(|r| Spans::decode_sizes(r, common))
+            {
+                Some((whole, size, false)) if size > 0 => Residual {
+                    size,
+                    fingerprint: None,
+                    noticeable: (whole - size) as f64 >= share * whole as f64,
+                },
+                _ => Residual::default(),
             }
         })
         .collect();
@@ -208,7 +215,10 @@ pub fn residuals(
         .with_min_len(256)
         .for_each(|(r, loc)| {
             if searched(r) && meets(r.size) {
-                r.fingerprint = decode(loc).and_then(|(_, spans)| sketch(&spans));
+                r.fingerprint = loc
+                    .and_then(|l| histograms.record(l))
+                    .and_then(|record| Spans::decode_without(record, common))
+                    .and_then(|spans| sketch(&spans));
             }
         });
     out

@@ -43,6 +43,7 @@ pub(super) fn groups(
         ignore_common: !args.no_ignore_common,
         show_common: args.show_common,
         residual_search: residual_search(),
+        cache_bytes: cache_limit(&repo)?,
         ..groups::Options::default()
     };
     if exhaustive() {
@@ -92,6 +93,21 @@ pub(super) fn groups(
         return Ok(Status::TooMuchWaste);
     }
     Ok(Status::Success)
+}
+
+/// `simm.groupCacheLimit` (git's integer syntax, `k`, `m`, `g` suffixes):
+/// the bytes of decoded histograms kept between batches, else
+/// [`groups::DEFAULT_CACHE_BYTES`]; a bad value is fatal, in git's words.
+fn cache_limit(repo: &Repo) -> Result<usize> {
+    const KEY: &str = "simm.groupCacheLimit";
+    match (repo.config_int(KEY), repo.config_string(KEY)) {
+        (Some(n), _) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        (_, Some(v)) => bail!(
+            "bad numeric config value '{v}' for '{}': invalid unit",
+            KEY.to_ascii_lowercase()
+        ),
+        _ => Ok(groups::DEFAULT_CACHE_BYTES),
+    }
 }
 
 /// The files to group, and the contents of work-tree files.

@@ -90,7 +90,8 @@ pub struct Options {
     /// The fingerprint distance up to which pairs are scored; `None` for
     /// [`radius_for`] the threshold.
     pub radius: Option<u32>,
-    /// Bytes of decoded chunk histograms kept in memory between batches.
+    /// Bytes of decoded chunk histograms kept in memory between batches
+    /// ([`DEFAULT_CACHE_BYTES`]; `simm.groupCacheLimit`).
     pub cache_bytes: usize,
     /// Read the text of one chunk of each boilerplate bucket
     /// ([`Common::examples`]), to show it.
@@ -125,7 +126,7 @@ impl Default for Options {
             ignore_common: true,
             common_share: common::DEFAULT_SHARE,
             radius: None,
-            cache_bytes: 512 << 20,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             show_common: false,
             max_tries: DEFAULT_MAX_TRIES,
             max_partners: DEFAULT_MAX_PARTNERS,
@@ -153,6 +154,13 @@ pub const DEFAULT_MAX_TRIES: u32 = 64;
 /// groups (6,829 without either cap); no pair of the exact ground truth
 /// lost at 5,000 files on git.git or vim.
 pub const DEFAULT_MAX_PARTNERS: usize = 32;
+
+/// The default [`Options::cache_bytes`]: 128 MiB. Decoded histograms are
+/// kept between batches of pairs up to this many bytes, then dropped
+/// (each batch decodes what it needs again, from the memory-mapped store:
+/// cheap), so the memory they take is this plus one batch's. A limit like
+/// git's `core.deltaBaseCacheLimit`: memory against repeated decoding.
+pub const DEFAULT_CACHE_BYTES: usize = 128 << 20;
 
 /// The default threshold: 80%.
 pub const DEFAULT_MIN_SCORE: u32 = MAX_SCORE / 5 * 4;

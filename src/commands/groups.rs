@@ -42,10 +42,14 @@ pub(super) fn groups(
         min_size: args.min_size,
         ignore_common: !args.no_ignore_common,
         show_common: args.show_common,
-        residual_search: residual_search(),
         cache_bytes: cache_limit(&repo)?,
         ..groups::Options::default()
     };
+    match residual_search() {
+        Some(0.0) => opts.residual_search = false,
+        Some(share) => opts.residual_share = share,
+        None => {}
+    }
     if exhaustive() {
         opts.radius = Some(255);
         opts.every_pair = true;

@@ -225,6 +225,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn residual_sizes_read_from_a_record_match_the_decoded_histogram() {
+        let texts = crate::testing::real_text();
+        let common: Vec<u32> = Spans::new(&texts[0]).bucket_ids().step_by(3).collect();
+        let set = Buckets::new(&common);
+        for t in texts.iter().take(200) {
+            let spans = Spans::new(t);
+            let mut record = Vec::new();
+            spans.encode(&mut record);
+            assert_eq!(
+                Spans::decode_sizes(&record, &set),
+                Some((
+                    spans.size(),
+                    spans.without(&common).size(),
+                    spans.is_binary()
+                ))
+            );
+            // Cut short or with a byte more, it is refused as decode is.
+            assert_eq!(Spans::decode_sizes(&record[..record.len() - 1], &set), None);
+            record.push(0);
+            assert_eq!(Spans::decode_sizes(&record, &set), None);
+        }
+    }
+
+    #[test]
     fn a_sketch_ignores_what_common_buckets_held() {
         let texts = crate::testing::real_text();
         let body = texts.iter().find(|t| t.len() > 3000).unwrap();

@@ -30,7 +30,7 @@ use crate::similarity::score::{self, Buckets, Spans};
 use crate::similarity::store::histograms::{Histograms, Loc};
 
 /// The default [`Options::residual_share`](super::Options::residual_share).
-pub const DEFAULT_SHARE: f64 = 0.10;
+pub const DEFAULT_SHARE: f64 = 0.20;
 
 /// The residual-sketch distance up to which pairs are proposed at
 /// `min_score`.

@@ -195,9 +195,11 @@ def export(simm, name, git_dir, out):
 
 
 def similar(simm, git_dir, query_file):
-    """git simm similar --limit 0 at 80%: {path: (score, distance)}."""
+    """git simm similar --limit 0 at 80%, git's score: {path: (score, distance)}."""
     p = subprocess.run(
-        [simm, "-C", git_dir, "similar", "--json", "--threshold", "80", "--limit", "0", str(query_file), "HEAD"],
+        # git's plain score: `similar` weighs the tree's boilerplate down
+        # unless told not to.
+        [simm, "-C", git_dir, "similar", "--no-ignore-common", "--json", "--threshold", "80", "--limit", "0", str(query_file), "HEAD"],
         capture_output=True,
         text=True,
     )

@@ -1,9 +1,9 @@
 -- Which repositories, at which revision and commit, contain most of one
 -- repository's directory: for each (repository, revision), how many of the
--- directory's files have a near-duplicate there (a band key and a size
--- class shared, fingerprints at most 84 bits apart and sizes within git's
--- 80% window, as in near-duplicates.sql; or the same blob, which also
--- covers files too small to fingerprint), and what share of the files and bytes
+-- directory's files have a near-duplicate there (a band key shared,
+-- fingerprints at most 84 bits apart and sizes within git's 80% window, as
+-- in near-duplicates.sql; or the same blob, which also covers files too
+-- small to fingerprint), and what share of the files and bytes
 -- that is. Reads the table or view `fingerprints` (README "Exports").
 --
 -- Parameters: the `params` line below (the repository's `repo` value and
@@ -19,154 +19,143 @@ q AS (
 total AS (
   SELECT COUNT(*) AS files, SUM(size) AS bytes FROM q
 ),
-kinds AS (
-  SELECT 0 AS kind UNION ALL SELECT 1 AS kind
-),
-qsized AS (
-  SELECT q.*, kinds.kind, CASE WHEN kinds.kind = 0 THEN size_class ELSE size_class_mid END AS class
-  FROM q CROSS JOIN kinds WHERE q.mh0 IS NOT NULL
-),
 qkeys AS (
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh0 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh0 AS k FROM q WHERE mh0 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh1 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh1 AS k FROM q WHERE mh1 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh2 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh2 AS k FROM q WHERE mh2 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh3 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh3 AS k FROM q WHERE mh3 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh4 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh4 AS k FROM q WHERE mh4 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh5 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh5 AS k FROM q WHERE mh5 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh6 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh6 AS k FROM q WHERE mh6 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh7 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh7 AS k FROM q WHERE mh7 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh8 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh8 AS k FROM q WHERE mh8 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh9 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh9 AS k FROM q WHERE mh9 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh10 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh10 AS k FROM q WHERE mh10 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh11 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh11 AS k FROM q WHERE mh11 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh12 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh12 AS k FROM q WHERE mh12 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh13 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh13 AS k FROM q WHERE mh13 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh14 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh14 AS k FROM q WHERE mh14 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh15 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh15 AS k FROM q WHERE mh15 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh16 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh16 AS k FROM q WHERE mh16 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh17 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh17 AS k FROM q WHERE mh17 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh18 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh18 AS k FROM q WHERE mh18 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh19 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh19 AS k FROM q WHERE mh19 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh20 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh20 AS k FROM q WHERE mh20 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh21 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh21 AS k FROM q WHERE mh21 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh22 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh22 AS k FROM q WHERE mh22 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh23 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh23 AS k FROM q WHERE mh23 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh24 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh24 AS k FROM q WHERE mh24 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh25 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh25 AS k FROM q WHERE mh25 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh26 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh26 AS k FROM q WHERE mh26 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh27 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh27 AS k FROM q WHERE mh27 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh28 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh28 AS k FROM q WHERE mh28 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh29 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh29 AS k FROM q WHERE mh29 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh30 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh30 AS k FROM q WHERE mh30 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, kind, class, mh31 AS k FROM qsized
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh31 AS k FROM q WHERE mh31 IS NOT NULL
 ),
 others AS (
   SELECT f.* FROM fingerprints f CROSS JOIN params p WHERE f.repo <> p.repo
 ),
-tsized AS (
-  SELECT others.*, kinds.kind, CASE WHEN kinds.kind = 0 THEN size_class ELSE size_class_mid END AS class
-  FROM others CROSS JOIN kinds WHERE others.mh0 IS NOT NULL
-),
 tkeys AS (
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh0 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh0 AS k FROM others WHERE mh0 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh1 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh1 AS k FROM others WHERE mh1 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh2 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh2 AS k FROM others WHERE mh2 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh3 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh3 AS k FROM others WHERE mh3 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh4 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh4 AS k FROM others WHERE mh4 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh5 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh5 AS k FROM others WHERE mh5 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh6 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh6 AS k FROM others WHERE mh6 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh7 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh7 AS k FROM others WHERE mh7 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh8 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh8 AS k FROM others WHERE mh8 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh9 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh9 AS k FROM others WHERE mh9 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh10 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh10 AS k FROM others WHERE mh10 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh11 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh11 AS k FROM others WHERE mh11 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh12 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh12 AS k FROM others WHERE mh12 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh13 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh13 AS k FROM others WHERE mh13 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh14 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh14 AS k FROM others WHERE mh14 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh15 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh15 AS k FROM others WHERE mh15 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh16 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh16 AS k FROM others WHERE mh16 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh17 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh17 AS k FROM others WHERE mh17 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh18 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh18 AS k FROM others WHERE mh18 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh19 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh19 AS k FROM others WHERE mh19 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh20 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh20 AS k FROM others WHERE mh20 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh21 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh21 AS k FROM others WHERE mh21 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh22 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh22 AS k FROM others WHERE mh22 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh23 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh23 AS k FROM others WHERE mh23 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh24 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh24 AS k FROM others WHERE mh24 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh25 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh25 AS k FROM others WHERE mh25 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh26 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh26 AS k FROM others WHERE mh26 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh27 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh27 AS k FROM others WHERE mh27 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh28 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh28 AS k FROM others WHERE mh28 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh29 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh29 AS k FROM others WHERE mh29 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh30 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh30 AS k FROM others WHERE mh30 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, kind, class, mh31 AS k FROM tsized
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh31 AS k FROM others WHERE mh31 IS NOT NULL
 ),
 matches AS (
   SELECT a.path AS qpath, a.size AS qsize, b.repo, b.revision, b.commit
   FROM qkeys a
-  JOIN tkeys b ON a.k = b.k AND a.kind = b.kind AND a.class = b.class AND a.version = b.version
+  JOIN tkeys b ON a.k = b.k AND a.version = b.version
   WHERE a.size * 5 >= b.size * 4
     AND b.size * 5 >= a.size * 4
     AND CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +

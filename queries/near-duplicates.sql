@@ -13,10 +13,8 @@
 -- 1. Each (repository, blob) once, however many paths and revisions hold
 --    it: a tree with a thousand copies of one file joins once.
 -- 2. Every blob once per band key (mh0..mh31: MinHash over git's chunk
---    buckets, 4 minima per band) and per size-class kind: `size_class`
---    (whole octaves) and `size_class_mid` (octaves shifted by half). A pair
---    within git's 80% size window shares the class of one kind.
--- 3. The equi-join on (key, kind, class): pairs sharing a key, in different
+--    buckets, 4 minima per band).
+-- 3. The equi-join on the key: pairs sharing a key, in different
 --    repositories, within git's size window at 80% (the smaller file at
 --    least 4/5 of the larger, or no git score can reach 80%), and the
 --    Hamming distance (bit_count of XOR over the four 64-bit words) at most
@@ -28,84 +26,76 @@
 -- Fingerprints estimate; `git simm similar` scores exactly (the check step
 -- of benches/cross-repo.py re-scores every pair).
 WITH blobs AS (
-  SELECT DISTINCT version, repo, blob, size, fp0, fp1, fp2, fp3, size_class, size_class_mid,
+  SELECT DISTINCT version, repo, blob, size, fp0, fp1, fp2, fp3,
     mh0, mh1, mh2, mh3, mh4, mh5, mh6, mh7, mh8, mh9, mh10, mh11, mh12, mh13, mh14, mh15,
     mh16, mh17, mh18, mh19, mh20, mh21, mh22, mh23, mh24, mh25, mh26, mh27, mh28, mh29, mh30, mh31
   FROM fingerprints
   WHERE mh0 IS NOT NULL
 ),
-kinds AS (
-  SELECT 0 AS kind UNION ALL SELECT 1 AS kind
-),
-sized AS (
-  SELECT blobs.*, kinds.kind,
-    CASE WHEN kinds.kind = 0 THEN size_class ELSE size_class_mid END AS class
-  FROM blobs CROSS JOIN kinds
-),
 keys AS (
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh0 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh0 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh1 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh1 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh2 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh2 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh3 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh3 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh4 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh4 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh5 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh5 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh6 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh6 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh7 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh7 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh8 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh8 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh9 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh9 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh10 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh10 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh11 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh11 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh12 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh12 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh13 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh13 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh14 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh14 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh15 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh15 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh16 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh16 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh17 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh17 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh18 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh18 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh19 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh19 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh20 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh20 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh21 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh21 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh22 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh22 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh23 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh23 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh24 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh24 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh25 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh25 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh26 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh26 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh27 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh27 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh28 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh28 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh29 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh29 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh30 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh30 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, kind, class, mh31 AS k FROM sized
+  SELECT version, repo, blob, size, fp0, fp1, fp2, fp3, mh31 AS k FROM blobs
 ),
 candidates AS (
   SELECT DISTINCT
@@ -116,7 +106,7 @@ candidates AS (
     CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
     CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) AS distance
   FROM keys a
-  JOIN keys b ON a.k = b.k AND a.kind = b.kind AND a.class = b.class AND a.version = b.version
+  JOIN keys b ON a.k = b.k AND a.version = b.version
   WHERE a.repo < b.repo
     AND a.size * 5 >= b.size * 4
     AND b.size * 5 >= a.size * 4

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::{EntryKind, Repo, RepoError};
-use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, name_key, size_classes};
+use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, name_key};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{FINGERPRINT_VERSION, MAX_SIZE, MIN_SIZE, Sketch};
 use crate::similarity::score::Spans;
@@ -32,8 +32,8 @@ use crate::similarity::store::{Store, StoreError};
 
 /// The version of the export's columns. Bumped when a column is added,
 /// removed or changes meaning (band layout included). 2: MinHash band
-/// keys over git's chunk buckets (`mh0`..`mh31`) and size classes instead
-/// of layout 1's bands of fingerprint bits.
+/// keys over git's chunk buckets (`mh0`..`mh31`) instead of layout 1's
+/// bands of fingerprint bits.
 pub const EXPORT_VERSION: u32 = 2;
 
 /// What the `version` column holds and the Parquet metadata key
@@ -320,8 +320,6 @@ pub fn schema() -> Schema {
     for i in 0..BANDS {
         fields.push(Field::new(format!("mh{i}"), DataType::Int64, true));
     }
-    fields.push(Field::new("size_class", DataType::Int32, true));
-    fields.push(Field::new("size_class_mid", DataType::Int32, true));
     fields.push(Field::new("name_key", DataType::Int64, true));
     let metadata: std::collections::HashMap<String, String> = [
         ("git-simm.schema_version", SCHEMA_VERSION.to_string()),
@@ -394,8 +392,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut fingerprint = FixedSizeBinaryBuilder::with_capacity(n, 32);
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut bands: Vec<Int64Builder> = (0..BANDS).map(|_| Int64Builder::with_capacity(n)).collect();
-    let mut classes = Int32Builder::with_capacity(n);
-    let mut mids = Int32Builder::with_capacity(n);
     let mut names = Int64Builder::with_capacity(n);
     let mut quoted = Vec::new();
     for r in rows {
@@ -441,9 +437,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
             }
             None => bands.iter_mut().for_each(|b| b.append_null()),
         }
-        let class = size_classes(r.sketch.size).filter(|_| r.keys.is_some());
-        classes.append_option(class.map(|c| c.0));
-        mids.append_option(class.map(|c| c.1));
     }
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(version.finish()),
@@ -458,8 +451,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     ];
     columns.extend(words.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     columns.extend(bands.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
-    columns.push(Arc::new(classes.finish()));
-    columns.push(Arc::new(mids.finish()));
     columns.push(Arc::new(names.finish()));
     RecordBatch::try_new(schema.clone(), columns)
 }

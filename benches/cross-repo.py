@@ -392,6 +392,15 @@ def mix64(x):
         return z ^ (z >> np.uint64(31))
 
 
+def blob_key(blob):
+    """The export's `blob_key`: the first 64 bits of a blob id, signed; for
+    a replica's made-up id (`<id>-f3`), of the SHA-1 of that string."""
+    import hashlib
+
+    raw = bytes.fromhex(blob) if len(blob) == 40 else hashlib.sha1(blob.encode()).digest()
+    return int.from_bytes(raw[:8], "big", signed=True)
+
+
 def common_keys(keys, words, radius=84):
     """Which band keys of the real exports are shared by chance: held by
     two blobs whose fingerprints are more than `radius` bits apart
@@ -422,7 +431,7 @@ def cmd_scale(args):
 
     work = Path(args.workdir)
     src = sorted((work / "pq").glob("*.parquet"))
-    cols = ["version", "repo", "revision", "path", "blob", "size"] + [f"fp{i}" for i in range(4)] + [f"mh{i}" for i in range(BANDS)]
+    cols = ["version", "repo", "revision", "path", "blob", "blob_key", "size"] + [f"fp{i}" for i in range(4)] + [f"mh{i}" for i in range(BANDS)]
     base = pq.read_table(src, columns=cols)
     base = base.filter(pa.compute.is_valid(base.column("mh0")))
     n0 = base.num_rows
@@ -492,6 +501,7 @@ def cmd_scale(args):
             "revision": base.column("revision"),
             "path": base.column("path"),
             "blob": pa.array(blobs),
+            "blob_key": pa.array([blob_key(b) for b in blobs], type=pa.int64()),
             "size": base.column("size"),
         }
         for i in range(4):

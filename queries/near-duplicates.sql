@@ -11,9 +11,11 @@
 --   CREATE TEMPORARY FUNCTION xor(a BIGINT, b BIGINT) RETURNS BIGINT RETURN a ^ b
 -- on DataFusion, register xor and bit_count as UDFs: queries/README.md).
 --
--- 1. Each content (blob id) once, however many repositories, paths and
---    revisions hold it: a blob vendored by a thousand repositories, or a
---    tree with a thousand copies of one file, joins once.
+-- 1. Each content once (by `blob_key`, the first 64 bits of the blob id),
+--    however many repositories, paths and revisions hold it: a blob
+--    vendored by a thousand repositories, or a tree with a thousand copies
+--    of one file, joins once. Integers, not the hex ids, go through the
+--    joins and sorts: a quarter of the width.
 -- 2. Every blob once per band key (mh0..mh31: MinHash over git's chunk
 --    buckets, 4 minima per band).
 -- 3. The equi-join on the key: pairs of different blobs sharing a key,
@@ -30,87 +32,87 @@
 -- Fingerprints estimate; `git simm similar` scores exactly (the check step
 -- of benches/cross-repo.py re-scores every pair).
 WITH blobs AS (
-  SELECT DISTINCT version, blob, size, fp0, fp1, fp2, fp3,
+  SELECT DISTINCT version, blob_key, size, fp0, fp1, fp2, fp3,
     mh0, mh1, mh2, mh3, mh4, mh5, mh6, mh7, mh8, mh9, mh10, mh11, mh12, mh13, mh14, mh15,
     mh16, mh17, mh18, mh19, mh20, mh21, mh22, mh23, mh24, mh25, mh26, mh27, mh28, mh29, mh30, mh31
   FROM fingerprints
   WHERE mh0 IS NOT NULL
 ),
 keys AS (
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh0 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh0 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh1 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh1 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh2 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh2 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh3 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh3 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh4 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh4 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh5 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh5 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh6 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh6 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh7 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh7 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh8 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh8 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh9 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh9 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh10 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh10 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh11 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh11 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh12 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh12 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh13 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh13 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh14 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh14 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh15 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh15 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh16 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh16 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh17 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh17 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh18 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh18 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh19 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh19 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh20 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh20 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh21 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh21 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh22 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh22 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh23 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh23 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh24 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh24 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh25 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh25 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh26 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh26 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh27 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh27 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh28 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh28 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh29 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh29 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh30 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh30 AS k FROM blobs
   UNION ALL
-  SELECT version, blob, size, fp0, fp1, fp2, fp3, mh31 AS k FROM blobs
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh31 AS k FROM blobs
 ),
 candidates AS (
   SELECT DISTINCT
-    a.version, a.blob AS blob_a, b.blob AS blob_b,
+    a.version, a.id AS blob_a, b.id AS blob_b,
     CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
     CAST(bit_count(xor(a.fp1, b.fp1)) AS INT) +
     CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
     CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) AS distance
   FROM keys a
   JOIN keys b ON a.k = b.k AND a.version = b.version
-  WHERE a.blob < b.blob
+  WHERE a.id < b.id
     AND a.size * 5 >= b.size * 4
     AND b.size * 5 >= a.size * 4
     AND CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
@@ -123,17 +125,16 @@ pairs AS (
   UNION ALL
   SELECT version, blob_b AS blob_a, blob_a AS blob_b, distance FROM candidates
   UNION ALL
-  SELECT version, blob AS blob_a, blob AS blob_b, 0 AS distance FROM blobs
+  SELECT version, blob_key AS blob_a, blob_key AS blob_b, 0 AS distance FROM blobs
 ),
 holders AS (
-  SELECT DISTINCT repo, blob, size FROM fingerprints WHERE mh0 IS NOT NULL
+  SELECT DISTINCT repo, blob_key FROM fingerprints WHERE mh0 IS NOT NULL
 ),
 expanded AS (
-  SELECT p.version, ha.repo AS repo_a, p.blob_a, ha.size AS size_a,
-    hb.repo AS repo_b, p.blob_b, hb.size AS size_b, p.distance
+  SELECT ha.repo AS repo_a, p.blob_a, hb.repo AS repo_b, p.blob_b, p.distance
   FROM pairs p
-  JOIN holders ha ON ha.blob = p.blob_a
-  JOIN holders hb ON hb.blob = p.blob_b
+  JOIN holders ha ON ha.blob_key = p.blob_a
+  JOIN holders hb ON hb.blob_key = p.blob_b
   -- Not `ha.repo < hb.repo`: as a comparison of the two holders it would
   -- let an optimiser join them to each other first (DuckDB does, a range
   -- join of every repository pair), before the pairs narrow them down.
@@ -149,17 +150,19 @@ best AS (
   SELECT * FROM ranked WHERE rank_a <= 10 OR rank_b <= 10
 ),
 named AS (
-  SELECT repo, blob, revision, COALESCE(path, blob) AS path,
-    ROW_NUMBER() OVER (PARTITION BY repo, blob ORDER BY COALESCE(path, blob), revision) AS nth,
-    COUNT(*) OVER (PARTITION BY repo, blob) AS paths
+  SELECT repo, blob_key, blob, size, revision, COALESCE(path, blob) AS path,
+    ROW_NUMBER() OVER (PARTITION BY repo, blob_key ORDER BY COALESCE(path, blob), revision) AS nth,
+    COUNT(*) OVER (PARTITION BY repo, blob_key) AS paths
   FROM fingerprints
   WHERE mh0 IS NOT NULL
 )
-SELECT r.repo_a, na.revision AS revision_a, na.path AS path_a, r.blob_a, r.size_a, na.paths AS paths_a,
-  r.repo_b, nb.revision AS revision_b, nb.path AS path_b, r.blob_b, r.size_b, nb.paths AS paths_b,
+SELECT r.repo_a, na.revision AS revision_a, na.path AS path_a, na.blob AS blob_a, na.size AS size_a,
+  na.paths AS paths_a,
+  r.repo_b, nb.revision AS revision_b, nb.path AS path_b, nb.blob AS blob_b, nb.size AS size_b,
+  nb.paths AS paths_b,
   r.distance
 FROM best r
-JOIN named na ON na.repo = r.repo_a AND na.blob = r.blob_a
-JOIN named nb ON nb.repo = r.repo_b AND nb.blob = r.blob_b
+JOIN named na ON na.repo = r.repo_a AND na.blob_key = r.blob_a
+JOIN named nb ON nb.repo = r.repo_b AND nb.blob_key = r.blob_b
 WHERE na.nth = 1 AND nb.nth = 1
 ORDER BY r.repo_a, path_a, r.repo_b, r.distance, path_b

@@ -311,6 +311,7 @@ pub fn schema() -> Schema {
         Field::new("tree", DataType::Utf8, true),
         Field::new("path", DataType::Utf8, true),
         Field::new("blob", DataType::Utf8, false),
+        Field::new("blob_key", DataType::Int64, false),
         Field::new("size", DataType::Int64, false),
         Field::new("fingerprint", DataType::FixedSizeBinary(32), true),
     ];
@@ -378,6 +379,18 @@ pub fn write_parquet<W: Write + Send>(
     Ok(written)
 }
 
+/// The `blob_key` of a blob: the first 8 bytes of its id, big-endian, as a
+/// signed integer. Queries join contents on it: an integer is a quarter of
+/// the hex string's width in an engine's hash tables and sorts, and two
+/// different blobs share it with probability 2^-64 per pair.
+pub fn key_of_blob(id: &ObjectId) -> i64 {
+    let mut bytes = [0u8; 8];
+    let raw = id.as_slice();
+    let n = raw.len().min(8);
+    bytes[..n].copy_from_slice(&raw[..n]);
+    i64::from_be_bytes(bytes)
+}
+
 /// The columns of `rows`, in [`schema`]'s order.
 fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBatch, ArrowError> {
     let n = rows.len();
@@ -388,6 +401,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut tree = StringBuilder::new();
     let mut path = StringBuilder::new();
     let mut blob = StringBuilder::with_capacity(n, n * 40);
+    let mut blob_key = Int64Builder::with_capacity(n);
     let mut size = Int64Builder::with_capacity(n);
     let mut fingerprint = FixedSizeBinaryBuilder::with_capacity(n, 32);
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
@@ -415,6 +429,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
             None => path.append_null(),
         }
         blob.append_value(r.blob.to_string());
+        blob_key.append_value(key_of_blob(&r.blob));
         size.append_value(i64::try_from(r.sketch.size).unwrap_or(i64::MAX));
         match &r.sketch.fingerprint {
             Some(fp) => {
@@ -446,6 +461,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         Arc::new(tree.finish()),
         Arc::new(path.finish()),
         Arc::new(blob.finish()),
+        Arc::new(blob_key.finish()),
         Arc::new(size.finish()),
         Arc::new(fingerprint.finish()),
     ];

@@ -63,6 +63,7 @@ struct Row {
     tree: Option<String>,
     path: Option<String>,
     blob: String,
+    blob_key: i64,
     size: i64,
     fingerprint: Option<[u8; 32]>,
     words: Option<[i64; 4]>,
@@ -99,6 +100,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
             s("blob"),
         );
         let size = i64s("size");
+        let blob_keys = i64s("blob_key");
         let fp = b
             .column_by_name("fingerprint")
             .unwrap()
@@ -118,6 +120,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
                 tree: opt(&tree, i),
                 path: opt(&path, i),
                 blob: blob.value(i).to_owned(),
+                blob_key: blob_keys.value(i),
                 size: size.value(i),
                 fingerprint: fp.is_valid(i).then(|| fp.value(i).try_into().unwrap()),
                 words: words[0]
@@ -295,6 +298,7 @@ fn schema_is_versioned_and_typed() {
         "tree",
         "path",
         "blob",
+        "blob_key",
         "size",
         "fingerprint",
         "fp0",
@@ -390,6 +394,9 @@ fn rows_match_ls_tree_and_fingerprint() {
             row.path.clone().unwrap().into_bytes()
         };
         assert_eq!(row.name_key, Some(name_key(&raw)));
+        // The first 16 hex digits of the blob id, as a signed integer.
+        let prefix = u64::from_str_radix(&row.blob[..16], 16).unwrap();
+        assert_eq!(row.blob_key, prefix as i64);
         let cat_size: i64 = r
             .git_str(&["cat-file", "-s", &row.blob])
             .trim()

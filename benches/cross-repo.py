@@ -512,7 +512,12 @@ def cmd_scale(args):
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")
     steps = sorted(set(max(1, min(len(files), int(round(len(files) * k)))) for k in args.steps))
     sql = (QUERIES / "near-duplicates.sql").read_text()
-    count = f"SELECT COUNT(*) FROM ({sql.rsplit('ORDER BY', 1)[0]}) t"
+    if args.upto:
+        # The query up to one of its steps (`expanded`: the join's pairs
+        # spread over repositories, before ranking and naming).
+        count = sql[: sql.index("ranked AS (")].rstrip().rstrip(",") + f" SELECT COUNT(*) FROM {args.upto}"
+    else:
+        count = f"SELECT COUNT(*) FROM ({sql.rsplit('ORDER BY', 1)[0]}) t"
     (out / "count.sql").write_text(count)
     for n in steps:
         # One process per step: its peak resident memory is the step's.
@@ -588,6 +593,7 @@ def main():
     s.add_argument("--spill", default="8GB", help="DuckDB's max_temp_directory_size")
     s.add_argument("--seed", type=int, default=16)
     s.add_argument("--explain", action="store_true")
+    s.add_argument("--upto", choices=["candidates", "expanded"], help="count the query's rows up to this step only")
     t = sub.add_parser("scale-step")
     t.add_argument("--workdir", required=True)
     t.add_argument("--replicas", type=int, required=True)

@@ -2,9 +2,11 @@
 //! their help texts and examples. Shell completions and man pages are
 //! generated from the same definitions the binary parses ([`generate`]).
 
+mod gc;
 pub mod generate;
 mod pack;
 
+pub use gc::GcArgs;
 use pack::{PACK_ORDER_HELP, REPACK_HELP};
 pub use pack::{PackOrderArgs, RepackArgs};
 
@@ -105,6 +107,10 @@ pub enum Command {
     /// for SQL engines that find similar files across repositories.
     #[command(after_help = EXPORT_HELP)]
     Export(ExportArgs),
+    /// Drop the store's records of blobs no longer in the object database
+    /// and merge its tables.
+    #[command(after_help = gc::GC_HELP)]
+    Gc(GcArgs),
     /// Print a shell completion script for git-simm (and `git simm`).
     #[command(after_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),

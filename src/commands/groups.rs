@@ -15,7 +15,7 @@ use gix::ObjectId;
 
 use super::Status;
 use super::renames::tree_side;
-use super::settings::{exhaustive, flush_warnings, open_store, threshold};
+use super::settings::{exhaustive, flush_warnings, open_store, residual_search, threshold};
 use crate::cli::{GroupsArgs, group_threshold_text};
 
 pub(super) fn groups(
@@ -42,8 +42,14 @@ pub(super) fn groups(
         min_size: args.min_size,
         ignore_common: !args.no_ignore_common,
         show_common: args.show_common,
+        cache_bytes: cache_limit(&repo)?,
         ..groups::Options::default()
     };
+    match residual_search() {
+        Some(0.0) => opts.residual_search = false,
+        Some(share) => opts.residual_share = share,
+        None => {}
+    }
     if exhaustive() {
         opts.radius = Some(255);
         opts.every_pair = true;
@@ -91,6 +97,21 @@ pub(super) fn groups(
         return Ok(Status::TooMuchWaste);
     }
     Ok(Status::Success)
+}
+
+/// `simm.groupCacheLimit` (git's integer syntax, `k`, `m`, `g` suffixes):
+/// the bytes of decoded histograms kept between batches, else
+/// [`groups::DEFAULT_CACHE_BYTES`]; a bad value is fatal, in git's words.
+fn cache_limit(repo: &Repo) -> Result<usize> {
+    const KEY: &str = "simm.groupCacheLimit";
+    match (repo.config_int(KEY), repo.config_string(KEY)) {
+        (Some(n), _) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        (_, Some(v)) => bail!(
+            "bad numeric config value '{v}' for '{}': invalid unit",
+            KEY.to_ascii_lowercase()
+        ),
+        _ => Ok(groups::DEFAULT_CACHE_BYTES),
+    }
 }
 
 /// The files to group, and the contents of work-tree files.

@@ -9,6 +9,7 @@
 mod check;
 mod export;
 mod fingerprint;
+mod gc;
 mod generate;
 mod groups;
 mod hook;
@@ -64,6 +65,7 @@ pub fn run(
         Command::Fingerprint(args) => args.quiet,
         Command::Repack(args) => args.quiet,
         Command::Export(args) => args.quiet,
+        Command::Gc(args) => args.quiet,
         _ => false,
     };
     let terminal = settings::terminal(quiet);
@@ -80,7 +82,10 @@ pub fn run(
             Command::PackOrder(args) => args.store.no_cache,
             Command::Repack(args) => args.store.no_cache,
             Command::Export(args) => args.store.no_cache,
-            Command::InstallHook(_) | Command::Completions(_) | Command::Manpage(_) => false,
+            Command::InstallHook(_)
+            | Command::Gc(_)
+            | Command::Completions(_)
+            | Command::Manpage(_) => false,
         };
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
@@ -93,6 +98,7 @@ pub fn run(
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
         Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),
         Command::Export(args) => export::export(&cwd, nc, args, fb, err),
+        Command::Gc(args) => gc::gc(&cwd, args, out, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),
     };

@@ -2,6 +2,7 @@
 //! The `GIT_SIMM_*` variables are read here and nowhere else.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use git_simm::repo::Repo;
@@ -60,6 +61,18 @@ pub(super) fn exhaustive() -> bool {
     std::env::var_os("GIT_SIMM_GROUPS_EXHAUSTIVE").is_some_and(|v| v == "1")
 }
 
+/// `GIT_SIMM_GROUPS_RESIDUAL`: `0` makes `groups` propose pairs from
+/// whole-file fingerprints and sizes only, without the residual search
+/// ([`git_simm::groups::residual`]), how tests and benches show what it
+/// finds; a share between 0 and 1 is the share of boilerplate from which a
+/// blob's residual is searched, for experiments. `None` for the default.
+pub(super) fn residual_search() -> Option<f64> {
+    std::env::var("GIT_SIMM_GROUPS_RESIDUAL")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| (0.0..=1.0).contains(v))
+}
+
 /// `GIT_SIMM_TEST_REPACK_ABORT=<point>`: where tests make a repack abort
 /// ([`git_simm::pack::RepackOptions::abort_at`]).
 pub(super) fn repack_abort_at() -> Option<String> {
@@ -76,12 +89,17 @@ pub(super) fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
     if no_cache {
         return Ok(Store::disabled(hash_len));
     }
-    let dir = match repo.config_path("simm.storeDir")? {
-        Some(dir) => repo.common_dir().join(dir),
-        None => Store::default_dir(repo.common_dir()),
-    };
+    let dir = store_dir(repo)?;
     Store::open(&dir, hash_len)
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
+}
+
+/// Where [`open_store`] keeps the store.
+pub(super) fn store_dir(repo: &Repo) -> Result<PathBuf> {
+    Ok(match repo.config_path("simm.storeDir")? {
+        Some(dir) => repo.common_dir().join(dir),
+        None => Store::default_dir(repo.common_dir()),
+    })
 }
 
 pub(super) fn flush_warnings(store: &mut Store, err: &mut impl Write) {

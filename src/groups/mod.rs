@@ -26,14 +26,20 @@
 //!    representative, what keeping one copy would save.
 //!
 //! Boilerplate ([`common`]) is taken out of both files of every pair
-//! before scoring unless [`Options::ignore_common`] is off.
+//! before scoring unless [`Options::ignore_common`] is off, and enters
+//! candidate search through each blob's residual ([`residual`]): from the
+//! blobs whose boilerplate is a noticeable share of their bytes, pairs
+//! whose residual sizes pass git's filter and whose residual sketches are
+//! close are proposed too, so a file behind a long header and a copy of it
+//! without (or behind another) are scored although their whole files are
+//! far apart.
 //!
 //! ### Deviations from a full boilerplate-free search
 //!
-//! Fingerprints are those of the whole blobs (the store's), and git's size
-//! filter sees whole sizes: a pair that reaches the threshold only once
-//! the boilerplate is removed (a file with a long common header and a copy
-//! of it without) can be missed by candidate search.
+//! The residual search starts only from blobs with boilerplate at
+//! [`Options::residual_share`] of their bytes or more; between two blobs
+//! with less, the whole-file fingerprints and sizes decide, as they do
+//! with [`Options::ignore_common`] off.
 //!
 //! Two caps trade a little recall for bounded work and memory, both
 //! measured against exhaustive scoring ([`DEFAULT_MAX_PARTNERS`],
@@ -43,6 +49,7 @@
 
 mod build;
 pub mod common;
+pub mod residual;
 pub mod small;
 mod verify;
 
@@ -89,7 +96,8 @@ pub struct Options {
     /// The fingerprint distance up to which pairs are scored; `None` for
     /// [`radius_for`] the threshold.
     pub radius: Option<u32>,
-    /// Bytes of decoded chunk histograms kept in memory between batches.
+    /// Bytes of decoded chunk histograms kept in memory between batches
+    /// ([`DEFAULT_CACHE_BYTES`]; `simm.groupCacheLimit`).
     pub cache_bytes: usize,
     /// Read the text of one chunk of each boilerplate bucket
     /// ([`Common::examples`]), to show it.
@@ -106,6 +114,14 @@ pub struct Options {
     /// pair at the threshold as a link: with a radius of 255, the
     /// exhaustive ground truth benches compare against.
     pub every_pair: bool,
+    /// With [`Options::ignore_common`], also propose the pairs whose
+    /// residuals (the files without boilerplate) are close ([`residual`]),
+    /// from every blob whose boilerplate is at least
+    /// [`Options::residual_share`] of its bytes.
+    pub residual_search: bool,
+    /// The share of a blob's bytes in common chunks from which its
+    /// residual is searched.
+    pub residual_share: f64,
 }
 
 impl Default for Options {
@@ -116,11 +132,13 @@ impl Default for Options {
             ignore_common: true,
             common_share: common::DEFAULT_SHARE,
             radius: None,
-            cache_bytes: 512 << 20,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             show_common: false,
             max_tries: DEFAULT_MAX_TRIES,
             max_partners: DEFAULT_MAX_PARTNERS,
             every_pair: false,
+            residual_search: true,
+            residual_share: residual::DEFAULT_SHARE,
         }
     }
 }
@@ -142,6 +160,19 @@ pub const DEFAULT_MAX_TRIES: u32 = 64;
 /// groups (6,829 without either cap); no pair of the exact ground truth
 /// lost at 5,000 files on git.git or vim.
 pub const DEFAULT_MAX_PARTNERS: usize = 32;
+
+/// The default [`Options::cache_bytes`]: 512 MiB. Decoded histograms are
+/// kept between batches of pairs up to this many bytes, then dropped
+/// (each batch decodes what it needs again, from the memory-mapped
+/// store), so the memory they take is this plus one batch's. A limit like
+/// git's `core.deltaBaseCacheLimit`, memory against repeated decoding;
+/// measured on git.git's 100,000-file tree, warm (`benches/groups.sh`,
+/// load 3.5): 512 MiB 2.4-3.0 s wall, 3.5 s CPU, 614 MB RSS; 256 MiB 4.0
+/// s, 4.0 s CPU, 512 MB; 128 MiB 4.1 s, 4.2 s CPU, 410 MB; 0 (only the
+/// batch being scored) 4.2 s, 4.2 s CPU, 353 MB. Pairs come nearest first,
+/// not grouped by blob, so a smaller cache decodes the same histograms
+/// many times.
+pub const DEFAULT_CACHE_BYTES: usize = 512 << 20;
 
 /// The default threshold: 80%.
 pub const DEFAULT_MIN_SCORE: u32 = MAX_SCORE / 5 * 4;
@@ -239,6 +270,12 @@ pub struct Outcome {
     pub linked_pairs: usize,
     /// The fingerprint radius used.
     pub radius: u32,
+    /// Blobs whose boilerplate is a noticeable share of their bytes, from
+    /// which residuals were searched ([`Options::residual_search`]).
+    pub residual_starts: usize,
+    /// Candidate pairs the residual search proposed that the whole-file
+    /// search had not.
+    pub residual_pairs: usize,
     /// Blobs read because the histogram store lacked their chunk
     /// histograms (each at most once; 0 on a warm store).
     pub blobs_read: usize,
@@ -358,8 +395,26 @@ pub fn find_groups(
     } else {
         opts.max_partners
     };
-    let mut pairs = Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?;
+    let residual_on = opts.ignore_common && !common.buckets.is_empty();
+    let mut pairs = if opts.every_pair && residual_on {
+        // The ground truth with boilerplate out: every pair git's size
+        // filter passes on the residual sizes.
+        let sizes: Vec<Sketch> = residuals_of(&mut scorer, opts, &mut outcome)?
+            .iter()
+            .map(|r| Sketch {
+                size: r.size,
+                fingerprint: None,
+            })
+            .collect();
+        Search::new(&sizes).close_pairs(opts.min_score, 255, 0, feedback)?
+    } else {
+        Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?
+    };
     feedback.trace("groups: candidate search");
+    if residual_on && opts.residual_search && !opts.every_pair {
+        add_residual_pairs(&mut scorer, opts, &mut pairs, &mut outcome, feedback)?;
+        feedback.trace("groups: residual search");
+    }
 
     if !opts.every_pair {
         outcome.blobs_read += add_small_pairs(&mut scorer, &prints, opts.min_score, &mut pairs)?;
@@ -539,6 +594,70 @@ fn common_of(
         common.fill_examples(texts.iter().map(Vec::as_slice));
     }
     Ok(common)
+}
+
+/// The residual of every blob in play ([`residual::residuals`]), their
+/// histograms read first where the store lacks them.
+fn residuals_of(
+    scorer: &mut Scorer,
+    opts: &Options,
+    outcome: &mut Outcome,
+) -> Result<Vec<residual::Residual>, GroupsError> {
+    let all: Vec<usize> = (0..scorer.ids.len()).collect();
+    outcome.blobs_read += scorer.ensure(&all)?;
+    scorer.reader.feedback.trace("groups: residuals located");
+    Ok(residual::residuals(
+        &scorer.histograms,
+        &scorer.locs,
+        &scorer.common,
+        opts.min_size,
+        opts.min_score,
+        opts.residual_share,
+    ))
+}
+
+/// Add to `pairs` (sorted nearest first, and kept so) the pairs the
+/// residual search proposes ([`residual`]) that are not there yet.
+fn add_residual_pairs(
+    scorer: &mut Scorer,
+    opts: &Options,
+    pairs: &mut Vec<Pair>,
+    outcome: &mut Outcome,
+    feedback: &Feedback,
+) -> Result<(), GroupsError> {
+    let res = residuals_of(scorer, opts, outcome)?;
+    feedback.trace("groups: residuals sketched");
+    let starts: Vec<usize> = (0..res.len())
+        .filter(|&p| res[p].noticeable && res[p].fingerprint.is_some())
+        .collect();
+    outcome.residual_starts = starts.len();
+    if starts.is_empty() {
+        return Ok(());
+    }
+    let sketches: Vec<Sketch> = res.iter().map(residual::Residual::searched).collect();
+    drop(res);
+    let found = Search::new(&sketches).pairs_from(
+        &starts,
+        opts.min_score,
+        residual::radius_for(opts.min_score),
+        opts.max_partners,
+        feedback,
+    )?;
+    feedback.trace("groups: residuals scanned");
+    let mut new: std::collections::HashSet<(u32, u32)> = found.iter().map(|p| (p.a, p.b)).collect();
+    for p in pairs.iter() {
+        if new.is_empty() {
+            break;
+        }
+        new.remove(&(p.a, p.b));
+    }
+    let before = pairs.len();
+    pairs.extend(found.into_iter().filter(|p| new.contains(&(p.a, p.b))));
+    outcome.residual_pairs = pairs.len() - before;
+    if outcome.residual_pairs > 0 {
+        pairs.par_sort_unstable();
+    }
+    Ok(())
 }
 
 /// Add to `pairs` (sorted nearest first, and kept so) every pair

@@ -379,6 +379,12 @@ pub struct GroupStats {
     /// Candidate pairs given up: too many pairs between the same two
     /// components had failed.
     pub given_up_pairs: usize,
+    /// Blobs whose boilerplate is a noticeable share of their bytes, from
+    /// which residuals (the files without boilerplate) were searched.
+    pub residual_starts: usize,
+    /// Candidate pairs the residual search proposed beyond the whole-file
+    /// search.
+    pub residual_pairs: usize,
     /// Files given (the tree's regular files, or every blob).
     pub files: usize,
     /// Scored pairs at or above the threshold.
@@ -452,6 +458,8 @@ impl Groups {
                 common_sampled: found.common.sampled,
                 connected_pairs: o.connected_pairs,
                 given_up_pairs: o.given_up_pairs,
+                residual_starts: o.residual_starts,
+                residual_pairs: o.residual_pairs,
                 files: o.files,
                 linked_pairs: o.linked_pairs,
                 radius: o.radius,

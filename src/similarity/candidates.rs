@@ -373,6 +373,94 @@ impl Search {
     }
 }
 
+impl Search {
+    /// The pairs [`Search::close_pairs`] would propose that have a source
+    /// of `starts` (indices into the searched sources) on one side, the
+    /// other side anywhere in its size window (both directions), each
+    /// start keeping its `most` nearest (0 for all). Sources without a
+    /// fingerprint, or empty, are never paired here. Sorted nearest first.
+    ///
+    /// Why: `groups` scans from the few blobs whose boilerplate makes
+    /// their whole-file sketch unreliable, against every blob's residual,
+    /// at the cost of their windows only.
+    pub fn pairs_from(
+        &self,
+        starts: &[usize],
+        min_score: u32,
+        radius: u32,
+        most: usize,
+        feedback: &Feedback,
+    ) -> Result<Vec<Pair>, Interrupted> {
+        let pool = &self.pool;
+        let n = pool.order.len();
+        let mut at = vec![0usize; n];
+        for (p, &i) in pool.order.iter().enumerate() {
+            at[i] = p;
+        }
+        let mut is_start = vec![false; n];
+        for &i in starts.iter().filter(|&&i| i < n) {
+            is_start[i] = true;
+        }
+        let mut pairs: Vec<Pair> = starts
+            .par_iter()
+            .with_min_len(16)
+            .fold(Vec::new, |mut acc, &i| {
+                if i >= n {
+                    return acc;
+                }
+                let p = at[i];
+                let size = pool.sizes[p];
+                if size == 0
+                    || feedback.is_interrupted()
+                    || !pool.unfingerprinted(p..p + 1).is_empty()
+                {
+                    return acc;
+                }
+                let fp = Fingerprint {
+                    words: [0, 1, 2, 3].map(|k| pool.w[k][p]),
+                };
+                let window = pool.window(size, min_score);
+                let dist = distances(pool, window.clone(), &fp);
+                let mut near: Vec<(u8, usize)> = window
+                    .zip(dist)
+                    .filter(|&(q, d)| {
+                        // A pair of two starts is proposed once, from the
+                        // one first in size order.
+                        q != p
+                            && d != NO_FINGERPRINT
+                            && u32::from(d) <= radius
+                            && pool.sizes[q] > 0
+                            && !(is_start[pool.order[q]] && q < p)
+                    })
+                    .map(|(q, d)| (d, q))
+                    .collect();
+                if most > 0 && near.len() > most {
+                    near.select_nth_unstable(most);
+                    near.truncate(most);
+                }
+                for (distance, q) in near {
+                    let (x, y) = (pool.order[p] as u32, pool.order[q] as u32);
+                    acc.push(Pair {
+                        distance,
+                        a: x.min(y),
+                        b: x.max(y),
+                    });
+                }
+                acc
+            })
+            .reduce(Vec::new, |mut a, mut b| {
+                if a.len() < b.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                a.extend(b);
+                a
+            });
+        feedback.check()?;
+        pairs.par_sort_unstable();
+        Ok(pairs)
+    }
+}
+
 fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
     let mut out = Candidates {
         sources: Vec::new(),

@@ -728,3 +728,169 @@ fn a_shared_license_header_makes_no_similar_match_and_no_staged_copy() {
         "{ignoring}"
     );
 }
+
+/// How far apart the residual sketches (`groups::residual::sketch`, a
+/// SimHash of the chunk histogram) of the planted tree's true pairs are,
+/// by score: the data `groups::residual_radius_for` is calibrated on. Run
+/// with `cargo test --test it groups::residual_radius_calibration --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn residual_radius_calibration() {
+    let (_repo, files, _) = planted_tree();
+    let prints: Vec<_> = files
+        .iter()
+        .map(|(_, d)| git_simm::groups::residual::sketch(&Spans::new(d)))
+        .collect();
+    let bands: [(usize, usize); 5] = [
+        (0, 512),
+        (512, 1024),
+        (1024, 2048),
+        (2048, 4096),
+        (4096, 1 << 20),
+    ];
+    for threshold in [50u32, 60, 70, 80, 90, 95] {
+        let truth = true_pairs(&files, score::MAX_SCORE / 100 * threshold);
+        for (lo, hi) in bands {
+            let mut d: Vec<u32> = truth
+                .iter()
+                .filter(|&&(a, b, _)| (lo..hi).contains(&files[a].1.len().min(files[b].1.len())))
+                .filter_map(|&(a, b, _)| Some(prints[a]?.distance(&prints[b]?)))
+                .collect();
+            d.sort_unstable();
+            let q = |p: f64| {
+                d.get(((d.len() as f64 - 1.0) * p) as usize)
+                    .copied()
+                    .unwrap_or(0)
+            };
+            eprintln!(
+                "at {threshold}%, smaller file {lo}-{hi} bytes: {} pairs, distance p50 {} p99 {} p99.9 {} max {}",
+                d.len(),
+                q(0.5),
+                q(0.99),
+                q(0.999),
+                d.last().copied().unwrap_or(0)
+            );
+        }
+    }
+    // Unrelated pairs: how many fall within each radius (what a radius
+    // costs in candidate pairs).
+    let mut far: Vec<u32> = Vec::new();
+    for i in (0..files.len()).step_by(7) {
+        for j in (i + 1..files.len()).step_by(13) {
+            if let (Some(a), Some(b)) = (prints[i], prints[j]) {
+                far.push(a.distance(&b));
+            }
+        }
+    }
+    far.sort_unstable();
+    for r in [40u32, 50, 60, 70, 80, 90] {
+        let n = far.partition_point(|&d| d <= r);
+        eprintln!(
+            "random pairs within {r}: {:.4}",
+            n as f64 / far.len() as f64
+        );
+    }
+}
+
+/// A file behind the shared license header and an edited copy of its body
+/// without the header: once the header (boilerplate) is out they score
+/// above the threshold, but as whole files their sizes and fingerprints
+/// are far apart, so only the residual search (`groups::residual`)
+/// proposes them. Checked with it switched off
+/// (`GIT_SIMM_GROUPS_RESIDUAL=0`), where the whole-file search misses
+/// them, and against git's plain score (`--no-ignore-common`), under the
+/// threshold because of the header.
+#[test]
+fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
+    let (repo, files, planted) = licensed_tree();
+    let license = corpus_text("rust/regex-1.11.1/LICENSE-APACHE");
+    let header: Vec<u8> = license
+        .split_inclusive(|&c| c == b'\n')
+        .take(30)
+        .flatten()
+        .copied()
+        .collect();
+    let header_buckets: Vec<u32> = Spans::new(&header).bucket_ids().collect();
+    let min_score = score::MAX_SCORE / 100 * 80;
+    let mut rng = Rng(0x6865_6164_6c65_7373);
+    let mut bare = Vec::new();
+    let bodies: Vec<Vec<u8>> = files[..2000]
+        .iter()
+        .map(|(_, d)| d[header.len()..].to_vec())
+        .collect();
+    let mut k = 0;
+    while bare.len() < 10 {
+        k += 1;
+        let i = 300 + rng.below(1700);
+        let (path, data) = &files[i];
+        let body = &data[header.len()..];
+        let lines = body.iter().filter(|&&c| c == b'\n').count().max(1);
+        let edits = ((lines as f64) * (0.01 + 0.02 * rng.unit())).ceil() as usize;
+        let copy = edit(body, edits, &bodies[rng.below(2000)], &mut rng);
+        let (a, b) = (Spans::new(data), Spans::new(&copy));
+        let residual = score::score(
+            &a.without(&header_buckets),
+            &b.without(&header_buckets),
+            min_score,
+        );
+        // Only copies that reach the threshold once the header is out,
+        // and that git's plain score keeps under it.
+        if residual < min_score || score::score(&a, &b, 0) >= min_score {
+            continue;
+        }
+        let copy_path = format!("bare/{k}/{}", path.rsplit('/').next().unwrap_or("f"));
+        repo.write(&copy_path, &copy);
+        bare.push((path.clone(), copy_path));
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "copies without the header"]);
+
+    let together = |doc: &Value, a: &str, b: &str| {
+        let of = group_of(doc);
+        of.get(a).is_some_and(|g| of.get(b) == Some(g))
+    };
+    // With the residual search: every copy with its original, and no
+    // group but the planted pairs.
+    let doc = groups_json(&repo, &[]);
+    let pair_of: HashMap<&str, usize> = planted
+        .iter()
+        .chain(&bare)
+        .enumerate()
+        .flat_map(|(k, (a, b))| [(a.as_str(), k), (b.as_str(), k)])
+        .collect();
+    for group in doc["groups"].as_array().unwrap() {
+        let ks: HashSet<Option<&usize>> = group["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| pair_of.get(m["path"].as_str().unwrap()))
+            .collect();
+        assert!(
+            ks.len() == 1 && !ks.contains(&None),
+            "a group that is not one planted copy and its original: {group}"
+        );
+    }
+    for (orig, copy) in &bare {
+        assert!(together(&doc, orig, copy), "{copy} not with {orig}");
+    }
+    assert!(
+        doc["stats"]["residual_pairs"].as_u64().unwrap() > 0,
+        "{}",
+        doc["stats"]
+    );
+
+    // Without it, the whole-file search misses them.
+    let out = simm_command()
+        .current_dir(&repo.path)
+        .env("GIT_SIMM_GROUPS_RESIDUAL", "0")
+        .args(["groups", "--json"])
+        .output()
+        .expect("run git-simm");
+    let off: Value = serde_json::from_slice(&succeeded(&["groups"], out)).unwrap();
+    let missed = bare.iter().filter(|(o, c)| !together(&off, o, c)).count();
+    assert_eq!(missed, bare.len(), "the whole-file search found some");
+    // And git's plain score keeps them apart.
+    let plain = groups_json(&repo, &["--no-ignore-common"]);
+    assert!(bare.iter().all(|(o, c)| !together(&plain, o, c)));
+}

@@ -16,6 +16,7 @@ mod config_sources;
 mod containment;
 mod export;
 mod fixtures;
+mod gc;
 mod groups;
 mod origin;
 mod partial_clone;

@@ -193,6 +193,37 @@ impl Spans {
         Spans::decode_without(bytes, &Buckets::default())
     }
 
+    /// The whole size of the file a stored histogram ([`Spans::encode`])
+    /// describes, its size without the buckets in `common` (what
+    /// [`Spans::decode_without`] would give), and whether it is binary;
+    /// read without building the histogram, for a pass over many.
+    pub fn decode_sizes(bytes: &[u8], common: &Buckets) -> Option<(u64, u64, bool)> {
+        let mut at = 0;
+        let size = get_varint(bytes, &mut at)?;
+        let binary = match *bytes.get(at)? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        at += 1;
+        let n = get_varint(bytes, &mut at)?;
+        let mut removed: u64 = 0;
+        let mut b: u64 = 0;
+        for k in 0..n {
+            let gap = get_varint(bytes, &mut at)?;
+            let w = get_varint(bytes, &mut at)?;
+            // Gaps after the first are from the previous bucket.
+            b = if k == 0 { gap } else { b + gap };
+            if b >= u64::from(HASH_BASE) {
+                return None;
+            }
+            if common.contains(b as u32) {
+                removed += w;
+            }
+        }
+        (at == bytes.len()).then_some((size, size.saturating_sub(removed), binary))
+    }
+
     /// [`Spans::decode`] and [`Spans::without`] in one pass: the stored
     /// histogram with the buckets in `common` taken out. Scoring many
     /// pairs decodes a histogram per blob; one pass and one allocation

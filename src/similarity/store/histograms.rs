@@ -37,10 +37,10 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::StoreError;
 use super::table::{
     FANOUT_LEN, HEADER_LEN, clean_stale_temporaries, prefix, read_u32, read_u64, temporary_in,
 };
+use super::{Pruned, StoreError};
 use crate::similarity::score::Spans;
 
 const MAGIC: &[u8; 8] = b"GSIMMHS\0";
@@ -443,8 +443,64 @@ impl Histograms {
     /// first: a damaged one is left out, its blob read again when
     /// wanted).
     fn compact(&mut self) -> Result<(), StoreError> {
+        self.rewrite(&|_| true, false).map(|_| ())
+    }
+
+    /// Drop the histograms of blobs `keep` rejects and merge the rest into
+    /// one table, as [`Store::prune`](super::Store::prune) does for
+    /// fingerprints (the same order: written, synced, renamed, read back,
+    /// and only then the old tables deleted). With `dry_run`, only count.
+    pub fn prune(
+        &mut self,
+        keep: &dyn Fn(&ObjectId) -> bool,
+        dry_run: bool,
+    ) -> Result<Pruned, StoreError> {
+        self.rewrite(
+            &|id| ObjectId::try_from(id).is_ok_and(|id| keep(&id)),
+            dry_run,
+        )
+    }
+
+    /// Delete every histogram table of this hash (`git simm gc
+    /// --drop-histograms`): they are a cache of what blobs hold, so the
+    /// next command that wants one reads the blob again.
+    pub fn drop_all(&mut self, dry_run: bool) -> Result<Pruned, StoreError> {
+        let live = || self.tables.iter().filter(|t| !t.dead);
+        let report = Pruned {
+            kept: 0,
+            dropped: live().map(|t| t.count).sum(),
+            tables_before: live().count(),
+            bytes_before: live().map(|t| t.bytes.len() as u64).sum(),
+            bytes_after: 0,
+        };
+        if dry_run {
+            return Ok(report);
+        }
+        let paths: Vec<PathBuf> = self.tables.iter().filter_map(|t| t.path.clone()).collect();
+        self.tables.clear();
+        for p in paths {
+            if let Err(e) = fs::remove_file(&p)
+                && e.kind() != io::ErrorKind::NotFound
+            {
+                return Err(StoreError::Write { path: p, source: e });
+            }
+        }
+        Ok(report)
+    }
+
+    fn rewrite(
+        &mut self,
+        keep: &dyn Fn(&[u8]) -> bool,
+        dry_run: bool,
+    ) -> Result<Pruned, StoreError> {
+        let live = self.tables.iter().filter(|t| !t.dead);
+        let mut report = Pruned {
+            tables_before: live.clone().count(),
+            bytes_before: live.map(|t| t.bytes.len() as u64).sum(),
+            ..Pruned::default()
+        };
         let Some(dir) = self.dir.clone() else {
-            return Ok(());
+            return Ok(report);
         };
         let mut all: Vec<(&[u8], &[u8])> = Vec::new();
         for t in self.tables.iter().filter(|t| !t.dead) {
@@ -457,28 +513,69 @@ impl Histograms {
         }
         all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         all.dedup_by(|a, b| a.0 == b.0);
-        let path = match write_table(&dir, self.hash_len, &all) {
-            Ok(p) => p,
-            Err(e) => {
-                return Err(StoreError::Write {
-                    path: dir,
-                    source: e,
-                });
+        let before = all.len();
+        all.retain(|(id, _)| keep(id));
+        report.kept = all.len();
+        report.dropped = before - all.len();
+        report.bytes_after = if all.is_empty() {
+            0
+        } else {
+            (HEADER_LEN + FANOUT_LEN) as u64
+                + all
+                    .iter()
+                    .map(|(id, rec)| (id.len() + INDEX_LEN + rec.len()) as u64)
+                    .sum::<u64>()
+        };
+        if dry_run || (report.dropped == 0 && report.tables_before <= 1) {
+            if !dry_run {
+                report.bytes_after = report.bytes_before;
+                clean_stale_temporaries(&dir);
             }
+            return Ok(report);
+        }
+        let path = if all.is_empty() {
+            None
+        } else {
+            let path = write_table(&dir, self.hash_len, &all).map_err(|e| StoreError::Write {
+                path: dir.clone(),
+                source: e,
+            })?;
+            if let Err(why) = verify(&path, self.hash_len, &all) {
+                return Err(StoreError::unverified(dir, &path, &why));
+            }
+            Some(path)
         };
         let old: Vec<PathBuf> = self
             .tables
             .iter()
             .filter_map(|t| t.path.clone())
-            .filter(|p| *p != path)
+            .filter(|p| Some(p) != path.as_ref())
             .collect();
         self.tables.clear();
         for p in old {
             let _ = fs::remove_file(p);
         }
         clean_stale_temporaries(&dir);
-        self.load_tables()
+        self.load_tables()?;
+        Ok(report)
     }
+}
+
+/// Read a written table back, every record checked against its CRC, and
+/// compare it with what was written.
+fn verify(path: &Path, hash_len: usize, records: &[(&[u8], &[u8])]) -> Result<(), String> {
+    let t = HistTable::open(path, hash_len)?.ok_or("it vanished")?;
+    if t.count != records.len() {
+        return Err(format!("{} records, {} written", t.count, records.len()));
+    }
+    for (i, (id, rec)) in records.iter().enumerate() {
+        let (start, len) = t.checked(i)?;
+        let start = start as usize;
+        if t.key(i) != *id || t.bytes.get(start..start + len as usize) != Some(*rec) {
+            return Err(format!("record {i} differs"));
+        }
+    }
+    Ok(())
 }
 
 fn is_histogram_table(p: &Path) -> bool {

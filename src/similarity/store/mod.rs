@@ -73,6 +73,20 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// A rewritten table that did not read back as written: the rewrite
+    /// stops there, before the tables it was to replace are deleted.
+    fn unverified(dir: PathBuf, table: &Path, why: &str) -> StoreError {
+        StoreError::Write {
+            path: dir,
+            source: io::Error::other(format!(
+                "the merged table {} does not read back as written ({why}); the old tables are kept",
+                table.display()
+            )),
+        }
+    }
+}
+
 /// The fingerprint store of one repository (or a disabled stand-in for
 /// `--no-cache`, which remembers nothing).
 pub struct Store {
@@ -353,8 +367,37 @@ impl Store {
 
     /// Merge every table into one and delete the inputs.
     pub fn compact(&mut self) -> Result<(), StoreError> {
+        self.rewrite(&|_| true, false, true).map(|_| ())
+    }
+
+    /// Drop the records of blobs `keep` rejects (those gone from the
+    /// object database) and merge what stays into one table: `git simm
+    /// gc`. With `dry_run`, only count. The old tables are deleted only
+    /// after the new one has been written, synced, renamed into place and
+    /// read back record by record, so a failure at any point leaves the
+    /// store as it was (and a crash leaves, at worst, both: the same
+    /// records twice).
+    pub fn prune(
+        &mut self,
+        keep: &dyn Fn(&ObjectId) -> bool,
+        dry_run: bool,
+    ) -> Result<Pruned, StoreError> {
+        self.rewrite(keep, dry_run, false)
+    }
+
+    fn rewrite(
+        &mut self,
+        keep: &dyn Fn(&ObjectId) -> bool,
+        dry_run: bool,
+        soft: bool,
+    ) -> Result<Pruned, StoreError> {
+        let mut report = Pruned {
+            tables_before: self.tables.len(),
+            bytes_before: self.tables.iter().map(|t| t.len() as u64).sum(),
+            ..Pruned::default()
+        };
         let Some(dir) = self.dir.clone() else {
-            return Ok(());
+            return Ok(report);
         };
         let mut all: Vec<(ObjectId, Sketch)> = Vec::new();
         let mut damaged = Vec::new();
@@ -374,23 +417,76 @@ impl Store {
         }
         all.sort_by_key(|e| e.0);
         all.dedup_by(|a, b| a.0 == b.0);
-        let path = match write_table(&dir, self.hash_len, &all) {
-            Ok(p) => p,
-            Err(e) => return self.write_failed(&dir, e),
+        let before = all.len();
+        all.retain(|(id, _)| keep(id));
+        report.kept = all.len();
+        report.dropped = before - all.len();
+        report.bytes_after = if all.is_empty() {
+            0
+        } else {
+            table::table_len(self.hash_len, all.len())
+        };
+        let unchanged = report.dropped == 0 && self.tables.len() <= 1 && self.bad.is_empty();
+        if dry_run || unchanged {
+            if unchanged {
+                report.bytes_after = report.bytes_before;
+            }
+            if !dry_run {
+                clean_stale_temporaries(&dir);
+            }
+            return Ok(report);
+        }
+        let path = if all.is_empty() {
+            None
+        } else {
+            let path = match write_table(&dir, self.hash_len, &all) {
+                Ok(p) => p,
+                // Compaction after a write may give up quietly (the store
+                // is a cache); a prune the user asked for may not.
+                Err(e) if soft => return self.write_failed(&dir, e).map(|()| report),
+                Err(e) => {
+                    return Err(StoreError::Write {
+                        path: dir,
+                        source: e,
+                    });
+                }
+            };
+            if let Err(why) = table::verify(&path, self.hash_len, &all) {
+                return Err(StoreError::unverified(dir, &path, &why));
+            }
+            Some(path)
         };
         let old: Vec<PathBuf> = self
             .tables
             .iter()
             .map(|t| t.path.clone())
             .chain(std::mem::take(&mut self.bad))
-            .filter(|p| *p != path)
+            .filter(|p| Some(p) != path.as_ref())
             .collect();
         for p in old {
             let _ = fs::remove_file(p);
         }
         clean_stale_temporaries(&dir);
-        self.load_tables()
+        self.load_tables()?;
+        Ok(report)
     }
+}
+
+/// What [`Store::prune`] or [`histograms::Histograms::prune`] kept and
+/// dropped, and the store's size before and after (after: what it would
+/// be, on a dry run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Records kept (distinct blobs).
+    pub kept: usize,
+    /// Records dropped (distinct blobs).
+    pub dropped: usize,
+    /// Tables before; after a rewrite there is one (none if nothing is kept).
+    pub tables_before: usize,
+    /// Bytes of the tables before.
+    pub bytes_before: u64,
+    /// Bytes of the tables after.
+    pub bytes_after: u64,
 }
 
 trait FromBytesPanicFree {

@@ -93,6 +93,11 @@ impl Table {
         }))
     }
 
+    /// The table's size in bytes.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
     pub(super) fn fanout(&self, i: usize) -> usize {
         read_u32(&self.map, HEADER_LEN + i * 4) as usize
     }
@@ -303,6 +308,31 @@ pub(super) fn write_table(
     let path = dir.join(name);
     tmp.persist(&path).map_err(|e| e.error)?;
     Ok(path)
+}
+
+/// The size of a table of `count` records.
+pub(super) fn table_len(hash_len: usize, count: usize) -> u64 {
+    (HEADER_LEN + FANOUT_LEN) as u64 + count as u64 * (hash_len + RECORD_LEN) as u64
+}
+
+/// Read the table at `path` back, every record checked against its CRC,
+/// and compare it with what was written: the check before a rewrite
+/// deletes the tables it replaces.
+pub(super) fn verify(
+    path: &Path,
+    hash_len: usize,
+    entries: &[(ObjectId, Sketch)],
+) -> Result<(), String> {
+    let t = Table::open(path, hash_len)?.ok_or("it vanished")?;
+    if t.count != entries.len() {
+        return Err(format!("{} records, {} written", t.count, entries.len()));
+    }
+    for (i, (id, e)) in entries.iter().enumerate() {
+        if t.key(i) != id.as_slice() || t.entry(i)? != *e {
+            return Err(format!("record {i} differs"));
+        }
+    }
+    Ok(())
 }
 
 /// A new temporary file in `dir` (`tmp-` and a random name), created

@@ -154,3 +154,39 @@ fn sizes_notice_a_damaged_record() {
         "{warnings:?}"
     );
 }
+
+/// Pruning one hash's records leaves the other hash's tables in a shared
+/// directory alone, and merges what it keeps into one table.
+#[test]
+fn prune_keeps_wanted_records_and_the_other_hash() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut sha1 = Store::open(dir.path(), 20).expect("open");
+    sha1.insert((0..100).map(|n| (id(n), entry(n))).collect())
+        .expect("insert");
+    sha1.insert((50..150).map(|n| (id(n), entry(n))).collect())
+        .expect("insert");
+    let mut sha256 = Store::open(dir.path(), 32).expect("open");
+    let long = ObjectId::from_bytes_or_panic(&[7u8; 32]);
+    sha256.insert(vec![(long, entry(7))]).expect("insert");
+
+    let even = |i: &ObjectId| (0..150).any(|n| n % 2 == 0 && id(n) == *i);
+    let dry = sha1.prune(&even, true).expect("dry run");
+    assert_eq!((dry.kept, dry.dropped, dry.tables_before), (75, 75, 2));
+    assert_eq!(sha1.table_count(), 2, "a dry run writes nothing");
+    let done = sha1.prune(&even, false).expect("prune");
+    assert_eq!(done, dry);
+    assert_eq!(sha1.table_count(), 1);
+    for n in 0..150 {
+        assert_eq!(sha1.get(&id(n)), (n % 2 == 0).then(|| entry(n)), "id {n}");
+    }
+    let mut sha256 = Store::open(dir.path(), 32).expect("reopen");
+    assert_eq!(sha256.get(&long), Some(entry(7)));
+
+    let none = sha1.prune(&|_| false, false).expect("prune all");
+    assert_eq!((none.kept, none.dropped, none.bytes_after), (0, 75, 0));
+    assert_eq!(sha1.table_count(), 0);
+    assert_eq!(
+        Store::open(dir.path(), 32).expect("reopen").table_count(),
+        1
+    );
+}

@@ -17,14 +17,13 @@ returns the same pairs, and checks the pairs against git-simm's exact score:
   python3 benches/cross-repo.py scale --rows 10000000 --workdir /tmp/xr
 
 `scale` replicates the exports made by `run` (in --workdir) to the number of
-rows asked for, each replica's fingerprints XORed with its own random mask
-(families of ten: an unrelated repository, half its bits flipped, and nine
-forks of it, a few more bits flipped), band keys
-recomputed, and times the queries on DuckDB (and DataFusion with --engines)
-over growing numbers of replicas (near-duplicates.sql only up to
---narrow-max-rows: its 16-bit keys make the join grow with the square of the
-rows; near-duplicates-wide.sql to the end), then prints Spark's plan
-(EXPLAIN) with --explain.
+rows asked for (families of ten: an unrelated repository, its fingerprints
+XORed with a random mask and its band keys re-hashed, except the keys real
+unrelated files share by chance, and nine forks of it with a few bits
+flipped and one file in five edited; `cmd_scale` explains why), then times
+near-duplicates.sql on DuckDB over growing numbers of replicas, each step in
+its own process (`scale-step`) with its peak memory and spill, and prints
+Spark's plan (EXPLAIN FORMATTED) over all replicas with --explain.
 
 Needs: pip install duckdb datafusion pyspark pyarrow numpy, and Java 17 for
 Spark. Engines whose module is missing are skipped with a note (CI may skip
@@ -44,9 +43,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 QUERIES = HERE / "queries"
 
-# Band layout of export schema 1002 (src/similarity/bands.rs).
+# Band keys of export schema 2002 (src/similarity/bands.rs).
 BANDS = 32
-BAND_BITS = 16
 
 
 def load():
@@ -195,9 +193,11 @@ def export(simm, name, git_dir, out):
 
 
 def similar(simm, git_dir, query_file):
-    """git simm similar --limit 0 at 80%: {path: (score, distance)}."""
+    """git simm similar --limit 0 at 80%, git's score: {path: (score, distance)}."""
     p = subprocess.run(
-        [simm, "-C", git_dir, "similar", "--json", "--threshold", "80", "--limit", "0", str(query_file), "HEAD"],
+        # git's plain score: `similar` weighs the tree's boilerplate down
+        # unless told not to.
+        [simm, "-C", git_dir, "similar", "--no-ignore-common", "--json", "--threshold", "80", "--limit", "0", str(query_file), "HEAD"],
         capture_output=True,
         text=True,
     )
@@ -250,7 +250,7 @@ def cmd_run(args):
 
     import pyarrow.parquet as pq
 
-    table = pq.read_table(files, columns=["repo", "path", "blob", "size", "fingerprint"])
+    table = pq.read_table(files, columns=["repo", "path", "blob", "size", "fingerprint", "mh0"])
     rows = table.num_rows
     log(f"{rows} rows in {len(files)} exports, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
 
@@ -261,7 +261,7 @@ def cmd_run(args):
         e, setup = timed(ENGINES[eng], files)
         r, secs = timed(e.run, near)
         r2, secs2 = timed(e.run, near)  # warm
-        pairs = {(x[0], x[2], x[5], x[7]) for x in r}
+        pairs = {(x[0], x[3], x[6], x[9]) for x in r}
         results[eng] = (pairs, r)
         log(f"{eng:<10} near-duplicates: {len(r)} rows, {secs:.2f} s cold, {secs2:.2f} s warm (setup {setup:.1f} s), load {load()}")
         if args.contains:
@@ -291,7 +291,8 @@ def cmd_run(args):
     with tempfile.TemporaryDirectory() as tmp:
         scorer = Scorer(args.git_simm, repos, tmp, args.workdir)
         check_pairs(reported, scorer)
-        recall(table, reported, scorer, args, repos)
+        for seed in args.seed:
+            recall(table, reported, scorer, args, repos, seed)
 
 
 def check_pairs(reported, scorer):
@@ -299,8 +300,10 @@ def check_pairs(reported, scorer):
     t = time.perf_counter()
     scores, confirmed = [], []
     for row in reported:
-        repo_a, _, path_a, blob_a, _, repo_b, _, path_b, _, _, dist = row
+        repo_a, _, path_a, blob_a, _, _, repo_b, _, path_b, blob_b, _, _, dist = row
         m = scorer.matches(repo_a, blob_a, repo_b)
+        # One representative path per blob: git's score is the same at
+        # every path of blob_b.
         score = m.get(path_b, (0, None))[0]
         scores.append((score, dist))
         if score >= 80:
@@ -318,27 +321,32 @@ def check_pairs(reported, scorer):
     return ok
 
 
-def recall(table, reported, scorer, args, repos):
+def recall(table, reported, scorer, args, repos, seed):
     """Files sampled, searched in every other repository by `similar`."""
     import pyarrow.compute as pc
 
     fp = table.filter(pc.is_valid(table.column("fingerprint")))
     rows = fp.select(["repo", "path", "blob"]).to_pylist()
+    blob_at = {(r["repo"], r["path"]): r["blob"] for r in table.select(["repo", "path", "blob"]).to_pylist()}
     # The same number of files from each repository: a uniform sample
     # would be nearly all vim's and libgit2's, and the small vendored
     # libraries, where most cross-repository pairs are, would go unseen.
-    rng = random.Random(args.seed)
+    rng = random.Random(seed)
     by_repo = {}
     for r in rows:
         by_repo.setdefault(r["repo"], []).append(r)
     sample = []
     for name in sorted(by_repo):
-        k = min(len(by_repo[name]), args.sample // len(by_repo))
+        # --sample 0: every file (for small sets, where a sample would
+        # hold only a handful of the shared files).
+        k = len(by_repo[name]) if args.sample == 0 else min(len(by_repo[name]), args.sample // len(by_repo))
         sample += rng.sample(by_repo[name], k)
+    # The query reports blobs (one path each): a true pair of paths is
+    # found when the pair of their blobs is.
     found = {}
-    for repo_a, _, path_a, _, _, repo_b, _, path_b, _, _, dist in reported:
-        found[(repo_a, path_a, repo_b, path_b)] = dist
-        found[(repo_b, path_b, repo_a, path_a)] = dist
+    for repo_a, _, _, blob_a, _, _, repo_b, _, _, blob_b, _, _, dist in reported:
+        found[(repo_a, blob_a, repo_b, blob_b)] = dist
+        found[(repo_b, blob_b, repo_a, blob_a)] = dist
     t = time.perf_counter()
     truth, missed, dists, pairs = 0, [], [], []
     for r in sample:
@@ -349,13 +357,13 @@ def recall(table, reported, scorer, args, repos):
                 truth += 1
                 dists.append(dist)
                 pairs.append((r["repo"], r["path"], other, path_b, score, dist))
-                if (r["repo"], r["path"], other, path_b) not in found:
+                if (r["repo"], r["blob"], other, blob_at.get((other, path_b))) not in found:
                     missed.append((r["repo"], r["path"], other, path_b, score, dist))
     secs = time.perf_counter() - t
     hit = truth - len(missed)
     pct = 100.0 * hit / truth if truth else 100.0
     log(
-        f"recall: {len(sample)} sampled files, {truth} pairs at >= 80% by git simm similar in the other "
+        f"recall (seed {seed}): {len(sample)} sampled files, {truth} pairs at >= 80% by git simm similar in the other "
         f"{len(repos) - 1} repositories, {hit} found by the query ({pct:.2f}%), {secs:.1f} s"
     )
     for m in missed[:20]:
@@ -364,57 +372,56 @@ def recall(table, reported, scorer, args, repos):
     if ds:
         q = lambda p: ds[min(len(ds) - 1, int(p * (len(ds) - 1)))]
         log(f"  distances of the true pairs: p50 {q(0.5)} p90 {q(0.9)} p99 {q(0.99)} max {ds[-1]}")
-    Path(args.workdir, "truth.json").write_text(json.dumps({"missed": missed, "pairs": pairs}))
+    Path(args.workdir, f"truth-{seed}.json").write_text(json.dumps({"missed": missed, "pairs": pairs}))
 
 
 # ---------------------------------------------------------------- scale
 
 
-def band_keys(words, bands=BANDS, bits=BAND_BITS):
-    """src/similarity/bands.rs, vectorised: words is (n, 4) uint64."""
+MASK63 = (1 << 63) - 1
+
+
+def mix64(x):
+    """splitmix64's finaliser over a uint64 numpy array."""
     import numpy as np
 
-    n = words.shape[0]
-    out = np.empty((n, bands), dtype=np.int64)
-    for i in range(bands):
-        start = i * 256 // bands
-        v = np.zeros(n, dtype=np.uint64)
-        for j in range(bits):
-            p = (start + j) % 256
-            bit = (words[:, p // 64] >> np.uint64(p % 64)) & np.uint64(1)
-            v |= bit << np.uint64(j)
-        out[:, i] = (np.int64(i) << np.int64(32)) | v.astype(np.int64)
+    with np.errstate(over="ignore"):
+        z = x + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def blob_key(blob):
+    """The export's `blob_key`: the first 64 bits of a blob id, signed; for
+    a replica's made-up id (`<id>-f3`), of the SHA-1 of that string."""
+    import hashlib
+
+    raw = bytes.fromhex(blob) if len(blob) == 40 else hashlib.sha1(blob.encode()).digest()
+    return int.from_bytes(raw[:8], "big", signed=True)
+
+
+def common_keys(keys, words, radius=84):
+    """Which band keys of the real exports are shared by chance: held by
+    two blobs whose fingerprints are more than `radius` bits apart
+    (unrelated files whose minima are the same common chunks)."""
+    import numpy as np
+
+    n, bands = keys.shape
+    out = np.zeros((n, bands), dtype=bool)
+    for j in range(bands):
+        order = np.argsort(keys[:, j], kind="stable")
+        k = keys[order, j]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        ends = np.r_[starts[1:], n]
+        for s_, e_ in zip(starts, ends):
+            if e_ - s_ < 2:
+                continue
+            g = order[s_:e_]
+            d = sum(np.bitwise_count(words[g, w] ^ words[g[0], w]) for w in range(4))
+            if (d > radius).any():
+                out[g, j] = True
     return out
-
-
-def cmd_calibrate(args):
-    """Recall of the sample's true pairs and the band join's size for other
-    band counts and widths (what chose BANDS and BAND_BITS)."""
-    import numpy as np
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    work = Path(args.workdir)
-    t = pq.read_table(sorted((work / "pq").glob("*.parquet")), columns=["repo", "path", "fp0", "fp1", "fp2", "fp3"])
-    t = t.filter(pc.is_valid(t.column("fp0")))
-    words = np.stack([t.column(f"fp{i}").to_numpy().view(np.uint64) for i in range(4)], axis=1)
-    index = {(r, p): i for i, (r, p) in enumerate(zip(t.column("repo").to_pylist(), t.column("path").to_pylist()))}
-    truth = json.loads((work / "truth.json").read_text())["pairs"]
-    ia = np.array([index[(a, pa_)] for a, pa_, b, pb, _, _ in truth])
-    ib = np.array([index[(b, pb)] for a, pa_, b, pb, _, _ in truth])
-    dist = sum(np.bitwise_count(words[ia, i] ^ words[ib, i]) for i in range(4))
-    log(f"{len(truth)} true pairs (>= 80%), {words.shape[0]} fingerprinted rows")
-    for radius in (48, 56, 64, 72, 84):
-        log(f"  within {radius} bits: {100.0 * np.mean(dist <= radius):.2f}%")
-    log("bands x bits: recall (any band shared, distance <= radius), band-join rows")
-    for bands, bits in args.configs:
-        keys = band_keys(words, bands, bits)
-        shared = (keys[ia] == keys[ib]).any(axis=1)
-        join = 0
-        for i in range(bands):
-            _, counts = np.unique(keys[:, i], return_counts=True)
-            join += int((counts.astype(np.int64) * (counts - 1) // 2).sum())
-        log(f"  {bands:3d} x {bits:2d}: {100.0 * np.mean(shared):6.2f}% / {100.0 * np.mean(shared & (dist <= args.radius)):6.2f}%  {join:>12,}")
 
 
 def cmd_scale(args):
@@ -424,15 +431,18 @@ def cmd_scale(args):
 
     work = Path(args.workdir)
     src = sorted((work / "pq").glob("*.parquet"))
-    base = pq.read_table(src)
-    base = base.filter(pa.compute.is_valid(base.column("fp0")))
+    cols = ["version", "repo", "revision", "path", "blob", "blob_key", "size"] + [f"fp{i}" for i in range(4)] + [f"mh{i}" for i in range(BANDS)]
+    base = pq.read_table(src, columns=cols)
+    base = base.filter(pa.compute.is_valid(base.column("mh0")))
     n0 = base.num_rows
     reps = max(1, args.rows // n0)
     out = work / "scale"
     out.mkdir(exist_ok=True)
     rng = np.random.default_rng(args.seed)
     words0 = np.stack([base.column(f"fp{i}").to_numpy().view(np.uint64) for i in range(4)], axis=1)
-    log(f"scale: {n0} fingerprinted rows x {reps} replicas = {n0 * reps} rows, load {load()}")
+    keys0 = np.stack([base.column(f"mh{i}").to_numpy().view(np.uint64) for i in range(BANDS)], axis=1)
+    common = common_keys(keys0, words0)
+    log(f"scale: {n0} rows with keys x {reps} replicas = {n0 * reps} rows; {common.mean() * 100:.2f}% of the keys shared by chance (kept in every replica), load {load()}")
     t = time.perf_counter()
     files = []
     for r in range(reps):
@@ -441,63 +451,127 @@ def cmd_scale(args):
         if f.exists():
             continue
         # Replicas come in families of ten: the first of a family is an
-        # unrelated repository (each bit flipped with probability 1/2;
-        # family 0 is the real exports), the other nine its forks (2 to 12
-        # more bits flipped, the same for every file of the fork). So every
-        # file has nine near copies at any scale, as a project and its
-        # forks do, and the pairs grow with the rows, not their square.
+        # unrelated repository, the other nine its forks. An unrelated
+        # repository has contents of its own: blob ids of its own, each
+        # fingerprint bit flipped with probability 1/2 (one random mask
+        # per family) and every band key re-hashed with the family's salt,
+        # except the keys that unrelated real files share by chance
+        # (common chunks as minima): those stay, so a replica's files meet
+        # other replicas' files through them as often as unrelated real
+        # files meet, and the join's chance pairs grow with the square of
+        # the rows as they would. Family 0 is the real exports. A fork
+        # holds its family's files byte for byte (same blob ids, same
+        # fingerprints and keys), except one file in five, edited: a blob
+        # id of its own, 8 to 24 fingerprint bits flipped, each of its
+        # keys re-drawn with probability 0.3 (an edit at J of about 0.9
+        # changes a band of four minima with that probability).
         family, member = divmod(r, 10)
         if member == 0:
-            fam_mask = np.zeros(4, dtype=np.uint64)
+            fam_words = words0
+            fam_keys = keys0
+            fam_blobs = base.column("blob").to_pylist()
             if family:
-                fam_mask = rng.integers(0, 2**63, size=4, dtype=np.int64).astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, size=4).astype(np.uint64)
-        mask = fam_mask.copy()
+                fam_words = words0 ^ rng.integers(0, 2**64, size=4, dtype=np.uint64)
+                salt = np.uint64(rng.integers(0, 2**63))
+                fam_keys = np.where(common, keys0, mix64(keys0 ^ salt) & np.uint64(MASK63))
+                fam_blobs = [f"{b}-f{family}" for b in fam_blobs]
+        w = fam_words.copy()
+        keys = fam_keys.copy()
+        blobs = list(fam_blobs)
         if member:
-            for b in rng.choice(256, size=rng.integers(2, 13), replace=False):
-                mask[b // 64] ^= np.uint64(1) << np.uint64(b % 64)
-        w = words0 ^ mask
-        keys = band_keys(w)
-        cols = {
+            # Edited per content, so every path of an edited blob changes.
+            edited_blob = {b: rng.random() < 0.2 for b in set(blobs)}
+            edited = np.array([edited_blob[b] for b in blobs])
+            per_blob = {}
+            for i in np.flatnonzero(edited):
+                per_blob.setdefault(blobs[i], []).append(i)
+            for b, rows_of_b in per_blob.items():
+                flips = np.zeros(4, dtype=np.uint64)
+                for bit in rng.choice(256, size=rng.integers(8, 25), replace=False):
+                    flips[bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
+                redraw = (rng.random(BANDS) < 0.3) & ~common[rows_of_b[0]]
+                fresh = rng.integers(0, 2**63, size=BANDS, dtype=np.int64).view(np.uint64)
+                for i in rows_of_b:
+                    w[i] ^= flips
+                    keys[i] = np.where(redraw, fresh, keys[i])
+                    blobs[i] = f"{b}-r{r}"
+        t_cols = {
             "version": base.column("version"),
             "repo": pa.array([f"{x}-{r}" for x in base.column("repo").to_pylist()]),
             "revision": base.column("revision"),
             "path": base.column("path"),
-            "blob": base.column("blob"),
+            "blob": pa.array(blobs),
+            "blob_key": pa.array([blob_key(b) for b in blobs], type=pa.int64()),
             "size": base.column("size"),
         }
         for i in range(4):
-            cols[f"fp{i}"] = pa.array(w[:, i].view(np.int64))
+            t_cols[f"fp{i}"] = pa.array(w[:, i].view(np.int64))
         for i in range(BANDS):
-            cols[f"band{i}"] = pa.array(keys[:, i])
-        # Forks keep their family's names; other families get names of
-        # their own (a random key per file), or every replica's README.md
-        # would pair with every other's.
-        if member == 0:
-            fam_names = base.column("name_key").to_numpy(zero_copy_only=False)
-            if family:
-                fam_names = rng.integers(-(2**63), -1, size=n0, dtype=np.int64)
-        names = fam_names
-        cols["name_key"] = pa.array(names)
-        pq.write_table(pa.table(cols), f)
+            t_cols[f"mh{i}"] = pa.array(keys[:, i].view(np.int64))
+        pq.write_table(pa.table(t_cols), f, compression="zstd")
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")
-    steps = sorted(set(max(1, len(files) * k // max(args.steps)) for k in args.steps))
-    for name in args.queries:
-        sql = (QUERIES / name).read_text()
+    steps = sorted(set(max(1, min(len(files), int(round(len(files) * k)))) for k in args.steps))
+    sql = (QUERIES / "near-duplicates.sql").read_text()
+    if args.upto:
+        # The query up to one of its steps (`expanded`: the join's pairs
+        # spread over repositories, before ranking and naming).
+        count = sql[: sql.index("ranked AS (")].rstrip().rstrip(",") + f" SELECT COUNT(*) FROM {args.upto}"
+    else:
         count = f"SELECT COUNT(*) FROM ({sql.rsplit('ORDER BY', 1)[0]}) t"
-        for eng in engines_available(args.engines):
-            for n in steps:
-                rows_in = n * n0
-                if name == "near-duplicates.sql" and rows_in > args.narrow_max_rows:
-                    log(f"{eng:<10} {name} {rows_in:>10} rows: skipped (over --narrow-max-rows)")
-                    continue
-                e = ENGINES[eng](files[:n])
-                r, secs = timed(e.run, count)
-                log(f"{eng:<10} {name} {rows_in:>10} rows ({n} replicas): {r[0][0]} pairs, {secs:.1f} s, load {load()}")
+    (out / "count.sql").write_text(count)
+    for n in steps:
+        # One process per step: its peak resident memory is the step's.
+        cmd = [sys.executable, __file__, "scale-step", "--workdir", str(work), "--replicas", str(n), "--memory", args.memory, "--spill", args.spill]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            log(f"duckdb {n * n0:>10} rows ({n} replicas): failed: {p.stderr.strip()[-600:]}")
+            continue
+        log(p.stdout.strip())
     if args.explain and "spark" in engines_available(["spark"]):
         e = Spark(files)
-        sql = (QUERIES / args.queries[-1]).read_text()
-        log(f"Spark's plan (EXPLAIN FORMATTED) of {args.queries[-1]} over all {len(files)} replicas:")
+        log(f"Spark's plan (EXPLAIN FORMATTED) of near-duplicates.sql over all {len(files)} replicas ({len(files) * n0} rows):")
         log(e.explain(sql))
+
+
+def cmd_scale_step(args):
+    """One step of `scale`: the count query on DuckDB over the first
+    --replicas replicas, with time, peak resident memory and peak spill."""
+    import threading
+
+    import duckdb
+
+    work = Path(args.workdir)
+    files = sorted((work / "scale").glob("r*.parquet"))[: args.replicas]
+    spill = work / "duckdb-tmp"
+    spill.mkdir(exist_ok=True)
+    con = duckdb.connect()
+    con.execute(f"SET temp_directory = '{spill}'")
+    con.execute(f"SET max_temp_directory_size = '{args.spill}'")
+    con.execute(f"SET memory_limit = '{args.memory}'")
+    con.execute("SET preserve_insertion_order = false")
+    lst = ", ".join(f"'{f}'" for f in files)
+    con.execute(f"CREATE VIEW fingerprints AS SELECT * FROM read_parquet([{lst}])")
+    rows = con.execute("SELECT COUNT(*) FROM fingerprints").fetchone()[0]
+    peak = [0]
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(0.5):
+            size = sum(f.stat().st_size for f in spill.rglob("*") if f.is_file())
+            peak[0] = max(peak[0], size)
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    t = time.perf_counter()
+    pairs = con.execute((work / "scale" / "count.sql").read_text()).fetchone()[0]
+    secs = time.perf_counter() - t
+    done.set()
+    th.join()
+    hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+    print(
+        f"duckdb {rows:>10} rows ({args.replicas} replicas): {pairs} pairs, {secs:.1f} s, "
+        f"peak memory {hwm / 1e6:.2f} GB, peak spill {peak[0] / 1e9:.2f} GB, load {load()}"
+    )
 
 
 def main():
@@ -508,29 +582,25 @@ def main():
     r.add_argument("--workdir", required=True)
     r.add_argument("--engines", nargs="+", default=["duckdb", "datafusion", "spark"])
     r.add_argument("--sample", type=int, default=200)
-    r.add_argument("--seed", type=int, default=16)
+    r.add_argument("--seed", type=int, nargs="+", default=[16, 17], help="one recall sample per seed")
     r.add_argument("--contains", help="repo:dir/ for queries/contains.sql")
     r.add_argument("repos", nargs="+", help="name=path to a repository")
-    c = sub.add_parser("calibrate")
-    c.add_argument("--workdir", required=True)
-    c.add_argument("--radius", type=int, default=64)
-    c.add_argument(
-        "--configs",
-        type=lambda v: tuple(map(int, v.split("x"))),
-        nargs="+",
-        default=[(16, 16), (32, 16), (32, 12), (32, 20), (48, 16), (64, 16), (64, 20), (64, 24), (96, 24), (128, 24)],
-    )
     s = sub.add_parser("scale")
     s.add_argument("--workdir", required=True)
     s.add_argument("--rows", type=int, default=10_000_000)
-    s.add_argument("--engines", nargs="+", default=["duckdb"])
-    s.add_argument("--steps", type=int, nargs="+", default=[1, 2, 4, 8])
-    s.add_argument("--queries", nargs="+", default=["near-duplicates.sql", "near-duplicates-wide.sql"])
-    s.add_argument("--narrow-max-rows", type=int, default=1_500_000)
+    s.add_argument("--steps", type=float, nargs="+", default=[0, 0.05, 0.1, 0.25, 0.5, 1])
+    s.add_argument("--memory", default="10GB", help="DuckDB's memory_limit")
+    s.add_argument("--spill", default="8GB", help="DuckDB's max_temp_directory_size")
     s.add_argument("--seed", type=int, default=16)
     s.add_argument("--explain", action="store_true")
+    s.add_argument("--upto", choices=["candidates", "expanded"], help="count the query's rows up to this step only")
+    t = sub.add_parser("scale-step")
+    t.add_argument("--workdir", required=True)
+    t.add_argument("--replicas", type=int, required=True)
+    t.add_argument("--memory", default="10GB")
+    t.add_argument("--spill", default="8GB")
     args = ap.parse_args()
-    {"run": cmd_run, "scale": cmd_scale, "calibrate": cmd_calibrate}[args.cmd](args)
+    {"run": cmd_run, "scale": cmd_scale, "scale-step": cmd_scale_step}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 -- Which repositories, at which revision and commit, contain most of one
 -- repository's directory: for each (repository, revision), how many of the
--- directory's files have a near-duplicate there (fingerprints at most 84
--- bits apart and sizes within git's 80% window, or the same blob for
--- files too small to fingerprint), and what share of the files and bytes
+-- directory's files have a near-duplicate there (a band key shared,
+-- fingerprints at most 84 bits apart and sizes within git's 80% window, as
+-- in near-duplicates.sql; or the same blob, which also covers files too
+-- small to fingerprint), and what share of the files and bytes
 -- that is. Reads the table or view `fingerprints` (README "Exports").
 --
 -- Parameters: the `params` line below (the repository's `repo` value and
@@ -19,141 +20,137 @@ total AS (
   SELECT COUNT(*) AS files, SUM(size) AS bytes FROM q
 ),
 qkeys AS (
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band0 AS k FROM q WHERE band0 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh0 AS k FROM q WHERE mh0 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band1 AS k FROM q WHERE band1 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh1 AS k FROM q WHERE mh1 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band2 AS k FROM q WHERE band2 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh2 AS k FROM q WHERE mh2 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band3 AS k FROM q WHERE band3 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh3 AS k FROM q WHERE mh3 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band4 AS k FROM q WHERE band4 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh4 AS k FROM q WHERE mh4 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band5 AS k FROM q WHERE band5 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh5 AS k FROM q WHERE mh5 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band6 AS k FROM q WHERE band6 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh6 AS k FROM q WHERE mh6 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band7 AS k FROM q WHERE band7 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh7 AS k FROM q WHERE mh7 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band8 AS k FROM q WHERE band8 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh8 AS k FROM q WHERE mh8 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band9 AS k FROM q WHERE band9 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh9 AS k FROM q WHERE mh9 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band10 AS k FROM q WHERE band10 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh10 AS k FROM q WHERE mh10 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band11 AS k FROM q WHERE band11 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh11 AS k FROM q WHERE mh11 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band12 AS k FROM q WHERE band12 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh12 AS k FROM q WHERE mh12 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band13 AS k FROM q WHERE band13 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh13 AS k FROM q WHERE mh13 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band14 AS k FROM q WHERE band14 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh14 AS k FROM q WHERE mh14 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band15 AS k FROM q WHERE band15 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh15 AS k FROM q WHERE mh15 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band16 AS k FROM q WHERE band16 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh16 AS k FROM q WHERE mh16 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band17 AS k FROM q WHERE band17 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh17 AS k FROM q WHERE mh17 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band18 AS k FROM q WHERE band18 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh18 AS k FROM q WHERE mh18 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band19 AS k FROM q WHERE band19 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh19 AS k FROM q WHERE mh19 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band20 AS k FROM q WHERE band20 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh20 AS k FROM q WHERE mh20 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band21 AS k FROM q WHERE band21 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh21 AS k FROM q WHERE mh21 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band22 AS k FROM q WHERE band22 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh22 AS k FROM q WHERE mh22 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band23 AS k FROM q WHERE band23 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh23 AS k FROM q WHERE mh23 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band24 AS k FROM q WHERE band24 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh24 AS k FROM q WHERE mh24 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band25 AS k FROM q WHERE band25 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh25 AS k FROM q WHERE mh25 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band26 AS k FROM q WHERE band26 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh26 AS k FROM q WHERE mh26 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band27 AS k FROM q WHERE band27 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh27 AS k FROM q WHERE mh27 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band28 AS k FROM q WHERE band28 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh28 AS k FROM q WHERE mh28 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band29 AS k FROM q WHERE band29 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh29 AS k FROM q WHERE mh29 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band30 AS k FROM q WHERE band30 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh30 AS k FROM q WHERE mh30 IS NOT NULL
   UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, band31 AS k FROM q WHERE band31 IS NOT NULL
-  UNION ALL
-  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, name_key AS k FROM q WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
+  SELECT repo, path, blob, size, version, fp0, fp1, fp2, fp3, mh31 AS k FROM q WHERE mh31 IS NOT NULL
 ),
 others AS (
   SELECT f.* FROM fingerprints f CROSS JOIN params p WHERE f.repo <> p.repo
 ),
 tkeys AS (
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band0 AS k FROM others WHERE band0 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh0 AS k FROM others WHERE mh0 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band1 AS k FROM others WHERE band1 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh1 AS k FROM others WHERE mh1 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band2 AS k FROM others WHERE band2 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh2 AS k FROM others WHERE mh2 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band3 AS k FROM others WHERE band3 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh3 AS k FROM others WHERE mh3 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band4 AS k FROM others WHERE band4 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh4 AS k FROM others WHERE mh4 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band5 AS k FROM others WHERE band5 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh5 AS k FROM others WHERE mh5 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band6 AS k FROM others WHERE band6 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh6 AS k FROM others WHERE mh6 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band7 AS k FROM others WHERE band7 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh7 AS k FROM others WHERE mh7 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band8 AS k FROM others WHERE band8 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh8 AS k FROM others WHERE mh8 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band9 AS k FROM others WHERE band9 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh9 AS k FROM others WHERE mh9 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band10 AS k FROM others WHERE band10 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh10 AS k FROM others WHERE mh10 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band11 AS k FROM others WHERE band11 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh11 AS k FROM others WHERE mh11 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band12 AS k FROM others WHERE band12 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh12 AS k FROM others WHERE mh12 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band13 AS k FROM others WHERE band13 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh13 AS k FROM others WHERE mh13 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band14 AS k FROM others WHERE band14 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh14 AS k FROM others WHERE mh14 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band15 AS k FROM others WHERE band15 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh15 AS k FROM others WHERE mh15 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band16 AS k FROM others WHERE band16 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh16 AS k FROM others WHERE mh16 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band17 AS k FROM others WHERE band17 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh17 AS k FROM others WHERE mh17 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band18 AS k FROM others WHERE band18 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh18 AS k FROM others WHERE mh18 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band19 AS k FROM others WHERE band19 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh19 AS k FROM others WHERE mh19 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band20 AS k FROM others WHERE band20 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh20 AS k FROM others WHERE mh20 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band21 AS k FROM others WHERE band21 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh21 AS k FROM others WHERE mh21 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band22 AS k FROM others WHERE band22 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh22 AS k FROM others WHERE mh22 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band23 AS k FROM others WHERE band23 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh23 AS k FROM others WHERE mh23 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band24 AS k FROM others WHERE band24 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh24 AS k FROM others WHERE mh24 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band25 AS k FROM others WHERE band25 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh25 AS k FROM others WHERE mh25 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band26 AS k FROM others WHERE band26 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh26 AS k FROM others WHERE mh26 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band27 AS k FROM others WHERE band27 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh27 AS k FROM others WHERE mh27 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band28 AS k FROM others WHERE band28 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh28 AS k FROM others WHERE mh28 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band29 AS k FROM others WHERE band29 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh29 AS k FROM others WHERE mh29 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band30 AS k FROM others WHERE band30 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh30 AS k FROM others WHERE mh30 IS NOT NULL
   UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, band31 AS k FROM others WHERE band31 IS NOT NULL
-  UNION ALL
-  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, name_key AS k FROM others WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
+  SELECT repo, revision, commit, path, size, version, fp0, fp1, fp2, fp3, mh31 AS k FROM others WHERE mh31 IS NOT NULL
 ),
 matches AS (
   SELECT a.path AS qpath, a.size AS qsize, b.repo, b.revision, b.commit

@@ -1,104 +1,118 @@
--- Similar files across repositories: one row per pair of files in two
--- different repositories whose fingerprints are at most 84 bits apart (of
--- 256), keeping for each file its 10 nearest matches in each other
--- repository. Reads a table or view `fingerprints`: the union of any number
--- of `git simm export` files (schema version 1002, README "Exports").
+-- Similar files across repositories: one row per pair of blobs in two
+-- different repositories that are the same blob, or share a band key and
+-- have fingerprints at most 84 bits apart (of 256), keeping for each blob
+-- its 10 nearest matches in each other repository, each blob named by one
+-- of its paths. Reads a table or view `fingerprints`: the union of any
+-- number of `git simm export` files (schema version 2002, README
+-- "Exports").
 --
 -- Runs unchanged on DuckDB, Apache Spark 4 and Apache DataFusion, given a
 -- function xor(BIGINT, BIGINT) (DuckDB has it; on Spark:
 --   CREATE TEMPORARY FUNCTION xor(a BIGINT, b BIGINT) RETURNS BIGINT RETURN a ^ b
 -- on DataFusion, register xor and bit_count as UDFs: queries/README.md).
 --
--- 1. Every fingerprinted row once per key: its 32 band keys and the key of
---    its file name (vendored copies keep their names while edits move
---    their fingerprints apart; git's rename detection pairs names first).
--- 2. The equi-join on the key: pairs sharing a key, in different
---    repositories, within git's size window at 80% (the smaller file at
---    least 4/5 of the larger, or no git score can reach 80%).
--- 3. The Hamming distance, bit_count of XOR over the four 64-bit words, at
---    most 84 (filtered in the join, before DISTINCT sees the pairs): the farthest pairs at git score 80% or more reach 82 bits
---    (`radius_for` in src/groups/mod.rs, calibrated on real edits).
--- 4. The 10 nearest per file and other repository, from either side.
+-- 1. Each content once (by `blob_key`, the first 64 bits of the blob id),
+--    however many repositories, paths and revisions hold it: a blob
+--    vendored by a thousand repositories, or a tree with a thousand copies
+--    of one file, joins once. Integers, not the hex ids, go through the
+--    joins and sorts: a quarter of the width.
+-- 2. Every blob once per band key (mh0..mh31: MinHash over git's chunk
+--    buckets, 4 minima per band).
+-- 3. The equi-join on the key: pairs of different blobs sharing a key,
+--    within git's size window at 80% (the smaller file at least 4/5 of the
+--    larger, or no git score can reach 80%), and the Hamming distance
+--    (bit_count of XOR over the four 64-bit words) at most 84: the farthest
+--    pairs at git score 80% or more reach 82 bits (`radius_for` in
+--    src/groups/mod.rs, calibrated on real edits).
+-- 4. Those pairs, and each blob with itself (identical copies), spread
+--    over the repositories holding each side, for different repositories.
+-- 5. The 10 nearest per blob and other repository, from either side.
+-- 6. Each blob's first path (and the revision holding it) and how many
+--    paths hold it in its repository.
 -- Fingerprints estimate; `git simm similar` scores exactly (the check step
 -- of benches/cross-repo.py re-scores every pair).
-WITH keys AS (
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band0 AS k FROM fingerprints WHERE band0 IS NOT NULL
+WITH blobs AS (
+  SELECT DISTINCT version, blob_key, size, fp0, fp1, fp2, fp3,
+    mh0, mh1, mh2, mh3, mh4, mh5, mh6, mh7, mh8, mh9, mh10, mh11, mh12, mh13, mh14, mh15,
+    mh16, mh17, mh18, mh19, mh20, mh21, mh22, mh23, mh24, mh25, mh26, mh27, mh28, mh29, mh30, mh31
+  FROM fingerprints
+  WHERE mh0 IS NOT NULL
+),
+keys AS (
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh0 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band1 AS k FROM fingerprints WHERE band1 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh1 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band2 AS k FROM fingerprints WHERE band2 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh2 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band3 AS k FROM fingerprints WHERE band3 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh3 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band4 AS k FROM fingerprints WHERE band4 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh4 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band5 AS k FROM fingerprints WHERE band5 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh5 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band6 AS k FROM fingerprints WHERE band6 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh6 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band7 AS k FROM fingerprints WHERE band7 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh7 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band8 AS k FROM fingerprints WHERE band8 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh8 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band9 AS k FROM fingerprints WHERE band9 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh9 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band10 AS k FROM fingerprints WHERE band10 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh10 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band11 AS k FROM fingerprints WHERE band11 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh11 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band12 AS k FROM fingerprints WHERE band12 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh12 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band13 AS k FROM fingerprints WHERE band13 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh13 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band14 AS k FROM fingerprints WHERE band14 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh14 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band15 AS k FROM fingerprints WHERE band15 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh15 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band16 AS k FROM fingerprints WHERE band16 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh16 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band17 AS k FROM fingerprints WHERE band17 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh17 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band18 AS k FROM fingerprints WHERE band18 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh18 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band19 AS k FROM fingerprints WHERE band19 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh19 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band20 AS k FROM fingerprints WHERE band20 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh20 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band21 AS k FROM fingerprints WHERE band21 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh21 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band22 AS k FROM fingerprints WHERE band22 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh22 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band23 AS k FROM fingerprints WHERE band23 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh23 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band24 AS k FROM fingerprints WHERE band24 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh24 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band25 AS k FROM fingerprints WHERE band25 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh25 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band26 AS k FROM fingerprints WHERE band26 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh26 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band27 AS k FROM fingerprints WHERE band27 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh27 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band28 AS k FROM fingerprints WHERE band28 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh28 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band29 AS k FROM fingerprints WHERE band29 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh29 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band30 AS k FROM fingerprints WHERE band30 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh30 AS k FROM blobs
   UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, band31 AS k FROM fingerprints WHERE band31 IS NOT NULL
-  UNION ALL
-  SELECT version, repo, revision, COALESCE(path, blob) AS name, blob, size, fp0, fp1, fp2, fp3, name_key AS k FROM fingerprints WHERE name_key IS NOT NULL AND fp0 IS NOT NULL
+  SELECT version, blob_key AS id, size, fp0, fp1, fp2, fp3, mh31 AS k FROM blobs
 ),
 candidates AS (
   SELECT DISTINCT
-    a.repo AS repo_a, a.revision AS revision_a, a.name AS path_a, a.blob AS blob_a, a.size AS size_a,
-    b.repo AS repo_b, b.revision AS revision_b, b.name AS path_b, b.blob AS blob_b, b.size AS size_b,
+    a.version, a.id AS blob_a, b.id AS blob_b,
     CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
     CAST(bit_count(xor(a.fp1, b.fp1)) AS INT) +
     CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
     CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) AS distance
   FROM keys a
   JOIN keys b ON a.k = b.k AND a.version = b.version
-  WHERE a.repo < b.repo
+  WHERE a.id < b.id
     AND a.size * 5 >= b.size * 4
     AND b.size * 5 >= a.size * 4
     AND CAST(bit_count(xor(a.fp0, b.fp0)) AS INT) +
@@ -106,13 +120,49 @@ candidates AS (
       CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
       CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) <= 84
 ),
+pairs AS (
+  SELECT version, blob_a, blob_b, distance FROM candidates
+  UNION ALL
+  SELECT version, blob_b AS blob_a, blob_a AS blob_b, distance FROM candidates
+  UNION ALL
+  SELECT version, blob_key AS blob_a, blob_key AS blob_b, 0 AS distance FROM blobs
+),
+holders AS (
+  SELECT DISTINCT repo, blob_key FROM fingerprints WHERE mh0 IS NOT NULL
+),
+expanded AS (
+  SELECT ha.repo AS repo_a, p.blob_a, hb.repo AS repo_b, p.blob_b, p.distance
+  FROM pairs p
+  JOIN holders ha ON ha.blob_key = p.blob_a
+  JOIN holders hb ON hb.blob_key = p.blob_b
+  -- Not `ha.repo < hb.repo`: as a comparison of the two holders it would
+  -- let an optimiser join them to each other first (DuckDB does, a range
+  -- join of every repository pair), before the pairs narrow them down.
+  WHERE CASE WHEN ha.repo < hb.repo THEN 1 ELSE 0 END = 1
+),
 ranked AS (
-  SELECT candidates.*,
-    ROW_NUMBER() OVER (PARTITION BY repo_a, revision_a, path_a, repo_b ORDER BY distance, path_b, revision_b) AS rank_a,
-    ROW_NUMBER() OVER (PARTITION BY repo_b, revision_b, path_b, repo_a ORDER BY distance, path_a, revision_a) AS rank_b
-  FROM candidates
+  SELECT expanded.*,
+    ROW_NUMBER() OVER (PARTITION BY repo_a, blob_a, repo_b ORDER BY distance, blob_b) AS rank_a,
+    ROW_NUMBER() OVER (PARTITION BY repo_b, blob_b, repo_a ORDER BY distance, blob_a) AS rank_b
+  FROM expanded
+),
+best AS (
+  SELECT * FROM ranked WHERE rank_a <= 10 OR rank_b <= 10
+),
+named AS (
+  SELECT repo, blob_key, blob, size, revision, COALESCE(path, blob) AS path,
+    ROW_NUMBER() OVER (PARTITION BY repo, blob_key ORDER BY COALESCE(path, blob), revision) AS nth,
+    COUNT(*) OVER (PARTITION BY repo, blob_key) AS paths
+  FROM fingerprints
+  WHERE mh0 IS NOT NULL
 )
-SELECT repo_a, revision_a, path_a, blob_a, size_a, repo_b, revision_b, path_b, blob_b, size_b, distance
-FROM ranked
-WHERE rank_a <= 10 OR rank_b <= 10
-ORDER BY repo_a, path_a, repo_b, distance, path_b
+SELECT r.repo_a, na.revision AS revision_a, na.path AS path_a, na.blob AS blob_a, na.size AS size_a,
+  na.paths AS paths_a,
+  r.repo_b, nb.revision AS revision_b, nb.path AS path_b, nb.blob AS blob_b, nb.size AS size_b,
+  nb.paths AS paths_b,
+  r.distance
+FROM best r
+JOIN named na ON na.repo = r.repo_a AND na.blob_key = r.blob_a
+JOIN named nb ON nb.repo = r.repo_b AND nb.blob_key = r.blob_b
+WHERE na.nth = 1 AND nb.nth = 1
+ORDER BY r.repo_a, path_a, r.repo_b, r.distance, path_b

@@ -61,8 +61,13 @@ pub(super) fn export(
     if !args.quiet {
         writeln!(
             err,
-            "Exported {} rows of {} ({} fingerprinted; {} rows answered by the store, {} blobs fingerprinted now)",
-            written.rows, name, written.fingerprinted, rows.outcome.cached, rows.outcome.computed
+            "Exported {} rows of {} ({} fingerprinted; {} rows answered by the store, {} blobs fingerprinted now, {} chunked now)",
+            written.rows,
+            name,
+            written.fingerprinted,
+            rows.outcome.cached,
+            rows.outcome.computed,
+            rows.histograms_computed
         )?;
     }
     Ok(Status::Success)

@@ -10,7 +10,7 @@
 //! definition together, so exports that cannot be compared are told apart.
 
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arrow_array::builder::{FixedSizeBinaryBuilder, Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -19,17 +19,22 @@ use gix::ObjectId;
 use parquet::arrow::ArrowWriter;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::{EntryKind, Repo, RepoError};
-use crate::similarity::bands::{BAND_BITS, BANDS, band_keys, name_key};
+use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, name_key};
 use crate::similarity::compute::{self, ComputeError};
-use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Sketch};
-use crate::similarity::store::Store;
+use crate::similarity::fingerprint::{FINGERPRINT_VERSION, MAX_SIZE, MIN_SIZE, Sketch};
+use crate::similarity::score::Spans;
+use crate::similarity::store::histograms::Histograms;
+use crate::similarity::store::{Store, StoreError};
 
 /// The version of the export's columns. Bumped when a column is added,
-/// removed or changes meaning (band layout included).
-pub const EXPORT_VERSION: u32 = 1;
+/// removed or changes meaning (band layout included). 2: MinHash band
+/// keys over git's chunk buckets (`mh0`..`mh31`) instead of layout 1's
+/// bands of fingerprint bits.
+pub const EXPORT_VERSION: u32 = 2;
 
 /// What the `version` column holds and the Parquet metadata key
 /// `git-simm.schema_version` says: the export layout times 1000 plus the
@@ -56,6 +61,9 @@ pub enum ExportError {
     /// Fingerprints could not be computed or stored.
     #[error(transparent)]
     Compute(#[from] ComputeError),
+    /// Chunk histograms could not be stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// Building the columns failed.
     #[error("cannot build the export's columns: {0}")]
     Arrow(#[from] ArrowError),
@@ -98,6 +106,9 @@ pub struct Export {
     pub rows: Vec<Row>,
     /// What the store answered and what was computed.
     pub outcome: compute::Outcome,
+    /// Blobs whose chunk histograms the histogram store lacked: read (or
+    /// chunked from the fingerprinting read) and stored.
+    pub histograms_computed: usize,
 }
 
 /// One row: a file of a source tree, or a blob.
@@ -111,7 +122,13 @@ pub struct Row {
     pub blob: ObjectId,
     /// Its size and fingerprint.
     pub sketch: Sketch,
+    /// Its band keys ([`band_keys`]): `None` without a fingerprint or
+    /// when the file is all filler.
+    pub keys: Option<[i64; BANDS]>,
 }
+
+/// Band keys by blob id, sorted.
+type Keyed = Vec<(ObjectId, Option<[i64; BANDS]>)>;
 
 /// The rows of `selection`, fingerprints from (and into) `store`.
 /// Submodules (gitlinks) are left out: their ids are commits of another
@@ -132,6 +149,7 @@ pub fn collect(
                     path: None,
                     blob: id,
                     sketch: EMPTY,
+                    keys: None,
                 });
             }
             Vec::new()
@@ -148,6 +166,7 @@ pub fn collect(
                         path: Some(e.path),
                         blob: e.id,
                         sketch: EMPTY,
+                        keys: None,
                     });
                 }
             }
@@ -156,22 +175,133 @@ pub fn collect(
     };
     feedback.trace("export: rows listed");
     let ids: Vec<ObjectId> = rows.iter().map(|r| r.blob).collect();
-    let (sketches, outcome) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
+    let mut histograms = store.histograms()?;
+    // Blobs the fingerprint store lacks are read now: their histograms
+    // and keys come from the same read.
+    let fresh = Mutex::new((&mut histograms, None::<StoreError>));
+    let (sketches, mut keyed, outcome) =
+        compute::fingerprint_blobs_with(repo, store, &ids, feedback, |id, data| {
+            keys_of_content(id, data, &fresh)
+        })?;
+    let (_, failed) = fresh.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     for (row, sketch) in rows.iter_mut().zip(sketches) {
         row.sketch = sketch;
     }
+    feedback.trace("export: fingerprints known");
+    let mut fingerprinted: Vec<ObjectId> = rows
+        .iter()
+        .filter(|r| r.sketch.fingerprint.is_some())
+        .map(|r| r.blob)
+        .collect();
+    fingerprinted.sort_unstable();
+    fingerprinted.dedup();
+    let (chunked, wanted): (Vec<ObjectId>, Vec<ObjectId>) = fingerprinted
+        .iter()
+        .partition(|id| keyed.binary_search_by(|(k, _)| k.cmp(id)).is_ok());
+    let stored = stored_keys(repo, &mut histograms, &wanted, feedback)?;
+    let histograms_computed = chunked.len() + stored.1;
+    keyed.extend(stored.0);
+    keyed.sort_unstable_by_key(|(id, _)| *id);
+    histograms.flush()?;
+    store.add_warnings(histograms.take_warnings());
+    for row in rows.iter_mut().filter(|r| r.sketch.fingerprint.is_some()) {
+        if let Ok(i) = keyed.binary_search_by(|(k, _)| k.cmp(&row.blob)) {
+            row.keys = keyed[i].1;
+        }
+    }
+    feedback.trace("export: band keys known");
     Ok(Export {
         repo: name.to_owned(),
         sources,
         rows,
         outcome,
+        histograms_computed,
     })
+}
+
+/// The keys of a blob read now, its histogram added to the store (when it
+/// is of a size that gets a fingerprint, the only rows with keys).
+fn keys_of_content(
+    id: ObjectId,
+    data: &[u8],
+    store: &Mutex<(&mut Histograms, Option<StoreError>)>,
+) -> Option<[i64; BANDS]> {
+    if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
+        return None;
+    }
+    let spans = Spans::new(data);
+    let keys = band_keys(&spans);
+    let mut guard = store.lock().unwrap_or_else(PoisonError::into_inner);
+    let (histograms, failed) = &mut *guard;
+    if failed.is_none()
+        && let Err(e) = histograms.add(id, &spans)
+    {
+        *failed = Some(e);
+    }
+    keys
+}
+
+/// The keys of `ids` (sorted, distinct) from the histogram store, the
+/// blobs it lacks read and their histograms stored; with how many were
+/// read.
+fn stored_keys(
+    repo: &Repo,
+    histograms: &mut Histograms,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<(Keyed, usize), ExportError> {
+    let progress = feedback.stage("Computing band keys", ids.len() as u64);
+    let locs = histograms.locate(ids);
+    let (found, missing): (Vec<_>, Vec<_>) = ids.iter().zip(locs).partition(|(_, l)| l.is_some());
+    let store: &Histograms = histograms;
+    let decoded: Vec<(ObjectId, Option<Option<[i64; BANDS]>>)> = found
+        .par_iter()
+        .map(|&(id, loc)| {
+            progress.inc(1);
+            // A record that does not decode is read again below.
+            let spans = loc.and_then(|l| store.get(l));
+            (*id, spans.map(|s| band_keys(&s)))
+        })
+        .collect();
+    let mut out: Keyed = Vec::with_capacity(decoded.len());
+    let mut unreadable: Vec<ObjectId> = Vec::new();
+    for (id, keys) in decoded {
+        match keys {
+            Some(k) => out.push((id, k)),
+            None => unreadable.push(id),
+        }
+    }
+    let mut read: Vec<ObjectId> = missing.iter().map(|(id, _)| **id).collect();
+    read.extend(unreadable);
+    read.sort_unstable();
+    if !read.is_empty() {
+        let fresh = Mutex::new((&mut *histograms, None::<StoreError>));
+        let keys = repo
+            .map_blobs(&read, feedback, |i, data| {
+                progress.inc(1);
+                keys_of_content(read[i], data, &fresh)
+            })
+            .map_err(|e| match e {
+                RepoError::Interrupted(i) => ExportError::Interrupted(i),
+                e => ExportError::Repo(e),
+            })?;
+        let (_, failed) = fresh.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        out.extend(read.iter().copied().zip(keys));
+    }
+    progress.finish();
+    Ok((out, read.len()))
 }
 
 /// The Arrow schema of an export, also the Parquet file's. Metadata keys:
 /// `git-simm.schema_version` ([`SCHEMA_VERSION`]),
 /// `git-simm.fingerprint_version`, `git-simm.bands` and
-/// `git-simm.band_bits`.
+/// `git-simm.band_rows` (minima per band).
 pub fn schema() -> Schema {
     let mut fields = vec![
         Field::new("version", DataType::Int32, false),
@@ -181,6 +311,7 @@ pub fn schema() -> Schema {
         Field::new("tree", DataType::Utf8, true),
         Field::new("path", DataType::Utf8, true),
         Field::new("blob", DataType::Utf8, false),
+        Field::new("blob_key", DataType::Int64, false),
         Field::new("size", DataType::Int64, false),
         Field::new("fingerprint", DataType::FixedSizeBinary(32), true),
     ];
@@ -188,7 +319,7 @@ pub fn schema() -> Schema {
         fields.push(Field::new(format!("fp{i}"), DataType::Int64, true));
     }
     for i in 0..BANDS {
-        fields.push(Field::new(format!("band{i}"), DataType::Int64, true));
+        fields.push(Field::new(format!("mh{i}"), DataType::Int64, true));
     }
     fields.push(Field::new("name_key", DataType::Int64, true));
     let metadata: std::collections::HashMap<String, String> = [
@@ -198,7 +329,8 @@ pub fn schema() -> Schema {
             FINGERPRINT_VERSION.to_string(),
         ),
         ("git-simm.bands", BANDS.to_string()),
-        ("git-simm.band_bits", BAND_BITS.to_string()),
+        ("git-simm.band_rows", ROWS.to_string()),
+        ("git-simm.minhashes", HASHES.to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -247,6 +379,18 @@ pub fn write_parquet<W: Write + Send>(
     Ok(written)
 }
 
+/// The `blob_key` of a blob: the first 8 bytes of its id, big-endian, as a
+/// signed integer. Queries join contents on it: an integer is a quarter of
+/// the hex string's width in an engine's hash tables and sorts, and two
+/// different blobs share it with probability 2^-64 per pair.
+pub fn key_of_blob(id: &ObjectId) -> i64 {
+    let mut bytes = [0u8; 8];
+    let raw = id.as_slice();
+    let n = raw.len().min(8);
+    bytes[..n].copy_from_slice(&raw[..n]);
+    i64::from_be_bytes(bytes)
+}
+
 /// The columns of `rows`, in [`schema`]'s order.
 fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBatch, ArrowError> {
     let n = rows.len();
@@ -257,6 +401,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut tree = StringBuilder::new();
     let mut path = StringBuilder::new();
     let mut blob = StringBuilder::with_capacity(n, n * 40);
+    let mut blob_key = Int64Builder::with_capacity(n);
     let mut size = Int64Builder::with_capacity(n);
     let mut fingerprint = FixedSizeBinaryBuilder::with_capacity(n, 32);
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
@@ -284,6 +429,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
             None => path.append_null(),
         }
         blob.append_value(r.blob.to_string());
+        blob_key.append_value(key_of_blob(&r.blob));
         size.append_value(i64::try_from(r.sketch.size).unwrap_or(i64::MAX));
         match &r.sketch.fingerprint {
             Some(fp) => {
@@ -292,15 +438,19 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
                     // The same 64 bits, read as an engine's signed BIGINT.
                     b.append_value(w as i64);
                 }
-                for (b, k) in bands.iter_mut().zip(band_keys(fp)) {
-                    b.append_value(k);
-                }
             }
             None => {
                 fingerprint.append_null();
                 words.iter_mut().for_each(|b| b.append_null());
-                bands.iter_mut().for_each(|b| b.append_null());
             }
+        }
+        match &r.keys {
+            Some(keys) => {
+                for (b, &k) in bands.iter_mut().zip(keys) {
+                    b.append_value(k);
+                }
+            }
+            None => bands.iter_mut().for_each(|b| b.append_null()),
         }
     }
     let mut columns: Vec<ArrayRef> = vec![
@@ -311,6 +461,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         Arc::new(tree.finish()),
         Arc::new(path.finish()),
         Arc::new(blob.finish()),
+        Arc::new(blob_key.finish()),
         Arc::new(size.finish()),
         Arc::new(fingerprint.finish()),
     ];

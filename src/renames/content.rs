@@ -140,7 +140,7 @@ impl Content for RepoContent<'_> {
                 self.store,
                 &in_odb,
                 &self.feedback,
-                |data| Arc::new(Spans::new(data)),
+                |_, data| Arc::new(Spans::new(data)),
             )?;
             // `spans` lists the blobs read, sorted by id: only those are
             // remembered.

@@ -57,7 +57,7 @@ pub fn fingerprint_blobs(
     ids: &[ObjectId],
     feedback: &Feedback,
 ) -> Result<(Vec<Sketch>, Outcome), ComputeError> {
-    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, feedback, |_| ())?;
+    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, feedback, |_, _| ())?;
     Ok((entries, outcome))
 }
 
@@ -65,15 +65,16 @@ pub fn fingerprint_blobs(
 /// sorted by id), and counts.
 pub type WithExtras<T> = (Vec<Sketch>, Vec<(ObjectId, T)>, Outcome);
 
-/// [`fingerprint_blobs`], also computing `also(content)` for every blob it
-/// has to read (those the store lacks), from the same read: callers that
-/// need more than the fingerprint of a blob avoid reading it twice.
+/// [`fingerprint_blobs`], also computing `also(id, content)` for every
+/// blob it has to read (those the store lacks), from the same read:
+/// callers that need more than the fingerprint of a blob avoid reading it
+/// twice.
 pub fn fingerprint_blobs_with<T: Send>(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
     feedback: &Feedback,
-    also: impl Fn(&[u8]) -> T + Sync + Send,
+    also: impl Fn(ObjectId, &[u8]) -> T + Sync + Send,
 ) -> Result<WithExtras<T>, ComputeError> {
     let progress = feedback.stage(STAGE, ids.len() as u64);
     let mut out: Vec<Option<Sketch>> = store.get_many(ids);
@@ -96,7 +97,7 @@ pub fn fingerprint_blobs_with<T: Send>(
             .take(missing.len())
             .collect();
         let read = repo.for_each_blob(&missing, feedback, |i, data| {
-            let value = (entry_of(data), also(data));
+            let value = (entry_of(data), also(missing[i], data));
             *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
         });

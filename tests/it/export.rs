@@ -1,6 +1,8 @@
 //! `git simm export`: the Parquet file read back with the arrow reader and
 //! compared with git's own listings (`ls-tree`, `cat-file`) and with `git
-//! simm fingerprint`; band keys against the library; bad input.
+//! simm fingerprint`; band keys recomputed here from the blobs (git's
+//! chunking as REFERENCE.md describes it, MinHash as documented in
+//! `similarity::bands`); bad input.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,7 +10,7 @@ use std::path::Path;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
-use git_simm::similarity::bands::{BANDS, band_keys, name_key};
+use git_simm::similarity::bands::{BANDS, FILLER, HASHES, MAX_SPACES, MAX_TABS, ROWS, name_key};
 use git_simm::similarity::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -61,6 +63,7 @@ struct Row {
     tree: Option<String>,
     path: Option<String>,
     blob: String,
+    blob_key: i64,
     size: i64,
     fingerprint: Option<[u8; 32]>,
     words: Option<[i64; 4]>,
@@ -97,13 +100,14 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
             s("blob"),
         );
         let size = i64s("size");
+        let blob_keys = i64s("blob_key");
         let fp = b
             .column_by_name("fingerprint")
             .unwrap()
             .as_fixed_size_binary()
             .clone();
         let words: Vec<_> = (0..4).map(|i| i64s(&format!("fp{i}"))).collect();
-        let bands: Vec<_> = (0..BANDS).map(|i| i64s(&format!("band{i}"))).collect();
+        let bands: Vec<_> = (0..BANDS).map(|i| i64s(&format!("mh{i}"))).collect();
         let names = i64s("name_key");
         let opt =
             |a: &arrow_array::StringArray, i: usize| a.is_valid(i).then(|| a.value(i).to_owned());
@@ -116,6 +120,7 @@ fn rows_of(batches: &[RecordBatch]) -> Vec<Row> {
                 tree: opt(&tree, i),
                 path: opt(&path, i),
                 blob: blob.value(i).to_owned(),
+                blob_key: blob_keys.value(i),
                 size: size.value(i),
                 fingerprint: fp.is_valid(i).then(|| fp.value(i).try_into().unwrap()),
                 words: words[0]
@@ -140,6 +145,138 @@ fn export(r: &Repo, args: &[&str]) -> (Vec<Row>, String) {
     (rows_of(&read(&out)), stderr(&o))
 }
 
+// ---------------------------------------------------------------------------
+// The band keys recomputed from a blob's content, independently of the
+// library's chunking and hashing: git's chunks and buckets as
+// diffcore-delta.c makes them (REFERENCE.md section 2), then MinHash as
+// `similarity::bands` documents it.
+
+/// git's chunk buckets of `data`, as a set: a chunk ends at LF or after
+/// 64 bytes; in text (no NUL in the first 8000 bytes) a CR before LF is
+/// skipped; two 32-bit accumulators, bucket `(a1 + a2 * 0x61) % 107927`.
+fn git_buckets(data: &[u8]) -> std::collections::BTreeSet<u32> {
+    let text = is_text(data);
+    let mut out = std::collections::BTreeSet::new();
+    let (mut a1, mut a2, mut n) = (0u32, 0u32, 0);
+    for (i, &c) in data.iter().enumerate() {
+        if text && c == b'\r' && data.get(i + 1) == Some(&b'\n') {
+            continue;
+        }
+        let old = a1;
+        a1 = (a1 << 7) ^ (a2 >> 25);
+        a2 = (a2 << 7) ^ (old >> 25);
+        a1 = a1.wrapping_add(u32::from(c));
+        n += 1;
+        if n < 64 && c != b'\n' {
+            continue;
+        }
+        out.insert(a1.wrapping_add(a2.wrapping_mul(0x61)) % 107_927);
+        (a1, a2, n) = (0, 0, 0);
+    }
+    if n > 0 {
+        out.insert(a1.wrapping_add(a2.wrapping_mul(0x61)) % 107_927);
+    }
+    out
+}
+
+/// The buckets of every filler line: each core of `FILLER` (and the empty
+/// line) behind up to `MAX_SPACES` spaces or `MAX_TABS` tabs, with and
+/// without its LF.
+fn filler_buckets() -> std::collections::BTreeSet<u32> {
+    let mut indents = vec![String::new()];
+    indents.extend((1..=MAX_SPACES).map(|n| " ".repeat(n)));
+    indents.extend((1..=MAX_TABS).map(|n| "\t".repeat(n)));
+    let mut out = std::collections::BTreeSet::new();
+    for indent in &indents {
+        for core in std::iter::once("").chain(FILLER.iter().copied()) {
+            for end in ["\n", ""] {
+                let line = format!("{indent}{core}{end}");
+                out.extend(git_buckets(line.as_bytes()));
+            }
+        }
+    }
+    out
+}
+
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The 128 minima of the buckets that are not filler: hash `k` of bucket
+/// `b` is two multiply-xorshift rounds over `fmix32(b) ^ seed_k`, seed `k`
+/// the low half of splitmix64's `k`-th output from 0.
+fn minima(data: &[u8]) -> Option<Vec<u32>> {
+    let filler = filler_buckets();
+    let seeds: Vec<u32> = (1..=HASHES as u64)
+        .map(|k| splitmix(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(k - 1)) as u32)
+        .collect();
+    let buckets: Vec<u32> = git_buckets(data)
+        .into_iter()
+        .filter(|b| !filler.contains(b))
+        .collect();
+    if buckets.is_empty() {
+        return None;
+    }
+    Some(
+        seeds
+            .iter()
+            .map(|&seed| {
+                buckets
+                    .iter()
+                    .map(|&b| {
+                        let mut h = (fmix32(b) ^ seed).wrapping_mul(0x9e37_79b1);
+                        h ^= h >> 15;
+                        h = h.wrapping_mul(0x85eb_ca77);
+                        h ^ (h >> 13)
+                    })
+                    .min()
+                    .unwrap()
+            })
+            .collect(),
+    )
+}
+
+/// Band `i`'s key: its four minima folded into `h = splitmix(h ^ m)` from
+/// `h = i`, the sign bit cleared.
+fn minhash_keys(data: &[u8]) -> Option<Vec<i64>> {
+    let m = minima(data)?;
+    Some(
+        m.chunks(ROWS)
+            .enumerate()
+            .map(|(i, band)| {
+                let h = band
+                    .iter()
+                    .fold(i as u64, |h, &x| splitmix(h ^ u64::from(x)));
+                (h & (u64::MAX >> 1)) as i64
+            })
+            .collect(),
+    )
+}
+
+/// The keys of export layout 1: 32 bands of 16 consecutive fingerprint
+/// bits, band `i` from bit `8i` on (wrapping after bit 255).
+fn bit_bands(fp: &Fingerprint) -> Vec<u32> {
+    (0..32)
+        .map(|i| {
+            (0..16).fold(0u32, |v, j| {
+                let p = (i * 8 + j) % 256;
+                v | ((((fp.words[p / 64] >> (p % 64)) & 1) as u32) << j)
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn schema_is_versioned_and_typed() {
     let r = export_repo();
@@ -161,6 +298,7 @@ fn schema_is_versioned_and_typed() {
         "tree",
         "path",
         "blob",
+        "blob_key",
         "size",
         "fingerprint",
         "fp0",
@@ -168,7 +306,7 @@ fn schema_is_versioned_and_typed() {
         "fp2",
         "fp3",
     ];
-    let bands: Vec<String> = (0..BANDS).map(|i| format!("band{i}")).collect();
+    let bands: Vec<String> = (0..BANDS).map(|i| format!("mh{i}")).collect();
     expected.extend(bands.iter().map(String::as_str));
     expected.push("name_key");
     assert_eq!(names, expected);
@@ -177,7 +315,7 @@ fn schema_is_versioned_and_typed() {
         schema.field_with_name("fingerprint").unwrap().data_type(),
         &DataType::FixedSizeBinary(32)
     );
-    for name in ["size", "fp0", "fp3", "band0"] {
+    for name in ["size", "fp0", "fp3", "mh0", "mh31"] {
         assert_eq!(
             schema.field_with_name(name).unwrap().data_type(),
             &DataType::Int64
@@ -190,9 +328,10 @@ fn schema_is_versioned_and_typed() {
     );
     assert_eq!(
         meta.get("git-simm.schema_version"),
-        Some(&(1000 + FINGERPRINT_VERSION).to_string())
+        Some(&(2000 + FINGERPRINT_VERSION).to_string())
     );
     assert_eq!(meta.get("git-simm.bands"), Some(&BANDS.to_string()));
+    assert_eq!(meta.get("git-simm.band_rows"), Some(&ROWS.to_string()));
 }
 
 #[test]
@@ -244,7 +383,7 @@ fn rows_match_ls_tree_and_fingerprint() {
     assert_eq!(by_size_and_print.len(), rows.len());
     let mut fingerprinted = 0;
     for (row, (hex, size)) in rows.iter().zip(&by_size_and_print) {
-        assert_eq!(row.version, 1000 + FINGERPRINT_VERSION as i32);
+        assert_eq!(row.version, 2000 + FINGERPRINT_VERSION as i32);
         assert_eq!(row.repo, "example");
         assert_eq!(row.revision.as_deref(), Some("HEAD"));
         assert_eq!(row.commit.as_deref(), Some(head.as_str()));
@@ -255,6 +394,9 @@ fn rows_match_ls_tree_and_fingerprint() {
             row.path.clone().unwrap().into_bytes()
         };
         assert_eq!(row.name_key, Some(name_key(&raw)));
+        // The first 16 hex digits of the blob id, as a signed integer.
+        let prefix = u64::from_str_radix(&row.blob[..16], 16).unwrap();
+        assert_eq!(row.blob_key, prefix as i64);
         let cat_size: i64 = r
             .git_str(&["cat-file", "-s", &row.blob])
             .trim()
@@ -274,7 +416,14 @@ fn rows_match_ls_tree_and_fingerprint() {
                 // The four words are the same bits, as signed integers.
                 let words = row.words.unwrap();
                 assert_eq!(words.map(|w| w as u64), fp.words);
-                assert_eq!(row.bands.as_deref(), Some(band_keys(&fp).as_slice()));
+                let content = r.git(&["cat-file", "blob", &row.blob]);
+                let keys = minhash_keys(&content).expect("real text is not all filler");
+                assert_eq!(
+                    row.bands.as_deref(),
+                    Some(keys.as_slice()),
+                    "{:?}",
+                    row.path
+                );
             }
         }
     }
@@ -344,8 +493,45 @@ fn second_export_fingerprints_only_new_blobs() {
     r.write("src/added.txt", &texts(13, 2)[1]);
     r.commit_all("one more");
     let (rows, second) = export(&r, &[]);
-    assert!(second.contains("1 blobs fingerprinted now"), "{second}");
+    assert!(
+        second.contains("1 blobs fingerprinted now, 1 chunked now"),
+        "{second}"
+    );
     assert!(second.contains(&format!("{} rows answered by the store", rows.len() - 1)));
+    // The band keys come from the histogram store too: nothing is read.
+    let (again, third) = export(&r, &[]);
+    assert!(
+        third.contains("0 blobs fingerprinted now, 0 chunked now"),
+        "{third}"
+    );
+    assert_eq!(
+        again.iter().map(|x| &x.bands).collect::<Vec<_>>(),
+        rows.iter().map(|x| &x.bands).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn blobs_fingerprinted_before_are_chunked_once() {
+    // `fingerprint` stores fingerprints, not histograms: the first export
+    // reads the blobs for their keys, the next one does not.
+    let r = export_repo();
+    assert!(r.simm(&["fingerprint", "HEAD"]).status.success());
+    let (rows, first) = export(&r, &[]);
+    let keyed: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|x| x.bands.is_some())
+        .map(|x| x.blob.as_str())
+        .collect();
+    assert!(keyed.len() >= 13);
+    assert!(
+        first.contains(&format!(
+            "0 blobs fingerprinted now, {} chunked now",
+            keyed.len()
+        )),
+        "{first}"
+    );
+    let (_, second) = export(&r, &[]);
+    assert!(second.contains("0 chunked now"), "{second}");
 }
 
 #[test]
@@ -506,4 +692,58 @@ fn a_terminal_is_refused_without_output() {
         "{shown}"
     );
     assert!(!shown.contains("PAR1"));
+}
+
+#[test]
+fn an_edited_copy_far_in_fingerprint_bits_shares_a_band_key() {
+    // A real text with every seventh line replaced: git scores the pair
+    // above 80%, yet its fingerprints are 62 bits apart and no band of 16
+    // fingerprint bits (export layout 1) survives, nor does its name.
+    let original = texts(3, 4)[3].clone();
+    let edited = edit(&original, 7, 2);
+    let r = Repo::new();
+    r.write("lib/parser.c", &original);
+    r.commit_all("original");
+    r.remove("lib/parser.c");
+    r.write("vendor/copy/reader.c", &edited);
+    r.commit_all("vendored, edited");
+    let status = r.git_str(&["diff", "-M80%", "--name-status", "HEAD~", "HEAD"]);
+    let score: u32 = status
+        .strip_prefix('R')
+        .and_then(|s| s.get(..3))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("git found no rename: {status}"));
+    assert!(score >= 80, "{status}");
+
+    let (rows, _) = export(&r, &["HEAD~", "HEAD"]);
+    assert_eq!(rows.len(), 2);
+    let (a, b) = (&rows[0], &rows[1]);
+    let fp = |row: &Row| Fingerprint::from_hex(&hex(&row.fingerprint.unwrap())).unwrap();
+    let (fa, fb) = (fp(a), fp(b));
+    let distance: u32 = (0..4)
+        .map(|w| (fa.words[w] ^ fb.words[w]).count_ones())
+        .sum();
+    assert!((50..=84).contains(&distance), "{distance}");
+    assert!(
+        bit_bands(&fa)
+            .iter()
+            .zip(bit_bands(&fb))
+            .all(|(x, y)| *x != y),
+        "a band of fingerprint bits is shared: layout 1 would have found the pair"
+    );
+    assert_ne!(a.name_key, b.name_key);
+
+    // The exported keys are the ones recomputed from the contents, and at
+    // least one band agrees: the query's equi-join meets the pair.
+    let (ka, kb) = (a.bands.clone().unwrap(), b.bands.clone().unwrap());
+    assert_eq!(Some(&ka), minhash_keys(&original).as_ref());
+    assert_eq!(Some(&kb), minhash_keys(&edited).as_ref());
+    let shared = ka.iter().zip(&kb).filter(|(x, y)| x == y).count();
+    assert!(shared >= 1, "no band key shared");
+    // Within git's size window, as the query also requires.
+    assert!(a.size * 5 >= b.size * 4 && b.size * 5 >= a.size * 4);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

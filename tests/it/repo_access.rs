@@ -1009,7 +1009,7 @@ fn interrupted_fingerprinting_stops_and_keeps_what_it_computed() {
     let flag = AtomicBool::new(false);
     let feedback = Feedback::new(&Discard, &flag);
     let read = AtomicUsize::new(0);
-    let err = compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, |_| {
+    let err = compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, |_, _| {
         if read.fetch_add(1, Ordering::Relaxed) + 1 == 100 {
             flag.store(true, Ordering::Relaxed);
         }

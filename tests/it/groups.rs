@@ -272,6 +272,15 @@ fn radius_calibration() {
         .iter()
         .map(|(_, d)| git_simm::similarity::fingerprint::fingerprint(d))
         .collect();
+    print_distances(&files, &prints);
+}
+
+/// For each threshold and size band, how far apart the sketches `prints`
+/// of the true pairs of `files` are (the calibration tests' output).
+fn print_distances(
+    files: &[(String, Vec<u8>)],
+    prints: &[Option<git_simm::similarity::fingerprint::Fingerprint>],
+) {
     let bands: [(usize, usize); 5] = [
         (0, 512),
         (512, 1024),
@@ -742,37 +751,7 @@ fn residual_radius_calibration() {
         .iter()
         .map(|(_, d)| git_simm::groups::residual::sketch(&Spans::new(d)))
         .collect();
-    let bands: [(usize, usize); 5] = [
-        (0, 512),
-        (512, 1024),
-        (1024, 2048),
-        (2048, 4096),
-        (4096, 1 << 20),
-    ];
-    for threshold in [50u32, 60, 70, 80, 90, 95] {
-        let truth = true_pairs(&files, score::MAX_SCORE / 100 * threshold);
-        for (lo, hi) in bands {
-            let mut d: Vec<u32> = truth
-                .iter()
-                .filter(|&&(a, b, _)| (lo..hi).contains(&files[a].1.len().min(files[b].1.len())))
-                .filter_map(|&(a, b, _)| Some(prints[a]?.distance(&prints[b]?)))
-                .collect();
-            d.sort_unstable();
-            let q = |p: f64| {
-                d.get(((d.len() as f64 - 1.0) * p) as usize)
-                    .copied()
-                    .unwrap_or(0)
-            };
-            eprintln!(
-                "at {threshold}%, smaller file {lo}-{hi} bytes: {} pairs, distance p50 {} p99 {} p99.9 {} max {}",
-                d.len(),
-                q(0.5),
-                q(0.99),
-                q(0.999),
-                d.last().copied().unwrap_or(0)
-            );
-        }
-    }
+    print_distances(&files, &prints);
     // Unrelated pairs: how many fall within each radius (what a radius
     // costs in candidate pairs).
     let mut far: Vec<u32> = Vec::new();

@@ -289,7 +289,7 @@ fn print_distances(
         (4096, 1 << 20),
     ];
     for threshold in [50u32, 60, 70, 80, 90, 95] {
-        let truth = true_pairs(&files, score::MAX_SCORE / 100 * threshold);
+        let truth = true_pairs(files, score::MAX_SCORE / 100 * threshold);
         for (lo, hi) in bands {
             let mut d: Vec<u32> = truth
                 .iter()

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::{EntryKind, Repo, RepoError};
-use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, name_key};
+use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, band_keys_of_record, name_key};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{FINGERPRINT_VERSION, MAX_SIZE, MIN_SIZE, Sketch};
 use crate::similarity::score::Spans;
@@ -262,8 +262,10 @@ fn stored_keys(
         .map(|&(id, loc)| {
             progress.inc(1);
             // A record that does not decode is read again below.
-            let spans = loc.and_then(|l| store.get(l));
-            (*id, spans.map(|s| band_keys(&s)))
+            let keys = loc
+                .and_then(|l| store.record(l))
+                .and_then(band_keys_of_record);
+            (*id, keys)
         })
         .collect();
     let mut out: Keyed = Vec::with_capacity(decoded.len());

@@ -70,30 +70,67 @@ pub fn name_key(path: &[u8]) -> i64 {
 /// `None` when nothing is left. Hash `k` of bucket `b` is
 /// [`bucket_hash`]`(k, b)`.
 pub fn minima(spans: &Spans) -> Option<[u32; HASHES]> {
-    let filler = filler();
-    let mut min = [u32::MAX; HASHES];
-    let mut any = false;
-    for b in spans.bucket_ids().filter(|&b| !filler.contains(b)) {
-        any = true;
+    let mut m = Minima::new();
+    spans.bucket_ids().for_each(|b| m.add(b));
+    m.finish()
+}
+
+/// [`minima`] gathered one bucket at a time, so that a stored histogram
+/// can be read straight into it ([`band_keys_of_record`]).
+struct Minima {
+    min: [u32; HASHES],
+    any: bool,
+    filler: &'static Buckets,
+}
+
+impl Minima {
+    fn new() -> Minima {
+        Minima {
+            min: [u32::MAX; HASHES],
+            any: false,
+            filler: filler(),
+        }
+    }
+
+    fn add(&mut self, b: u32) {
+        if self.filler.contains(b) {
+            return;
+        }
+        self.any = true;
         let y = mix32(b);
         // One pass over the minima per bucket: the compiler keeps this
         // loop in vector registers.
-        for (k, m) in min.iter_mut().enumerate() {
+        for (k, m) in self.min.iter_mut().enumerate() {
             *m = (*m).min(hash_of(y, SEEDS[k]));
         }
     }
-    any.then_some(min)
+
+    fn finish(self) -> Option<[u32; HASHES]> {
+        self.any.then_some(self.min)
+    }
 }
 
 /// The keys of a histogram: band `i`'s key at index `i`, `None` when the
 /// file has nothing but filler ([`minima`]).
 pub fn band_keys(spans: &Spans) -> Option<[i64; BANDS]> {
-    let min = minima(spans)?;
+    minima(spans).map(keys_of)
+}
+
+/// [`band_keys`] of a histogram as the histogram store keeps it
+/// ([`Spans::encode`]), read without building it; the outer `None` when
+/// the record does not decode.
+pub fn band_keys_of_record(record: &[u8]) -> Option<Option<[i64; BANDS]>> {
+    let mut m = Minima::new();
+    Spans::decode_bucket_ids(record, |b| m.add(b))?;
+    Some(m.finish().map(keys_of))
+}
+
+fn keys_of(min: [u32; HASHES]) -> [i64; BANDS] {
     let mut keys = [0i64; BANDS];
     for (i, key) in keys.iter_mut().enumerate() {
         *key = band_key(i, &min[i * ROWS..(i + 1) * ROWS]);
     }
-    Some(keys)
+    keys
 }
 
 /// Hash function `k` of bucket `b` (what [`minima`] takes the minimum of):
@@ -316,6 +353,25 @@ fn mix64(x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys read straight from a stored record are those of the decoded
+    /// histogram; a damaged record is not taken for an all-filler file.
+    #[test]
+    fn keys_of_a_stored_record_are_those_of_its_histogram() {
+        for text in [
+            &include_bytes!("fingerprint.rs")[..],
+            include_bytes!("bands.rs"),
+            b"}\n\n}\n",
+        ] {
+            let spans = Spans::new(text);
+            let mut record = Vec::new();
+            spans.encode(&mut record);
+            assert_eq!(band_keys_of_record(&record), Some(band_keys(&spans)));
+            record.push(0);
+            assert_eq!(band_keys_of_record(&record), None);
+        }
+        assert_eq!(band_keys(&Spans::new(b"}\n\n}\n")), None);
+    }
 
     #[test]
     fn name_keys_depend_on_the_last_component_only() {

@@ -198,30 +198,15 @@ impl Spans {
     /// [`Spans::decode_without`] would give), and whether it is binary;
     /// read without building the histogram, for a pass over many.
     pub fn decode_sizes(bytes: &[u8], common: &Buckets) -> Option<(u64, u64, bool)> {
-        let mut at = 0;
-        let size = get_varint(bytes, &mut at)?;
-        let binary = match *bytes.get(at)? {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        at += 1;
-        let n = get_varint(bytes, &mut at)?;
+        let stored = Stored::open(bytes)?;
+        let (size, binary) = (stored.size, stored.binary);
         let mut removed: u64 = 0;
-        let mut b: u64 = 0;
-        for k in 0..n {
-            let gap = get_varint(bytes, &mut at)?;
-            let w = get_varint(bytes, &mut at)?;
-            // Gaps after the first are from the previous bucket.
-            b = if k == 0 { gap } else { b + gap };
-            if b >= u64::from(HASH_BASE) {
-                return None;
+        stored.for_each(|b, w| {
+            if common.contains(b) {
+                removed += u64::from(w);
             }
-            if common.contains(b as u32) {
-                removed += w;
-            }
-        }
-        (at == bytes.len()).then_some((size, size.saturating_sub(removed), binary))
+        })?;
+        Some((size, size.saturating_sub(removed), binary))
     }
 
     /// [`Spans::decode`] and [`Spans::without`] in one pass: the stored
@@ -229,6 +214,51 @@ impl Spans {
     /// pairs decodes a histogram per blob; one pass and one allocation
     /// instead of two, and a bit test instead of a search per bucket.
     pub fn decode_without(bytes: &[u8], common: &Buckets) -> Option<Spans> {
+        let stored = Stored::open(bytes)?;
+        let (size, binary) = (stored.size, stored.binary);
+        let mut buckets = Vec::with_capacity(stored.count);
+        let mut removed: u64 = 0;
+        stored.for_each(|b, w| {
+            if common.contains(b) {
+                removed += u64::from(w);
+            } else {
+                buckets.push((b, w));
+            }
+        })?;
+        Some(Spans {
+            buckets,
+            size: size.saturating_sub(removed),
+            binary,
+        })
+    }
+
+    /// The buckets of a stored histogram ([`Spans::encode`]), in order,
+    /// without building it; `None` if `bytes` is not one.
+    pub fn decode_bucket_ids(bytes: &[u8], f: impl FnMut(u32)) -> Option<()> {
+        let mut f = f;
+        Stored::open(bytes)?.for_each(|b, _| f(b))
+    }
+
+    /// `(bucket, weight)` pairs, sorted by bucket: what containment
+    /// ([`crate::similarity::containment`]) samples and merges.
+    pub(crate) fn buckets(&self) -> &[(u32, u32)] {
+        &self.buckets
+    }
+}
+
+/// A stored histogram ([`Spans::encode`]) being read: its header, then
+/// its entries, each checked as it comes (so every reader of the store
+/// accepts and rejects the same records).
+struct Stored<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    size: u64,
+    binary: bool,
+    count: usize,
+}
+
+impl<'a> Stored<'a> {
+    fn open(bytes: &'a [u8]) -> Option<Stored<'a>> {
         let mut at = 0;
         let size = get_varint(bytes, &mut at)?;
         let binary = match *bytes.get(at)? {
@@ -237,18 +267,28 @@ impl Spans {
             _ => return None,
         };
         at += 1;
-        let n = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
+        let count = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
         // Each entry takes at least two bytes: a corrupt count cannot
-        // make this allocate more than the record could hold.
-        if n > bytes.len() / 2 {
+        // make a reader allocate more than the record could hold.
+        if count > bytes.len() / 2 {
             return None;
         }
-        let mut buckets = Vec::with_capacity(n);
-        let mut removed: u64 = 0;
+        Some(Stored {
+            bytes,
+            at,
+            size,
+            binary,
+            count,
+        })
+    }
+
+    /// Every `(bucket, weight)` in order; `None` at the first entry out of
+    /// order or range, or if bytes are missing or left over.
+    fn for_each(mut self, mut f: impl FnMut(u32, u32)) -> Option<()> {
         let mut next_min = 0u32;
-        for _ in 0..n {
-            let gap = u32::try_from(get_varint(bytes, &mut at)?).ok()?;
-            let w = u32::try_from(get_varint(bytes, &mut at)?).ok()?;
+        for _ in 0..self.count {
+            let gap = u32::try_from(get_varint(self.bytes, &mut self.at)?).ok()?;
+            let w = u32::try_from(get_varint(self.bytes, &mut self.at)?).ok()?;
             // Gaps after the first are at least 1 (buckets strictly
             // ascending); the first is the bucket itself.
             let b = next_min
@@ -257,24 +297,10 @@ impl Spans {
             if b >= HASH_BASE || w == 0 || (next_min > 0 && gap == 0) {
                 return None;
             }
-            if common.contains(b) {
-                removed += u64::from(w);
-            } else {
-                buckets.push((b, w));
-            }
+            f(b, w);
             next_min = b + 1;
         }
-        (at == bytes.len()).then(|| Spans {
-            buckets,
-            size: size.saturating_sub(removed),
-            binary,
-        })
-    }
-
-    /// `(bucket, weight)` pairs, sorted by bucket: what containment
-    /// ([`crate::similarity::containment`]) samples and merges.
-    pub(crate) fn buckets(&self) -> &[(u32, u32)] {
-        &self.buckets
+        (self.at == self.bytes.len()).then_some(())
     }
 }
 

@@ -248,23 +248,7 @@ impl Histograms {
         let Some(dir) = self.dir.clone() else {
             return Ok(());
         };
-        let read = match fs::read_dir(&dir) {
-            Ok(r) => r,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => {
-                return Err(StoreError::Dir {
-                    path: dir,
-                    source: e,
-                });
-            }
-        };
-        let mut paths: Vec<PathBuf> = read
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| is_histogram_table(p))
-            .collect();
-        paths.sort();
-        for path in paths {
+        for path in super::table::list(&dir, is_histogram_table)? {
             match HistTable::open(&path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
                 Ok(None) => {}

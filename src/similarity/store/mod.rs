@@ -133,23 +133,7 @@ impl Store {
     fn load_tables(&mut self) -> Result<(), StoreError> {
         self.tables.clear();
         let Some(dir) = &self.dir else { return Ok(()) };
-        let read = match fs::read_dir(dir) {
-            Ok(r) => r,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => {
-                return Err(StoreError::Dir {
-                    path: dir.clone(),
-                    source: e,
-                });
-            }
-        };
-        let mut paths: Vec<PathBuf> = read
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| is_table_name(p))
-            .collect();
-        paths.sort();
-        for path in paths {
+        for path in table::list(dir, is_table_name)? {
             match Table::open(&path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
                 Ok(None) => {}

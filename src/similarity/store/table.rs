@@ -224,6 +224,31 @@ pub(super) fn read_u64(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// The tables in `dir` that `is_table` accepts, sorted by name; none when
+/// the directory does not exist yet.
+pub(super) fn list(
+    dir: &Path,
+    is_table: fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>, super::StoreError> {
+    let read = match fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(super::StoreError::Dir {
+                path: dir.to_owned(),
+                source: e,
+            });
+        }
+    };
+    let mut paths: Vec<PathBuf> = read
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| is_table(p))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
 pub(super) fn is_table_name(p: &Path) -> bool {
     p.file_name()
         .and_then(|n| n.to_str())

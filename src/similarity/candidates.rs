@@ -360,13 +360,7 @@ impl Search {
                 }
                 acc
             })
-            .reduce(Vec::new, |mut a, mut b| {
-                if a.len() < b.len() {
-                    std::mem::swap(&mut a, &mut b);
-                }
-                a.extend(b);
-                a
-            });
+            .reduce(Vec::new, concat);
         feedback.check()?;
         pairs.par_sort_unstable();
         Ok(pairs)
@@ -448,17 +442,20 @@ impl Search {
                 }
                 acc
             })
-            .reduce(Vec::new, |mut a, mut b| {
-                if a.len() < b.len() {
-                    std::mem::swap(&mut a, &mut b);
-                }
-                a.extend(b);
-                a
-            });
+            .reduce(Vec::new, concat);
         feedback.check()?;
         pairs.par_sort_unstable();
         Ok(pairs)
     }
+}
+
+/// Two threads' pairs as one list, the shorter appended to the longer.
+fn concat(mut a: Vec<Pair>, mut b: Vec<Pair>) -> Vec<Pair> {
+    if a.len() < b.len() {
+        std::mem::swap(&mut a, &mut b);
+    }
+    a.extend(b);
+    a
 }
 
 fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {

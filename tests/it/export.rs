@@ -547,23 +547,21 @@ fn default_name_is_the_origin_url_else_the_directory() {
     ]);
     let (rows, _) = export(&r, &[]);
     assert_eq!(rows[0].repo, "https://example.com/team/project.git");
-    // Credentials in the URL stay out of the export.
-    r.git(&[
-        "remote",
-        "set-url",
-        "origin",
-        "https://me:secret@example.com/team/project.git",
-    ]);
-    let (rows, _) = export(&r, &[]);
-    assert_eq!(rows[0].repo, "https://example.com/team/project.git");
-    r.git(&[
-        "remote",
-        "set-url",
-        "origin",
-        "git@example.com:team/project.git",
-    ]);
-    let (rows, _) = export(&r, &[]);
-    assert_eq!(rows[0].repo, "git@example.com:team/project.git");
+    for (url, repo) in [
+        // Credentials in the URL stay out of the export.
+        (
+            "https://me:secret@example.com/team/project.git",
+            "https://example.com/team/project.git",
+        ),
+        (
+            "git@example.com:team/project.git",
+            "git@example.com:team/project.git",
+        ),
+    ] {
+        r.git(&["remote", "set-url", "origin", url]);
+        let (rows, _) = export(&r, &[]);
+        assert_eq!(rows[0].repo, repo);
+    }
     let bare = r.path.join("../bare.git");
     r.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
     let out = r.path.join("../b.parquet");

@@ -410,18 +410,7 @@ fn a_shared_license_header_makes_no_group_and_edited_copies_are_found() {
 
     let doc = groups_json(&repo, &["--show-common"]);
     let of = group_of(&doc);
-    for group in doc["groups"].as_array().unwrap() {
-        let ks: HashSet<Option<&usize>> = group["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| pair_of.get(m["path"].as_str().unwrap()))
-            .collect();
-        assert!(
-            ks.len() == 1 && !ks.contains(&None),
-            "a group that is not one planted copy and its original: {group}"
-        );
-    }
+    assert_only_planted_pairs(&doc, &pair_of);
     for (orig, copy) in &planted {
         assert!(
             of.get(orig)
@@ -838,18 +827,7 @@ fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
         .enumerate()
         .flat_map(|(k, (a, b))| [(a.as_str(), k), (b.as_str(), k)])
         .collect();
-    for group in doc["groups"].as_array().unwrap() {
-        let ks: HashSet<Option<&usize>> = group["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| pair_of.get(m["path"].as_str().unwrap()))
-            .collect();
-        assert!(
-            ks.len() == 1 && !ks.contains(&None),
-            "a group that is not one planted copy and its original: {group}"
-        );
-    }
+    assert_only_planted_pairs(&doc, &pair_of);
     for (orig, copy) in &bare {
         assert!(together(&doc, orig, copy), "{copy} not with {orig}");
     }
@@ -872,4 +850,21 @@ fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
     // And git's plain score keeps them apart.
     let plain = groups_json(&repo, &["--no-ignore-common"]);
     assert!(bare.iter().all(|(o, c)| !together(&plain, o, c)));
+}
+
+/// Every group of `doc` is one planted pair: its members' paths all map
+/// to the same pair in `pair_of`.
+fn assert_only_planted_pairs(doc: &Value, pair_of: &HashMap<&str, usize>) {
+    for group in doc["groups"].as_array().unwrap() {
+        let ks: HashSet<Option<&usize>> = group["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| pair_of.get(m["path"].as_str().unwrap()))
+            .collect();
+        assert!(
+            ks.len() == 1 && !ks.contains(&None),
+            "a group that is not one planted copy and its original: {group}"
+        );
+    }
 }

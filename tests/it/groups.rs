@@ -314,17 +314,22 @@ fn print_distances(
     }
 }
 
-/// 2,000 unrelated real files, each behind the same 30-line license header
-/// (the first 30 lines of a real Apache-2.0 license text), and 10 copies
-/// with light real edits of the body (1 to 4% of its lines).
-fn licensed_tree() -> Planted {
-    let license = corpus_text("rust/regex-1.11.1/LICENSE-APACHE");
-    let header: Vec<u8> = license
+/// The header every file of [`licensed_tree`] starts with: the first 30
+/// lines of the Apache license.
+fn license_header() -> Vec<u8> {
+    corpus_text("rust/regex-1.11.1/LICENSE-APACHE")
         .split_inclusive(|&c| c == b'\n')
         .take(30)
         .flatten()
         .copied()
-        .collect();
+        .collect()
+}
+
+/// 2,000 unrelated real files, each behind the same 30-line license header
+/// (the first 30 lines of a real Apache-2.0 license text), and 10 copies
+/// with light real edits of the body (1 to 4% of its lines).
+fn licensed_tree() -> Planted {
+    let header = license_header();
     // Small bodies first: behind a 1.6 KB header they are the files the
     // header makes look alike.
     let mut bodies = corpus_texts();
@@ -636,13 +641,7 @@ fn cached_worktree_and_all_see_their_own_files() {
 #[test]
 fn a_shared_license_header_makes_no_similar_match_and_no_staged_copy() {
     let (repo, files, planted) = licensed_tree();
-    let license = corpus_text("rust/regex-1.11.1/LICENSE-APACHE");
-    let header: Vec<u8> = license
-        .split_inclusive(|&c| c == b'\n')
-        .take(30)
-        .flatten()
-        .copied()
-        .collect();
+    let header = license_header();
     let fresh = [
         header.as_slice(),
         b"int fresh(void)\n{\n\treturn 42;\n}\n".as_slice(),
@@ -772,13 +771,7 @@ fn residual_radius_calibration() {
 #[test]
 fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
     let (repo, files, planted) = licensed_tree();
-    let license = corpus_text("rust/regex-1.11.1/LICENSE-APACHE");
-    let header: Vec<u8> = license
-        .split_inclusive(|&c| c == b'\n')
-        .take(30)
-        .flatten()
-        .copied()
-        .collect();
+    let header = license_header();
     let header_buckets: Vec<u32> = Spans::new(&header).bucket_ids().collect();
     let min_score = score::MAX_SCORE / 100 * 80;
     let mut rng = Rng(0x6865_6164_6c65_7373);

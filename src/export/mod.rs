@@ -178,15 +178,12 @@ pub fn collect(
     let mut histograms = store.histograms()?;
     // Blobs the fingerprint store lacks are read now: their histograms
     // and keys come from the same read.
-    let fresh = Mutex::new((&mut histograms, None::<StoreError>));
+    let fresh = Fresh::new(&mut histograms);
     let (sketches, mut keyed, outcome) =
         compute::fingerprint_blobs_with(repo, store, &ids, feedback, |id, data| {
-            keys_of_content(id, data, &fresh)
+            fresh.keys(id, data)
         })?;
-    let (_, failed) = fresh.into_inner().unwrap_or_else(PoisonError::into_inner);
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
+    fresh.finish()?;
     for (row, sketch) in rows.iter_mut().zip(sketches) {
         row.sketch = sketch;
     }
@@ -222,26 +219,40 @@ pub fn collect(
     })
 }
 
-/// The keys of a blob read now, its histogram added to the store (when it
-/// is of a size that gets a fingerprint, the only rows with keys).
-fn keys_of_content(
-    id: ObjectId,
-    data: &[u8],
-    store: &Mutex<(&mut Histograms, Option<StoreError>)>,
-) -> Option<[i64; BANDS]> {
-    if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
-        return None;
+/// The histogram store as blobs read on several threads add to it: the
+/// first error is kept and reported by [`Fresh::finish`].
+struct Fresh<'a>(Mutex<(&'a mut Histograms, Option<StoreError>)>);
+
+impl<'a> Fresh<'a> {
+    fn new(histograms: &'a mut Histograms) -> Fresh<'a> {
+        Fresh(Mutex::new((histograms, None)))
     }
-    let spans = Spans::new(data);
-    let keys = band_keys(&spans);
-    let mut guard = store.lock().unwrap_or_else(PoisonError::into_inner);
-    let (histograms, failed) = &mut *guard;
-    if failed.is_none()
-        && let Err(e) = histograms.add(id, &spans)
-    {
-        *failed = Some(e);
+
+    /// The keys of a blob read now, its histogram added to the store
+    /// (when it is of a size that gets a fingerprint, the only rows with
+    /// keys).
+    fn keys(&self, id: ObjectId, data: &[u8]) -> Option<[i64; BANDS]> {
+        if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
+            return None;
+        }
+        let spans = Spans::new(data);
+        let keys = band_keys(&spans);
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (histograms, failed) = &mut *guard;
+        if failed.is_none()
+            && let Err(e) = histograms.add(id, &spans)
+        {
+            *failed = Some(e);
+        }
+        keys
     }
-    keys
+
+    fn finish(self) -> Result<(), StoreError> {
+        match self.0.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            (_, Some(e)) => Err(e),
+            (_, None) => Ok(()),
+        }
+    }
 }
 
 /// The keys of `ids` (sorted, distinct) from the histogram store, the
@@ -280,20 +291,17 @@ fn stored_keys(
     read.extend(unreadable);
     read.sort_unstable();
     if !read.is_empty() {
-        let fresh = Mutex::new((&mut *histograms, None::<StoreError>));
+        let fresh = Fresh::new(histograms);
         let keys = repo
             .map_blobs(&read, feedback, |i, data| {
                 progress.inc(1);
-                keys_of_content(read[i], data, &fresh)
+                fresh.keys(read[i], data)
             })
             .map_err(|e| match e {
                 RepoError::Interrupted(i) => ExportError::Interrupted(i),
                 e => ExportError::Repo(e),
             })?;
-        let (_, failed) = fresh.into_inner().unwrap_or_else(PoisonError::into_inner);
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
+        fresh.finish()?;
         out.extend(read.iter().copied().zip(keys));
     }
     progress.finish();

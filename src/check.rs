@@ -40,21 +40,10 @@ pub struct Settings {
     /// `simm.ignore` patterns, as in `.gitignore` ([`ignored`]): findings
     /// naming a matching path are dropped.
     pub ignore: Vec<String>,
-    /// Rename detection's tie replay budget
-    /// ([`renames::Options::replay_budget`]).
-    pub replay_budget: usize,
     /// A copy must also reach `copy_threshold` with the index's
     /// boilerplate ([`crate::groups::common`]) taken out of both files.
     pub ignore_common: bool,
 }
-
-/// Pairs scored beyond the fingerprint candidates when looking for copies.
-/// A near-copy (90% and up) keeps most of its fingerprint, so the
-/// candidates find it; the exhaustive fallback that rename detection needs
-/// for scattered edits would, in a large tree, score every new file against
-/// thousands of same-sized files on every commit (250 ms at 100,000 files).
-/// Small trees still get it.
-pub const COPY_EXHAUSTIVE_BUDGET: usize = 5_000;
 
 /// git's default `diff.renameLimit` for diff and log.
 pub const GIT_DEFAULT_RENAME_LIMIT: usize = 1000;
@@ -162,7 +151,6 @@ pub fn check(
         detect: Detect::Renames,
         min_score: settings.rename_threshold,
         limit: 0,
-        replay_budget: settings.replay_budget,
         ..renames::Options::default()
     };
     let (ours, _) = renames::detect(&changes, &low, content, feedback)?;
@@ -178,7 +166,6 @@ pub fn check(
             },
             min_score: settings.git_min_score,
             limit: settings.git_rename_limit,
-            replay_budget: settings.replay_budget,
             ..renames::Options::default()
         };
         let (theirs, outcome) = renames::detect(&changes, &git, content, feedback)?;
@@ -245,8 +232,6 @@ pub fn check(
             detect: Detect::CopiesHarder,
             min_score: settings.copy_threshold,
             limit: 0,
-            exhaustive_budget: COPY_EXHAUSTIVE_BUDGET,
-            replay_budget: settings.replay_budget,
             ..renames::Options::default()
         };
         let all = copy_changes(

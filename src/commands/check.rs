@@ -10,7 +10,7 @@ use git_simm::similarity::score;
 
 use super::Status;
 use super::renames::tree_or_unborn;
-use super::settings::{budgets, diff_attributes, flush_warnings, open_store, threshold};
+use super::settings::{diff_attributes, flush_warnings, open_store, threshold};
 use crate::cli::CheckArgs;
 
 pub(super) fn check(
@@ -51,7 +51,6 @@ pub(super) fn check(
         git_rename_limit: limit,
         git_renames,
         ignore: repo.config_strings("simm.ignore"),
-        replay_budget: budgets().replay,
         ignore_common: !args.no_ignore_common,
     };
     let strict = if args.no_strict {
@@ -70,7 +69,9 @@ pub(super) fn check(
         let mut content =
             git_simm::renames::RepoContent::new(&repo, &mut store, Default::default(), feedback)
                 .with_attributes(attributes);
-        check::check(&staged, &settings, &mut content, feedback)?
+        let findings = check::check(&staged, &settings, &mut content, feedback)?;
+        content.finish()?;
+        findings
     };
     feedback.trace("check: done");
     flush_warnings(&mut store, err);

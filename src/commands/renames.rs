@@ -12,7 +12,7 @@ use git_simm::similarity::score;
 use gix::ObjectId;
 
 use super::Status;
-use super::settings::{budgets, diff_attributes, flush_warnings, open_store};
+use super::settings::{diff_attributes, flush_warnings, open_store};
 use crate::cli::RenamesArgs;
 
 /// One side of a comparison, as entries sorted by path, plus the contents
@@ -58,10 +58,7 @@ pub(super) fn renames(
         Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
         None => None,
     };
-    let budgets = budgets();
     let mut opts = Options {
-        exhaustive_budget: budgets.exhaustive,
-        replay_budget: budgets.replay,
         limit: args.rename_limit,
         rename_empty: args.rename_empty && !args.no_rename_empty,
         ..Options::default()
@@ -150,6 +147,7 @@ pub(super) fn renames(
             Some(o) => Some(git_simm::renames::splits::find(&records, o, &mut content)?),
             None => None,
         };
+        content.finish()?;
         (records, outcome, spreads)
     };
     flush_warnings(&mut store, err);

@@ -27,33 +27,6 @@ pub(super) fn shows_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
-/// Rename detection's budgets: `GIT_SIMM_EXHAUSTIVE_BUDGET` and
-/// `GIT_SIMM_REPLAY_BUDGET`, for experiments (README, "Performance"), else
-/// the defaults.
-pub(super) struct Budgets {
-    pub(super) exhaustive: usize,
-    pub(super) replay: usize,
-}
-
-pub(super) fn budgets() -> Budgets {
-    let budget = |var: &str, default: usize| {
-        std::env::var(var)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    Budgets {
-        exhaustive: budget(
-            "GIT_SIMM_EXHAUSTIVE_BUDGET",
-            git_simm::renames::DEFAULT_EXHAUSTIVE_BUDGET,
-        ),
-        replay: budget(
-            "GIT_SIMM_REPLAY_BUDGET",
-            git_simm::renames::DEFAULT_REPLAY_BUDGET,
-        ),
-    }
-}
-
 /// `GIT_SIMM_GROUPS_EXHAUSTIVE=1`: `groups` scores every size-compatible
 /// pair and reports every pair at the threshold as a link, the ground
 /// truth `benches/groups.sh` measures recall against.

@@ -150,31 +150,30 @@ pub struct Side {
 pub struct Stats {
     /// Pairs found by the unique-basename pass.
     pub basename: usize,
-    /// Candidate pairs proposed by fingerprints and sizes.
-    pub candidate_pairs: usize,
+    /// Pairs scored because the bound could not rule them out: the
+    /// source might score as high as the destination's 4th best (or the
+    /// minimum score).
+    pub bound_pairs: usize,
     /// Destinations considered: the added files detection tries to pair.
     pub destinations: usize,
     /// Pairs found by object id (identical content).
     pub exact: usize,
-    /// Destinations searched beyond their candidates (against every
-    /// size-compatible source, or those that plausibly score higher).
-    pub exhaustive_destinations: usize,
-    /// Such destinations left unsearched because the budget ran out (git
-    /// would have searched them).
-    pub exhaustive_skipped: usize,
-    /// Destinations whose row of git's matrix was replayed against every
-    /// source because their pairing hinged on a tie.
-    pub full_rescans: usize,
+    /// Pairs scored because fingerprints put the source among a
+    /// destination's nearest.
+    pub fingerprint_pairs: usize,
     /// Pairs found by scoring content.
     pub inexact: usize,
-    /// Pairs scored exactly.
+    /// Pairs scored during tie replays.
+    pub replay_scored_pairs: usize,
+    /// Destinations whose row of git's matrix was replayed in git's order
+    /// because equal scores decided their pairing.
+    pub replayed_destinations: usize,
+    /// Pairs scored by the inexact step (`fingerprint_pairs` plus
+    /// `bound_pairs`).
     pub scored_pairs: usize,
     /// Sources considered: the deleted files, with `-C` also the modified
     /// ones, with `-C -C` every file of the old side.
     pub sources: usize,
-    /// Destinations whose tie could not be replayed within the budget
-    /// (ties then break by source order, which may differ from git).
-    pub ties_unreplayed: usize,
 }
 
 impl Renames {
@@ -207,16 +206,15 @@ impl Renames {
             splits: None,
             stats: Stats {
                 basename: outcome.basename,
-                candidate_pairs: outcome.candidate_pairs,
+                bound_pairs: outcome.bound_pairs,
                 destinations: outcome.destinations,
                 exact: outcome.exact,
-                exhaustive_destinations: outcome.exhaustive_destinations,
-                exhaustive_skipped: outcome.exhaustive_skipped,
-                full_rescans: outcome.full_rescans,
+                fingerprint_pairs: outcome.fingerprint_pairs,
                 inexact: outcome.inexact,
+                replay_scored_pairs: outcome.replay_scored_pairs,
+                replayed_destinations: outcome.replayed_destinations,
                 scored_pairs: outcome.scored_pairs,
                 sources: outcome.sources,
-                ties_unreplayed: outcome.ties_unreplayed,
             },
         }
     }
@@ -643,16 +641,15 @@ mod tests {
             splits: None,
             stats: Stats {
                 basename: 1,
-                candidate_pairs: 2,
+                bound_pairs: 2,
                 destinations: 3,
                 exact: 4,
-                exhaustive_destinations: 5,
-                exhaustive_skipped: 6,
-                full_rescans: 7,
-                inexact: 8,
+                fingerprint_pairs: 5,
+                inexact: 6,
+                replay_scored_pairs: 7,
+                replayed_destinations: 8,
                 scored_pairs: 9,
                 sources: 10,
-                ties_unreplayed: 11,
             },
         };
         let z = "0".repeat(40);
@@ -691,16 +688,15 @@ mod tests {
   ],
   "stats": {{
     "basename": 1,
-    "candidate_pairs": 2,
+    "bound_pairs": 2,
     "destinations": 3,
     "exact": 4,
-    "exhaustive_destinations": 5,
-    "exhaustive_skipped": 6,
-    "full_rescans": 7,
-    "inexact": 8,
+    "fingerprint_pairs": 5,
+    "inexact": 6,
+    "replay_scored_pairs": 7,
+    "replayed_destinations": 8,
     "scored_pairs": 9,
-    "sources": 10,
-    "ties_unreplayed": 11
+    "sources": 10
   }}
 }}
 "#

@@ -13,11 +13,18 @@ use crate::progress::Feedback;
 use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{Binary, Spans};
-use crate::similarity::store::Store;
+use crate::similarity::store::histograms::Histograms;
+use crate::similarity::store::{Store, StoreError};
 
 /// Blob contents for rename detection: sizes and fingerprints through the
-/// store, chunk histograms read on demand, and work-tree files (which are
-/// not in the object database) held in memory under the id they would have.
+/// store, chunk histograms from the histogram store or read on demand, and
+/// work-tree files (which are not in the object database) held in memory
+/// under the id they would have.
+///
+/// Histograms of blobs read here are added to the histogram store, so a
+/// second run over the same blobs reads none: the candidate search needs
+/// the histogram of every source that can score, not only of the pairs it
+/// scores. [`RepoContent::finish`] writes them.
 pub struct RepoContent<'a> {
     repo: &'a Repo,
     store: &'a mut Store,
@@ -34,6 +41,8 @@ pub struct RepoContent<'a> {
     attributes: Option<DiffAttributes>,
     feedback: Feedback<'a>,
     fetched: Fetched,
+    /// The histogram store, opened on first use; `None` with `--no-cache`.
+    histograms: Option<Histograms>,
 }
 
 impl<'a> RepoContent<'a> {
@@ -55,7 +64,78 @@ impl<'a> RepoContent<'a> {
             attributes: None,
             feedback: *feedback,
             fetched: Fetched::default(),
+            histograms: None,
         }
+    }
+
+    /// Write the histograms computed during detection to the histogram
+    /// store, and pass its warnings on to the fingerprint store's.
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        if let Some(mut h) = self.histograms.take() {
+            h.flush()?;
+            self.store.add_warnings(h.take_warnings());
+        }
+        Ok(())
+    }
+
+    /// The histogram store, opened the first time it is asked for; `None`
+    /// when the fingerprint store is disabled (`--no-cache`).
+    fn histogram_store(&mut self) -> Result<Option<&mut Histograms>, StoreError> {
+        if self.histograms.is_none() && self.store.is_enabled() {
+            self.histograms = Some(self.store.histograms()?);
+        }
+        Ok(self.histograms.as_mut())
+    }
+
+    /// Keep histograms computed from blob contents (chunked as the content
+    /// says: the only kind the histogram store holds).
+    fn remember(&mut self, read: &[(ObjectId, Arc<Spans>)]) -> Result<(), StoreError> {
+        if read.is_empty() {
+            return Ok(());
+        }
+        if let Some(h) = self.histogram_store()? {
+            for (id, spans) in read {
+                h.add(*id, spans)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The histograms of `keys` the histogram store has, decoded, and the
+    /// keys it lacks. A stored histogram serves a path whose attributes
+    /// force a decision only if the content decided the same.
+    fn stored(
+        &mut self,
+        keys: Vec<SpanKey>,
+    ) -> Result<(Vec<(SpanKey, Arc<Spans>)>, Vec<SpanKey>), StoreError> {
+        let Some(h) = self.histogram_store()? else {
+            return Ok((Vec::new(), keys));
+        };
+        let ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
+        let locs = h.locate(&ids);
+        let h = &*h;
+        let decoded: Vec<Option<Arc<Spans>>> = keys
+            .par_iter()
+            .zip(&locs)
+            .map(|(key, loc)| {
+                let spans = h.get((*loc)?)?;
+                let serves = match key.1 {
+                    Binary::Auto => true,
+                    Binary::Yes => spans.is_binary(),
+                    Binary::No => !spans.is_binary(),
+                };
+                serves.then(|| Arc::new(spans))
+            })
+            .collect();
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for (key, d) in keys.into_iter().zip(decoded) {
+            match d {
+                Some(s) => found.push((key, s)),
+                None => missing.push(key),
+            }
+        }
+        Ok((found, missing))
     }
 
     /// What was fetched from a partial clone's promisor remote for
@@ -150,6 +230,7 @@ impl Content for RepoContent<'_> {
                     self.memo.insert(ids[i], item(e));
                 }
             }
+            self.remember(&spans)?;
             self.spans
                 .extend(spans.into_iter().map(|(id, s)| ((id, Binary::Auto), s)));
         }
@@ -216,6 +297,8 @@ impl Content for RepoContent<'_> {
         let (in_memory, in_odb): (Vec<SpanKey>, Vec<SpanKey>) = missing
             .into_iter()
             .partition(|(id, _)| self.extra.contains_key(id));
+        let (stored, in_odb) = self.stored(in_odb)?;
+        self.spans.extend(stored);
         // A blob wanted under two decisions is read once per decision; that
         // takes attributes that split one blob's paths, which is rare.
         let odb_ids: Vec<ObjectId> = in_odb.iter().map(|(id, _)| *id).collect();
@@ -231,6 +314,13 @@ impl Content for RepoContent<'_> {
                 ))
             })
             .collect();
+        let read: Vec<(ObjectId, Arc<Spans>)> = in_odb
+            .iter()
+            .zip(&from_odb)
+            .filter(|(k, _)| k.1 == Binary::Auto)
+            .map(|(k, s)| (k.0, s.clone()))
+            .collect();
+        self.remember(&read)?;
         self.spans.extend(in_odb.into_iter().zip(from_odb));
         self.spans.extend(in_memory.into_iter().zip(from_memory));
         let empty = Arc::new(Spans::new(&[]));

@@ -1,8 +1,27 @@
-//! The inexact step: which pairs are scored (fingerprint candidates, the
-//! exhaustive fallback) and the matrix of each destination's best sources
-//! in git's slot order.
+//! The inexact step: which pairs are scored, and the matrix of each
+//! destination's best sources in git's slot order.
+//!
+//! git scores every destination against every source and keeps each
+//! destination's best 4 ([`SLOTS`]). Here, per destination:
+//!
+//! 1. the nearest sources by fingerprint ([`NEAREST`] of them, within git's
+//!    size window) are scored exactly: a fast first guess at the best;
+//! 2. the destination's own threshold is raised to what it already holds:
+//!    its 4th best score if it has 4 at the minimum score, else the
+//!    minimum;
+//! 3. the prefix index ([`PrefixIndex`]) proposes every source that could
+//!    score that threshold or more, provably ([`crate::similarity::prefix`]),
+//!    and those not yet scored are scored.
+//!
+//! After step 3, every source scoring the destination's threshold or more
+//! has been scored, so its best 4, and every source tied with the 4th,
+//! are known exactly: no pair git would keep is missed, whatever the
+//! fingerprints said. Sources never scored are known to score below the
+//! threshold, which is what replaying git's slots needs where ties decide
+//! ([`settle_ties`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use gix::ObjectId;
 use rayon::prelude::*;
@@ -14,9 +33,19 @@ use super::{
 };
 use crate::progress::Feedback;
 use crate::repo::Entry;
-use crate::similarity::candidates::{self};
+use crate::similarity::candidates;
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score;
+use crate::similarity::prefix::{PrefixIndex, Probe};
+use crate::similarity::score::{self, Spans};
+
+/// git's `NUM_CANDIDATE_PER_DST`: the sources a destination keeps.
+pub(super) const SLOTS: usize = 4;
+
+/// Sources proposed by fingerprint distance per destination before the
+/// bound: enough that a destination among many near-identical files
+/// usually holds 4 good scores at once, which raises its threshold and
+/// shortens its probe.
+pub const NEAREST: usize = 8;
 
 /// Sizes and fingerprints of regular files; a zero-sized placeholder for
 /// anything else.
@@ -58,9 +87,7 @@ pub(super) fn score_pairs(
     feedback: &Feedback,
 ) -> Result<Vec<u32>, DetectError> {
     let mut scores = vec![0; pairs.len()];
-    // A blob takes part in many pairs: each is looked up and read once (at
-    // 10,000 moved files, 213,000 ids were 6,600 blobs; sorting them to
-    // drop repeats cost more than hashing).
+    // A blob takes part in many pairs: each is looked up and read once.
     let mut wanted: gix::hashtable::HashSet<ObjectId> = Default::default();
     let mut todo = Vec::new();
     for (i, &(s, d)) in pairs.iter().enumerate() {
@@ -128,20 +155,21 @@ pub(super) fn score_pairs(
     Ok(scores)
 }
 
-/// What a destination's fingerprint candidates found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Found {
-    /// No candidate reached the minimum score.
-    Nothing,
-    /// Some did, but no better than a source left out might.
-    Unsure,
-    /// Its best partner.
-    Best,
-}
+/// Destinations searched between two looks at the interrupt flag.
+const SLICE: usize = 1024;
 
-/// Destinations searched for candidates between two looks at the interrupt
-/// flag: about 0.1 s of searching at 20,000 sources.
-const NEAREST_SLICE: usize = 1024;
+/// What the search knows of one destination's row of git's matrix.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Found {
+    /// Every source scored against it: (position in `active`, score),
+    /// ascending by position.
+    pub(super) scored: Vec<(u32, u32)>,
+    /// Every source not in `scored` scores below this; 0 when every
+    /// source was scored.
+    pub(super) bound: u32,
+    /// How many of `scored` the fingerprints proposed.
+    pub(super) by_fingerprint: usize,
+}
 
 /// The kept entries of git's matrix, in the order git's stable sort leaves
 /// them: (score, same basename) descending, then destination order, then
@@ -153,48 +181,134 @@ pub(super) fn inexact_matrix(
     feedback: &Feedback,
     outcome: &mut Outcome,
 ) -> Result<Vec<(usize, Scored)>, DetectError> {
-    let Sides {
-        srcs,
-        dsts,
-        active,
-        remaining,
-        ..
-    } = *sides;
-    let copts = candidates::Options {
-        min_score: opts.min_score,
-        ..opts.candidates
-    };
-    // In slices, so an interrupt is seen within one slice's search.
-    let mut cands = Vec::with_capacity(sides.dst_items.len());
-    for slice in sides.dst_items.chunks(NEAREST_SLICE) {
-        feedback.check()?;
-        cands.extend(sides.search.nearest(slice, &copts));
-    }
-    feedback.trace("candidate search");
+    let spans = sides.spans(opts.min_score, content)?;
+    feedback.trace("chunk histograms of sources and destinations");
     feedback.check()?;
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for (k, c) in cands.iter().enumerate() {
-        pairs.extend(c.sources.iter().map(|&a| (active[a], remaining[k])));
+    let refs: Vec<Option<&Spans>> = spans.src.iter().map(|s| s.as_deref()).collect();
+    let index = PrefixIndex::build(&refs, opts.min_score);
+    feedback.trace("prefix index of sources");
+    let mut found: Vec<Found> = Vec::with_capacity(sides.remaining.len());
+    let ks: Vec<usize> = (0..sides.remaining.len()).collect();
+    for slice in ks.chunks(SLICE) {
+        feedback.check()?;
+        found.par_extend(slice.par_iter().map_init(
+            || (score::Dense::default(), Probe::default()),
+            |(dense, probe), &k| search_row(sides, &spans, &index, k, opts, dense, probe),
+        ));
     }
-    outcome.candidate_pairs = pairs.len();
-    let mut scores = score_pairs(srcs, dsts, &pairs, opts.min_score, content, feedback)?;
-    feedback.trace("exact scores of candidates");
-    let extra = beyond_candidates(sides, &cands, &scores, opts, outcome);
-    if !extra.is_empty() {
-        scores.extend(score_pairs(
-            srcs,
-            dsts,
-            &extra,
-            opts.min_score,
-            content,
-            feedback,
-        )?);
-        pairs.extend(extra);
+    feedback.trace("candidate search with the bound");
+    for f in &found {
+        outcome.fingerprint_pairs += f.by_fingerprint;
+        outcome.bound_pairs += f.scored.len() - f.by_fingerprint;
     }
-    outcome.scored_pairs = pairs.len();
-    let full = rows_at_min_score(srcs, dsts, &pairs, &scores, opts.min_score);
-    feedback.trace("exhaustive search of unpaired destinations");
-    settle_ties(sides, &full, opts, content, feedback, outcome)
+    outcome.scored_pairs = outcome.fingerprint_pairs + outcome.bound_pairs;
+    let kept = kept_rows(sides, &found, opts.min_score);
+    settle_ties(sides, &spans, &found, &kept, opts, feedback, outcome)
+}
+
+/// One destination's search (the module documentation's steps 1 to 3).
+fn search_row(
+    sides: &Sides,
+    spans: &SideSpans,
+    index: &PrefixIndex,
+    k: usize,
+    opts: &Options,
+    dense: &mut score::Dense,
+    probe: &mut Probe,
+) -> Found {
+    let min = opts.min_score;
+    let n = sides.active.len();
+    let Some(dst) = spans.dst[k].as_deref() else {
+        // Not a regular file, or empty: git scores it 0 against every
+        // source, which only a minimum of 0 keeps.
+        return if min == 0 {
+            Found {
+                scored: (0..n as u32).map(|a| (a, 0)).collect(),
+                bound: 0,
+                by_fingerprint: 0,
+            }
+        } else {
+            Found {
+                bound: 1,
+                ..Found::default()
+            }
+        };
+    };
+    dense.with(dst, |loaded| {
+        let score_of = |a: u32| -> u32 {
+            spans.src[a as usize]
+                .as_deref()
+                .map_or(0, |s| loaded.score(s, min))
+        };
+        if min == 0 {
+            return Found {
+                scored: (0..n as u32).map(|a| (a, score_of(a))).collect(),
+                bound: 0,
+                by_fingerprint: 0,
+            };
+        }
+        let mut scored: Vec<(u32, u32)> = sides
+            .search
+            .nearest_fingerprinted(&sides.dst_items[k], min, NEAREST)
+            .into_iter()
+            .filter(|&a| spans.src[a].is_some())
+            .map(|a| (a as u32, score_of(a as u32)))
+            .collect();
+        let by_fingerprint = scored.len();
+        let mut best: Vec<u32> = scored
+            .iter()
+            .map(|&(_, s)| s)
+            .filter(|&s| s >= min)
+            .collect();
+        best.sort_unstable_by(|a, b| b.cmp(a));
+        let bound = best.get(SLOTS - 1).copied().unwrap_or(min).max(min);
+        let known: Vec<u32> = scored.iter().map(|&(a, _)| a).collect();
+        let mut more = Vec::new();
+        index.probe_excluding(dst, bound, &known, probe, &mut more);
+        scored.extend(more.into_iter().map(|a| (a, score_of(a))));
+        scored.sort_unstable();
+        Found {
+            scored,
+            bound,
+            by_fingerprint,
+        }
+    })
+}
+
+/// Each destination's entries that can enter git's slots: its best
+/// [`SLOTS`] by (score, same basename), and every entry tied with the
+/// last of them, best first and equals by source order. Only entries at
+/// the minimum score and up.
+fn kept_rows(sides: &Sides, found: &[Found], min_score: u32) -> HashMap<usize, Vec<Scored>> {
+    let mut kept: HashMap<usize, Vec<Scored>> = HashMap::new();
+    for (k, f) in found.iter().enumerate() {
+        let d = sides.remaining[k];
+        let path = &sides.dsts[d].entry.path;
+        let mut row: Vec<Scored> = f
+            .scored
+            .iter()
+            .filter(|&&(_, score)| score >= min_score)
+            .map(|&(a, score)| {
+                let s = sides.active[a as usize];
+                Scored {
+                    score,
+                    same_name: basename_same(&sides.srcs[s].entry.path, path),
+                    src: s,
+                }
+            })
+            .collect();
+        if row.is_empty() {
+            continue;
+        }
+        row.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
+        if row.len() > SLOTS {
+            let last = row[SLOTS - 1];
+            let keep = SLOTS + row[SLOTS..].partition_point(|e| better(e, &last).is_eq());
+            row.truncate(keep);
+        }
+        kept.insert(d, row);
+    }
+    kept
 }
 
 /// The sources and destinations of the inexact step, with what the search
@@ -210,8 +324,16 @@ pub(super) struct Sides<'a> {
     pub(super) src_items: Vec<Sketch>,
     /// Size and fingerprint of each of `remaining`.
     pub(super) dst_items: Vec<Sketch>,
-    /// The candidate search over `src_items`.
+    /// The fingerprint search over `src_items`.
     pub(super) search: candidates::Search,
+}
+
+/// The chunk histograms of the inexact step: `None` for a file that
+/// cannot score (not a regular file, empty, or, for a source, outside
+/// every destination's size window).
+pub(super) struct SideSpans {
+    pub(super) src: Vec<Option<Arc<Spans>>>,
+    pub(super) dst: Vec<Option<Arc<Spans>>>,
 }
 
 impl<'a> Sides<'a> {
@@ -245,102 +367,57 @@ impl<'a> Sides<'a> {
             search,
         })
     }
-}
 
-/// The pairs to score beyond the fingerprint candidates.
-///
-/// Destinations that no candidate paired may still have a partner whose
-/// edits are scattered enough to hide it from the fingerprints (every
-/// other line changed keeps half the lines but few 48-byte windows). So
-/// may destinations whose best candidate scores no more than a source
-/// left out plausibly could (`Candidates::left_out_score`): a heavily
-/// edited file is about as far from its relatives as from unrelated
-/// files, which of them made the nearest 32 is luck, and a better one
-/// may be among the rest (a real miss: a 53% pair kept, git's 55% one
-/// never scored). Score the unpaired against every size-compatible
-/// source, then the unsettled against the sources that could plausibly
-/// beat their best (`Search::plausibly_scoring`), within a budget so a
-/// commit adding thousands of unrelated files stays fast.
-fn beyond_candidates(
-    sides: &Sides,
-    cands: &[candidates::Candidates],
-    scores: &[u32],
-    opts: &Options,
-    outcome: &mut Outcome,
-) -> Vec<(usize, usize)> {
-    let mut best = vec![None::<u32>; sides.remaining.len()];
-    let mut next = scores.iter();
-    for (k, c) in cands.iter().enumerate() {
-        for &score in next.by_ref().take(c.sources.len()) {
-            if score >= opts.min_score {
-                best[k] = best[k].max(Some(score));
+    /// The histograms of every destination that can score and of every
+    /// source that can score against one of them: the blobs git would
+    /// read (it reads a source only once a destination's size passes).
+    fn spans(&self, min_score: u32, content: &mut impl Content) -> Result<SideSpans, DetectError> {
+        let mut dst_sizes: Vec<u64> = self
+            .dst_items
+            .iter()
+            .map(|i| i.size)
+            .filter(|&s| s > 0)
+            .collect();
+        dst_sizes.sort_unstable();
+        let any_partner = |size: u64| {
+            // The destinations this source is size-compatible with form
+            // one run of the sorted sizes; it is enough to look at the
+            // nearest on either side of its own size.
+            let at = dst_sizes.partition_point(|&d| d < size);
+            let near = [at.checked_sub(1), Some(at)];
+            near.iter()
+                .flatten()
+                .filter_map(|&i| dst_sizes.get(i))
+                .any(|&d| score::sizes_compatible(size, d, min_score))
+        };
+        let want_src: Vec<bool> = self
+            .src_items
+            .iter()
+            .map(|i| i.size > 0 && any_partner(i.size))
+            .collect();
+        let mut keys: Vec<SpanKey> = Vec::new();
+        for (a, &s) in self.active.iter().enumerate() {
+            if want_src[a] {
+                keys.push(self.srcs[s].key());
             }
         }
-    }
-    let found: Vec<Found> = best
-        .iter()
-        .zip(cands)
-        .map(|(best, c)| match best {
-            None => Found::Nothing,
-            Some(b) if *b <= c.left_out_score() => Found::Unsure,
-            Some(_) => Found::Best,
-        })
-        .collect();
-    let mut budget = opts.exhaustive_budget;
-    let mut extra: Vec<(usize, usize)> = Vec::new();
-    for pass in [Found::Nothing, Found::Unsure] {
-        for (k, &d) in sides.remaining.iter().enumerate() {
-            if found[k] != pass || sides.dst_items[k].size == 0 {
-                continue;
+        for (k, &d) in self.remaining.iter().enumerate() {
+            if self.dst_items[k].size > 0 {
+                keys.push(self.dsts[d].key());
             }
-            let tried: std::collections::HashSet<usize> =
-                cands[k].sources.iter().copied().collect();
-            // A paired destination needs only the sources that could beat
-            // or tie its best: far fewer than the whole size window.
-            let all = match best[k] {
-                Some(b) => sides.search.plausibly_scoring(&sides.dst_items[k], b),
-                None => sides
-                    .search
-                    .all_compatible(&sides.dst_items[k], opts.min_score),
-            };
-            let untried: Vec<usize> = all.into_iter().filter(|a| !tried.contains(a)).collect();
-            if untried.len() > budget {
-                outcome.exhaustive_skipped += 1;
-                continue;
-            }
-            budget -= untried.len();
-            outcome.exhaustive_destinations += 1;
-            extra.extend(untried.into_iter().map(|a| (sides.active[a], d)));
         }
+        let mut got = content.spans(&keys)?.into_iter();
+        let src = want_src
+            .iter()
+            .map(|&w| if w { got.next() } else { None })
+            .collect();
+        let dst = self
+            .dst_items
+            .iter()
+            .map(|i| if i.size > 0 { got.next() } else { None })
+            .collect();
+        Ok(SideSpans { src, dst })
     }
-    extra
-}
-
-/// Every pair at the minimum score and up, per destination, best first
-/// and equals by source order. git keeps only the best 4 of each
-/// destination; the rest are kept here to tell when that cut splits
-/// equally scored sources.
-fn rows_at_min_score(
-    srcs: &[Src],
-    dsts: &[Dst],
-    pairs: &[(usize, usize)],
-    scores: &[u32],
-    min_score: u32,
-) -> HashMap<usize, Vec<Scored>> {
-    let mut full: HashMap<usize, Vec<Scored>> = HashMap::new();
-    for (&(s, d), &score) in pairs.iter().zip(scores) {
-        if score >= min_score {
-            full.entry(d).or_default().push(Scored {
-                score,
-                same_name: basename_same(&srcs[s].entry.path, &dsts[d].entry.path),
-                src: s,
-            });
-        }
-    }
-    for kept in full.values_mut() {
-        kept.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
-    }
-    full
 }
 
 /// git's matrix: each destination's 4 slots (its best 4, or the replayed
@@ -348,14 +425,14 @@ fn rows_at_min_score(
 /// destination order, then slot order, as git's merge sort leaves them.
 pub(super) fn sorted_matrix(
     remaining: &[usize],
-    full: &HashMap<usize, Vec<Scored>>,
+    kept: &HashMap<usize, Vec<Scored>>,
     replayed: &HashMap<usize, Vec<Scored>>,
 ) -> Vec<(usize, Scored)> {
     let mut matrix: Vec<(usize, Scored)> = Vec::new();
     for &d in remaining {
-        let slots = match (replayed.get(&d), full.get(&d)) {
+        let slots = match (replayed.get(&d), kept.get(&d)) {
             (Some(slots), _) => &slots[..],
-            (None, Some(kept)) => &kept[..kept.len().min(4)],
+            (None, Some(kept)) => &kept[..kept.len().min(SLOTS)],
             (None, None) => continue,
         };
         matrix.extend(slots.iter().map(|&sc| (d, sc)));
@@ -368,104 +445,73 @@ pub(super) fn sorted_matrix(
 ///
 /// Among equally scored sources, git's choice follows the order of its 4
 /// candidate slots, which depends on every source it scored before, in
-/// source order: only a replay of the whole row reproduces it. A tie
-/// matters only where it decides something, which the assignment itself
-/// shows, so: assign on a trial basis, replay the destinations whose
-/// pairing hinged on a tie, assign again (a replayed destination may take
-/// another source and so change what others get), until none is left or
-/// the replay budget is spent. Replays of one round are scored in one
-/// batch, so each blob is read and chunked once.
-pub(super) fn settle_ties(
+/// source order: only a replay of the row reproduces it. A tie matters
+/// only where it decides something, which the assignment itself shows
+/// ([`hinged_on_ties`]), so: assign on a trial basis, replay the
+/// destinations whose pairing hinged on a tie, assign again (a replayed
+/// destination may take another source and so change what others get),
+/// until none is left. Each round can only add replayed destinations, so
+/// this ends.
+fn settle_ties(
     sides: &Sides,
-    full: &HashMap<usize, Vec<Scored>>,
+    spans: &SideSpans,
+    found: &[Found],
+    kept: &HashMap<usize, Vec<Scored>>,
     opts: &Options,
-    content: &mut impl Content,
     feedback: &Feedback,
     outcome: &mut Outcome,
 ) -> Result<Vec<(usize, Scored)>, DetectError> {
-    let Sides {
-        srcs,
-        dsts,
-        active,
-        remaining,
-        src_items,
-        dst_items,
-        search,
-    } = sides;
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
-    let k_of: HashMap<usize, usize> = remaining.iter().enumerate().map(|(k, &d)| (d, k)).collect();
+    let k_of: HashMap<usize, usize> = sides
+        .remaining
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| (d, k))
+        .collect();
     let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
-    let mut replay_budget = opts.replay_budget;
-    let mut refused: std::collections::HashSet<usize> = std::collections::HashSet::new();
     loop {
         feedback.check()?;
-        let matrix = sorted_matrix(remaining, full, &replayed);
+        let matrix = sorted_matrix(sides.remaining, kept, &replayed);
         let hinged = hinged_on_ties(
             &matrix,
-            full,
+            kept,
             &replayed,
             sides.srcs,
             sides.dsts,
             opts.min_score,
             want_copies,
         );
-        let mut chosen = Vec::new();
-        let mut window: Vec<usize> = Vec::new();
-        for &d in &hinged {
-            if refused.contains(&d) {
-                continue;
-            }
-            let row = search.all_compatible(&dst_items[k_of[&d]], opts.min_score);
-            if row.len() <= replay_budget {
-                replay_budget -= row.len();
-                window.extend(row);
-                chosen.push(d);
-            } else {
-                // Asked once: the budget only shrinks.
-                refused.insert(d);
-            }
-        }
-        if chosen.is_empty() {
-            outcome.ties_unreplayed = hinged.len();
+        if hinged.is_empty() {
+            feedback.trace("tie replays");
             return Ok(matrix);
         }
-        outcome.full_rescans += chosen.len();
-        window.sort_unstable();
-        window.dedup();
-        let mut keys: Vec<SpanKey> = window.iter().map(|&a| srcs[active[a]].key()).collect();
-        keys.extend(chosen.iter().map(|&d| dsts[d].key()));
-        let spans: HashMap<SpanKey, std::sync::Arc<score::Spans>> =
-            keys.iter().copied().zip(content.spans(&keys)?).collect();
-        let rows: Vec<Vec<Scored>> = chosen
+        outcome.replayed_destinations += hinged.len();
+        let rows: Vec<(Vec<Scored>, usize)> = hinged
             .par_iter()
             .map_init(score::Dense::default, |dense, &d| {
-                let Some(dst) = spans.get(&dsts[d].key()) else {
-                    return Vec::new();
+                let k = k_of[&d];
+                let Some(dst) = spans.dst[k].as_deref() else {
+                    return (Vec::new(), 0);
                 };
                 if feedback.is_interrupted() {
-                    return Vec::new();
+                    return (Vec::new(), 0);
                 }
                 dense.with(dst, |loaded| {
                     let row = Row {
                         d,
-                        item: &dst_items[k_of[&d]],
+                        item: &sides.dst_items[k],
                         loaded,
-                        known: full.get(&d).map_or(&[][..], |v| &v[..]),
+                        found: &found[k],
                     };
-                    replay_row(
-                        sides.srcs,
-                        sides.dsts,
-                        active,
-                        src_items,
-                        &row,
-                        opts.min_score,
-                        |a| spans.get(&srcs[active[a]].key()).map(|s| &**s),
-                    )
+                    replay_row(sides, &row, opts.min_score, |a| spans.src[a].as_deref())
                 })
             })
             .collect();
         // Rows cut short are not replays: stop before using them.
         feedback.check()?;
-        replayed.extend(chosen.into_iter().zip(rows));
+        for (&d, (slots, scored)) in hinged.iter().zip(rows) {
+            outcome.replay_scored_pairs += scored;
+            replayed.insert(d, slots);
+        }
     }
 }

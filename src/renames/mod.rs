@@ -19,26 +19,19 @@
 //!    every use is a copy if the source path still exists.
 //!
 //! The one place where git-simm does less work is step 4: git scores every
-//! destination against every source; here [`crate::similarity::candidates`] picks the
-//! sources worth scoring from sizes and fingerprints, and only those are
-//! scored, exactly as git scores them ([`crate::similarity::score`]). A destination that
-//! none of its candidates pairs is then scored against every size-compatible
-//! source, within a budget ([`Options::exhaustive_budget`]), because
-//! scattered edits can hide a pair from window fingerprints. One whose best
-//! candidate scores no more than a source left out plausibly could
-//! ([`candidates::Candidates::left_out_score`]) is scored against the
-//! sources that plausibly could: heavy edits put a file at noise distance
-//! from its relatives, and the best of them may be among those left out. A
-//! pair can still be missed where a destination was paired with a lesser
-//! candidate while its best partner hid beyond what is plausible, or where
-//! a destination's best is taken and git falls back to its second; the
-//! agreement tests measure how often.
+//! destination against every source; here each destination is scored
+//! against the sources its fingerprint finds nearest, and then against
+//! every source that could still score as high as its 4th best (or the
+//! minimum score), which a prefix index over git's chunk buckets proposes
+//! without loss ([`crate::similarity::prefix`]). Every pair git would keep
+//! is therefore scored, exactly as git scores it
+//! ([`crate::similarity::score`]); see `matrix.rs`.
 //!
 //! git keeps a destination's best 4 in slots whose order depends on every
 //! source it scored, including hopeless ones, and that order breaks ties
-//! between equally scored sources. When a destination has such a tie among
-//! its candidates, it is re-scored against every source to replay git's
-//! slots exactly.
+//! between equally scored sources. Where such a tie decides a pairing, the
+//! destination's row is replayed in git's order, reading only the sources
+//! that could still enter a slot (`ties.rs`).
 //!
 //! ### Deviations from git
 //! - **No rename limit by default.** git gives up on inexact detection when
@@ -65,7 +58,6 @@ use crate::progress::{Feedback, Interrupted, is_interrupted};
 use crate::repo::RepoError;
 use crate::repo::changes::{Change, ChangeKind};
 use crate::repo::{Entry, EntryKind};
-use crate::similarity::candidates::{self};
 use crate::similarity::compute::ComputeError;
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Binary, Spans};
@@ -99,14 +91,6 @@ pub struct Options {
     pub rename_empty: bool,
     /// git's rename limit; 0 means none.
     pub limit: usize,
-    /// How candidates are chosen.
-    pub candidates: candidates::Options,
-    /// At most this many extra pairs are scored for destinations that no
-    /// fingerprint candidate paired (see [`detect`]).
-    pub exhaustive_budget: usize,
-    /// At most this many extra pairs are scored to replay git's slot order
-    /// for destinations whose best candidates tie.
-    pub replay_budget: usize,
 }
 
 impl Default for Options {
@@ -116,22 +100,9 @@ impl Default for Options {
             min_score: score::DEFAULT_MIN_SCORE,
             rename_empty: false,
             limit: 0,
-            candidates: candidates::Options::default(),
-            exhaustive_budget: DEFAULT_EXHAUSTIVE_BUDGET,
-            replay_budget: DEFAULT_REPLAY_BUDGET,
         }
     }
 }
-
-/// Pairs scored exhaustively for unpaired destinations, at most: about a
-/// second of exact scoring on two cores.
-pub const DEFAULT_EXHAUSTIVE_BUDGET: usize = 2_000_000;
-
-/// Source-destination pairs walked to replay tie-breaking, at most. A
-/// replay reads every size-compatible source but scores only those that
-/// could still enter a slot (a tie replay): at 100,000 moved files, 243
-/// rows of about 10,000 sources each replayed in 1.3 s.
-pub const DEFAULT_REPLAY_BUDGET: usize = 4_000_000;
 
 /// A status letter of `git diff --name-status`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,24 +164,20 @@ pub struct Outcome {
     pub basename: usize,
     /// Pairs found by the inexact matrix.
     pub inexact: usize,
-    /// Candidate pairs proposed by fingerprints and sizes.
-    pub candidate_pairs: usize,
-    /// Pairs scored exactly.
+    /// Pairs scored because fingerprints put the source among a
+    /// destination's nearest.
+    pub fingerprint_pairs: usize,
+    /// Pairs scored because the bound could not rule them out: the
+    /// source might score as high as the destination's 4th best.
+    pub bound_pairs: usize,
+    /// Pairs scored by the inexact step: the two above.
     pub scored_pairs: usize,
-    /// Destinations whose row of git's matrix was replayed against every
-    /// source because their pairing hinged on a tie.
-    pub full_rescans: usize,
-    /// Destinations whose pairing hinged on a tie that could not be
-    /// replayed within the budget (ties then break by source order, which
-    /// may differ from git).
-    pub ties_unreplayed: usize,
-    /// Destinations that their candidates did not pair (then scored
-    /// against every size-compatible source), or paired no better than a
-    /// source left out might (then against those that plausibly could).
-    pub exhaustive_destinations: usize,
-    /// Such destinations left unsearched because the exhaustive budget
-    /// ran out (git would have searched them).
-    pub exhaustive_skipped: usize,
+    /// Destinations whose row of git's matrix was replayed in git's order
+    /// because their pairing hinged on equal scores.
+    pub replayed_destinations: usize,
+    /// Pairs scored during those replays (sources whose score could
+    /// decide a slot).
+    pub replay_scored_pairs: usize,
     /// When an explicit rename limit stopped inexact detection: the limit
     /// that would have been needed (git's advice).
     pub limit_needed: Option<usize>,

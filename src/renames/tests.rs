@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::matrix::sorted_matrix;
+use super::matrix::{Found, Sides, sorted_matrix};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{Dst, Scored, Src, basename_same, better};
 use crate::repo::{Entry, EntryKind};
+use crate::similarity::candidates::Search;
 use crate::similarity::fingerprint::{Sketch, fingerprint};
 use crate::similarity::score::{self, Dense, Spans};
 
@@ -204,29 +205,51 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
             {
                 with_ties += 1;
             }
-            // Known scores as the candidate search would leave them: some of
-            // the sources, scored exactly.
-            for known_every in [0usize, 2, 5] {
-                let known: Vec<Scored> = (0..srcs.len())
-                    .filter(|&s| known_every > 0 && s % known_every == 0)
-                    .map(|s| Scored {
-                        score: score::score(&spans[s], &dspans, min_score),
-                        same_name: basename_same(&srcs[s].entry.path, &dsts[0].entry.path),
-                        src: s,
-                    })
-                    .filter(|k| k.score >= min_score)
-                    .collect();
+            // What the candidate search leaves: some sources scored (as
+            // fingerprints would propose them), every source at the bound
+            // and up scored, and the bound itself.
+            let all: Vec<u32> = (0..srcs.len())
+                .map(|s| score::score(&spans[s], &dspans, min_score))
+                .collect();
+            let mut by_score = all.clone();
+            by_score.sort_unstable_by(|a, b| b.cmp(a));
+            for (known_every, bound) in [
+                (0usize, min_score),
+                (2, min_score),
+                (5, by_score[3].max(min_score)),
+                (3, by_score[1].max(min_score)),
+                (1, 0),
+            ] {
+                let found = Found {
+                    scored: (0..srcs.len())
+                        .filter(|&s| {
+                            bound == 0
+                                || (known_every > 0 && s % known_every == 0)
+                                || all[s] >= bound
+                        })
+                        .map(|s| (s as u32, all[s]))
+                        .collect(),
+                    bound,
+                    by_fingerprint: 0,
+                };
                 let active: Vec<usize> = (0..srcs.len()).collect();
-                let got = Dense::default().with(&dspans, |loaded| {
+                let sides = Sides {
+                    srcs: &srcs,
+                    dsts: &dsts,
+                    active: &active,
+                    remaining: &[0],
+                    src_items: sketches.clone(),
+                    dst_items: vec![dsketch],
+                    search: Search::new(&sketches),
+                };
+                let (got, _) = Dense::default().with(&dspans, |loaded| {
                     let row = Row {
                         d: 0,
                         item: &dsketch,
                         loaded,
-                        known: &known,
+                        found: &found,
                     };
-                    replay_row(&srcs, &dsts, &active, &sketches, &row, min_score, |a| {
-                        spans.get(a)
-                    })
+                    replay_row(&sides, &row, min_score, |a| spans.get(a))
                 });
                 let key = |v: &[Scored]| -> Vec<(u32, bool, usize)> {
                     v.iter().map(|s| (s.score, s.same_name, s.src)).collect()
@@ -234,13 +257,13 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
                 assert_eq!(
                     key(&got),
                     key(&want),
-                    "text {n}, min {min_score}, known every {known_every}"
+                    "text {n}, min {min_score}, known every {known_every}, bound {bound}"
                 );
                 checked += 1;
             }
         }
     }
-    assert_eq!(checked, 8 * 3 * 3);
+    assert_eq!(checked, 8 * 3 * 5);
     assert!(
         with_ties > 0,
         "no row had tied slots: the test would not test ties"

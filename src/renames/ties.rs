@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use super::matrix::{Found, Sides};
 use super::{Dst, Scored, Src, basename_same, better};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, MAX_SCORE};
@@ -90,31 +91,33 @@ pub(super) struct Row<'a> {
     pub(super) item: &'a Sketch,
     /// Its chunk histogram, loaded for scoring against many sources.
     pub(super) loaded: &'a score::Loaded<'a>,
-    /// Sources already scored at the minimum and up (its `full` list).
-    pub(super) known: &'a [Scored],
+    /// What the candidate search scored, and the bound below which every
+    /// source it did not score falls.
+    pub(super) found: &'a Found,
 }
 
 /// Replay git's `record_if_better()` for one destination against every
 /// active source, in source order, and return its four slots in slot order
-/// (only those at or above the minimum score matter afterwards).
+/// (only those at or above the minimum score matter afterwards), with the
+/// number of pairs scored here.
 ///
-/// git scores every source; so must a replay, since a source's exact score
-/// decides which slot it takes or frees. But a source whose score cannot
-/// beat the worst slot changes nothing: once the slots hold the
-/// destination's relatives, a source is skipped when its score's ceiling
-/// ([`score_ceiling`]) is no better than the worst slot. Scores known from
-/// the candidate search are used as they are. Sources outside git's size
-/// window score 0 without reading, as in git. `spans_of` gives the chunk
-/// histogram of the source at a position of `active`.
+/// git scores every source; so must a replay where a source's exact score
+/// decides which slot it takes or frees. But a source that cannot beat
+/// the worst slot changes nothing, and two facts bound a score without
+/// reading anything: the size ceiling ([`score_ceiling`]) and the
+/// candidate search's bound (a source it did not score scores below
+/// [`Found::bound`]). Once the four slots hold scores at the bound, only
+/// the sources the search scored can still enter, and the replay walks
+/// just those. Sources outside git's size window score 0 without reading,
+/// as in git. `spans_of` gives the chunk histogram of the source at a
+/// position of `active` (`None`: it cannot score).
 pub(super) fn replay_row<'s>(
-    srcs: &[Src],
-    dsts: &[Dst],
-    active: &[usize],
-    src_items: &[Sketch],
+    sides: &Sides,
     row: &Row<'_>,
     min_score: u32,
     spans_of: impl Fn(usize) -> Option<&'s score::Spans>,
-) -> Vec<Scored> {
+) -> (Vec<Scored>, usize) {
+    let (srcs, dsts, active) = (sides.srcs, sides.dsts, sides.active);
     let mut slots: [Option<Scored>; 4] = [None; 4];
     // git's score_compare with empty slots sinking to the bottom: true when
     // `a` is worse than `b`.
@@ -125,43 +128,64 @@ pub(super) fn replay_row<'s>(
     };
     let dst = row.item;
     let dst_path = &dsts[row.d].entry.path;
-    let mut known: Vec<(usize, u32)> = row.known.iter().map(|k| (k.src, k.score)).collect();
-    known.sort_unstable();
-    let mut next_known = 0;
-    for (a, &s) in active.iter().enumerate() {
-        let src = &src_items[a];
-        let same_name = basename_same(&srcs[s].entry.path, dst_path);
+    let found = row.found;
+    let mut scored_here = 0;
+    // `found.scored[cursor]` is the first scored source at `a` or after.
+    let mut cursor = 0;
+    let mut a = 0;
+    while a < active.len() {
         let mut worst = 0;
         for i in 1..4 {
             if worse(&slots[i], &slots[worst]) {
                 worst = i;
             }
         }
+        while found
+            .scored
+            .get(cursor)
+            .is_some_and(|&(p, _)| (p as usize) < a)
+        {
+            cursor += 1;
+        }
+        // Every slot at the bound (a filled worst slot means all four are
+        // filled): only scored sources can still enter.
+        if slots[worst].is_some_and(|w| found.bound > 0 && w.score >= found.bound) {
+            match found.scored.get(cursor) {
+                Some(&(p, _)) => a = p as usize,
+                None => break,
+            }
+        }
+        let s = active[a];
+        let known = found
+            .scored
+            .get(cursor)
+            .filter(|&&(p, _)| p as usize == a)
+            .map(|&(_, score)| score);
+        let same_name = basename_same(&srcs[s].entry.path, dst_path);
+        let src = &sides.src_items[a];
         let compatible =
             src.size > 0 && dst.size > 0 && score::sizes_compatible(src.size, dst.size, min_score);
-        // `active` is in source order, so a cursor finds known scores.
-        while known.get(next_known).is_some_and(|&(k, _)| k < s) {
-            next_known += 1;
-        }
-        let known = known
-            .get(next_known)
-            .filter(|&&(k, _)| k == s)
-            .map(|&(_, score)| score);
-        let score = if !compatible {
-            0
-        } else if let Some(score) = known {
+        let score = if let Some(score) = known {
             score
+        } else if !compatible {
+            0
         } else {
             if let Some(w) = &slots[worst] {
+                let mut ceiling = score_ceiling(src, dst);
+                if found.bound > 0 {
+                    ceiling = ceiling.min(found.bound - 1);
+                }
                 let ceiling = Scored {
-                    score: score_ceiling(src, dst),
+                    score: ceiling,
                     same_name,
                     src: s,
                 };
                 if !better(&ceiling, w).is_lt() {
+                    a += 1;
                     continue;
                 }
             }
+            scored_here += 1;
             spans_of(a).map_or(0, |spans| row.loaded.score(spans, min_score))
         };
         let candidate = Some(Scored {
@@ -172,12 +196,14 @@ pub(super) fn replay_row<'s>(
         if worse(&slots[worst], &candidate) {
             slots[worst] = candidate;
         }
+        a += 1;
     }
-    slots
+    let slots = slots
         .into_iter()
         .flatten()
         .filter(|s| s.score >= min_score)
-        .collect()
+        .collect();
+    (slots, scored_here)
 }
 
 /// An upper bound of the score of two files, for [`replay_row`]: at most

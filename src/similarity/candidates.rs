@@ -119,53 +119,6 @@ pub struct Candidates {
     /// sources too small for a fingerprint. Empty files are never
     /// candidates (git scores them 0).
     pub sources: Vec<usize>,
-    /// Every fingerprinted source of the size window left out is at least
-    /// this far from the destination; `u32::MAX` when none was left out.
-    pub cut: u32,
-}
-
-/// Lines a fingerprint window can span: 48 bytes over lines of 16 bytes
-/// and more, for [`plausible_score`].
-const LINES_PER_WINDOW: f64 = 4.0;
-
-/// Noise allowed in a distance: two standard deviations (each of 256 bits
-/// differs like a coin toss at most, so the deviation is at most 8).
-const DISTANCE_SLACK: u32 = 16;
-
-/// The highest git score ([`score::MAX_SCORE`] units) a file at `distance`
-/// bits from another can plausibly have.
-///
-/// Why: a fingerprint is a simhash of the 48-byte windows of a file, so
-/// files whose window vectors are at angle θ differ in 256·θ/π bits on
-/// average. At `distance` (less two standard deviations of noise) they
-/// share at most cos(π·(distance − 16)/256) of their windows. git's score
-/// counts shared lines instead; with edits scattered over every line, a
-/// window survives only if all the lines it spans do, so a share s of the
-/// lines keeps about s^4 of the windows. Hence s ≤ cos(π·(distance −
-/// 16)/256)^(1/4): 83% at 103 bits, 66% at chance level (128), 96% at 60.
-/// Heavy edits can thus put a file as far from its relatives as from
-/// unrelated files.
-pub fn plausible_score(distance: u32) -> u32 {
-    let d = f64::from(distance.saturating_sub(DISTANCE_SLACK));
-    let cos = (std::f64::consts::PI * d / 256.0).cos();
-    if cos <= 0.0 {
-        return 0;
-    }
-    (cos.powf(1.0 / LINES_PER_WINDOW) * f64::from(score::MAX_SCORE)) as u32
-}
-
-impl Candidates {
-    /// The highest score a source left out can plausibly have
-    /// ([`plausible_score`] of the cut); 0 when none was left out. A
-    /// destination whose candidates score more cannot be paired better by
-    /// the others.
-    pub fn left_out_score(&self) -> u32 {
-        if self.cut == u32::MAX {
-            0
-        } else {
-            plausible_score(self.cut)
-        }
-    }
 }
 
 /// For each destination, its [`Candidates`] among `sources`.
@@ -194,68 +147,32 @@ impl Search {
             .collect()
     }
 
-    /// The fingerprinted sources that can plausibly score `score` or more
-    /// against `dst`: size-compatible at that score and no farther than
-    /// [`plausible_score`] allows, nearest first. For a destination whose
-    /// best candidate scored `score`, these are the only sources that might
-    /// beat or tie it.
-    pub fn plausibly_scoring(&self, dst: &Sketch, score: u32) -> Vec<usize> {
+    /// The `k` fingerprinted sources nearest to `dst` among those that
+    /// pass git's size filter at `min_score` and are nearer than chance
+    /// level ([`MAX_DISTANCE`]), nearest first (ties by position in size
+    /// order). A first guess at a destination's best partners; the
+    /// lossless bound ([`crate::similarity::prefix`]) does the rest.
+    pub fn nearest_fingerprinted(&self, dst: &Sketch, min_score: u32, k: usize) -> Vec<usize> {
         let Some(fp) = dst.fingerprint else {
             return Vec::new();
         };
-        // plausible_score falls with the distance: find where it drops
-        // below `score` once, then compare distances.
-        let far = (0..=256 + DISTANCE_SLACK)
-            .find(|&d| plausible_score(d) < score)
-            .unwrap_or(u32::MAX);
-        let pool = &self.pool;
-        let range = pool.window(dst.size, score);
-        let dist = distances(pool, range.clone(), &fp);
-        let mut ranked: Vec<(u32, usize)> = range
-            .zip(dist)
-            .filter(|&(_, d)| d != NO_FINGERPRINT && u32::from(d) < far)
-            .map(|(p, d)| (u32::from(d), p))
-            .collect();
-        ranked.sort_unstable();
-        ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
-    }
-
-    /// Every non-empty source that passes git's size filter against `dst`,
-    /// nearest first (sources without a fingerprint last): the exhaustive
-    /// fallback for a destination the nearest candidates did not pair.
-    pub fn all_compatible(&self, dst: &Sketch, min_score: u32) -> Vec<usize> {
-        if dst.size == 0 {
+        if dst.size == 0 || k == 0 {
             return Vec::new();
         }
         let pool = &self.pool;
         let range = pool.window(dst.size, min_score);
-        let mut ranked: Vec<(u32, usize)> = Vec::with_capacity(range.len());
-        match dst.fingerprint {
-            Some(fp) => ranked.extend(
-                range
-                    .clone()
-                    .zip(distances(pool, range.clone(), &fp))
-                    .filter(|&(_, d)| d != NO_FINGERPRINT)
-                    .map(|(p, d)| (u32::from(d), p)),
-            ),
-            None => {
-                let small = pool.unfingerprinted(range.clone());
-                ranked.extend(
-                    range
-                        .clone()
-                        .filter(|p| small.binary_search(p).is_err())
-                        .map(|p| (u32::MAX, p)),
-                )
-            }
+        let dist = distances(pool, range.clone(), &fp);
+        let mut near: Vec<(u8, usize)> = range
+            .zip(dist)
+            .filter(|&(_, d)| u32::from(d) <= MAX_DISTANCE)
+            .map(|(p, d)| (d, p))
+            .collect();
+        if near.len() > k {
+            near.select_nth_unstable(k);
+            near.truncate(k);
         }
-        ranked.sort_unstable();
-        ranked.extend(
-            pool.unfingerprinted(range)
-                .iter()
-                .filter(|&&p| pool.sizes[p] > 0)
-                .map(|&p| (u32::MAX, p)),
-        );
-        ranked.into_iter().map(|(_, p)| pool.order[p]).collect()
+        near.sort_unstable();
+        near.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
 }
 
@@ -461,7 +378,6 @@ fn concat(mut a: Vec<Pair>, mut b: Vec<Pair>) -> Vec<Pair> {
 fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
     let mut out = Candidates {
         sources: Vec::new(),
-        cut: u32::MAX,
     };
     if dst.size == 0 {
         return out;
@@ -487,12 +403,6 @@ fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
         count[usize::from(d)] += 1;
     }
     let near_end = MAX_DISTANCE as usize + 1;
-    if count[near_end..usize::from(NO_FINGERPRINT)]
-        .iter()
-        .any(|&c| c > 0)
-    {
-        out.cut = MAX_DISTANCE + 1;
-    }
     let mut seen = 0;
     let upto = count[..near_end]
         .iter()
@@ -509,8 +419,6 @@ fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
         .collect();
     if near.len() > most {
         near.select_nth_unstable(most);
-        // Everything from `most` on is at least as far as `near[most]`.
-        out.cut = out.cut.min(near[most].0);
         near.truncate(most);
     }
     near.sort_unstable();
@@ -521,9 +429,6 @@ fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
             .count()
             .min(opts.max_ties);
         let keep = ties.max(opts.per_destination);
-        if let Some(&(first_dropped, _)) = near.get(keep) {
-            out.cut = out.cut.min(first_dropped);
-        }
         near.truncate(keep);
     }
     out.sources.extend(near.iter().map(|&(_, p)| pool.order[p]));
@@ -653,23 +558,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn plausible_scores_fall_with_the_distance() {
-        assert_eq!(plausible_score(10), score::MAX_SCORE, "within the noise");
-        let scores: Vec<u32> = (0..=300).map(plausible_score).collect();
-        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
-        // The shape of the real miss: at 115 bits a 55% partner is not
-        // ruled out; at chance level, two thirds is the most.
-        assert!(plausible_score(115) > score::MAX_SCORE * 55 / 100);
-        let at_chance = plausible_score(128);
-        assert!((score::MAX_SCORE * 60 / 100..score::MAX_SCORE * 70 / 100).contains(&at_chance));
-        let none_left_out = Candidates {
-            sources: Vec::new(),
-            cut: u32::MAX,
-        };
-        assert_eq!(none_left_out.left_out_score(), 0);
-    }
-
     /// A fingerprint `bits` away from all zeros.
     fn at(bits: u32) -> Option<Fingerprint> {
         let mut f = Fingerprint { words: [0; 4] };
@@ -680,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn plausibly_scoring_sources_are_near_enough_and_size_compatible() {
+    fn nearest_fingerprinted_keeps_the_k_nearest_size_compatible() {
         let item = |size, bits| Sketch {
             size,
             fingerprint: at(bits),
@@ -691,16 +579,20 @@ mod tests {
             item(1000, 40),
             item(1500, 40),
             item(2100, 40),
+            item(1000, 200),
+            Sketch {
+                size: 1000,
+                fingerprint: None,
+            },
         ];
         let search = Search::new(&sources);
         let dst = item(1000, 0);
         let s80 = score::MAX_SCORE * 80 / 100;
-        assert!(plausible_score(100) >= s80 && plausible_score(120) < s80);
-        // 1 is too far to reach 80%, 3 and 4 too large (2 is nearest).
-        assert_eq!(search.plausibly_scoring(&dst, s80), vec![2, 0]);
-        // At 50%, 1500 bytes is compatible and 120 bits not too far.
+        // 3 and 4 too large at 80%, 5 beyond chance level, 6 unfingerprinted.
+        assert_eq!(search.nearest_fingerprinted(&dst, s80, 8), vec![2, 0, 1]);
         let s50 = score::MAX_SCORE / 2;
-        assert_eq!(search.plausibly_scoring(&dst, s50), vec![2, 3, 0, 1]);
+        assert_eq!(search.nearest_fingerprinted(&dst, s50, 8), vec![2, 3, 0, 1]);
+        assert_eq!(search.nearest_fingerprinted(&dst, s50, 2), vec![2, 3]);
     }
 
     #[test]
@@ -733,11 +625,8 @@ mod tests {
             got,
             vec![Candidates {
                 sources: vec![1, 0],
-                cut: MAX_DISTANCE + 1
             }]
         );
-        let all = search(&sources[..2], &dst, &Options::default());
-        assert_eq!(all[0].cut, u32::MAX, "nothing was left out");
         let one = Options {
             per_destination: 1,
             max_ties: 1,
@@ -745,7 +634,6 @@ mod tests {
         };
         let got = search(&sources, &dst, &one);
         assert_eq!(got[0].sources, vec![1]);
-        assert_eq!(got[0].cut, 30, "the nearest source left out");
     }
 
     #[test]

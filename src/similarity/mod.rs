@@ -10,5 +10,6 @@ pub mod candidates;
 pub mod compute;
 pub mod containment;
 pub mod fingerprint;
+pub mod prefix;
 pub mod score;
 pub mod store;

@@ -1,0 +1,439 @@
+//! Candidate pairs that cannot miss: prefix filtering over git's chunk
+//! buckets (Bayardo, Ma and Srikant, "Scaling up all pairs similarity
+//! search", 2007; Xiao et al., PPJoin, 2008).
+//!
+//! Fingerprints find a file's nearest relatives fast, but they estimate a
+//! different quantity from git's score (48-byte windows against a bag of
+//! lines), so a source git scores best can sit farther away than others.
+//! This index answers the question fingerprints cannot: *which files could
+//! possibly score `t` or more against this one?*, with a superset that is
+//! provably complete.
+//!
+//! ## Why it misses nothing
+//!
+//! Fix one global order of buckets (here: rarest first among the indexed
+//! files, ties by bucket number). The *prefix at `t`* of a file `x` of
+//! size `|x|` is its buckets in that order, up to and including the first
+//! one where the weight held so far exceeds `(1 − t)·|x|`; its *suffix* is
+//! the rest, which therefore weighs less than `t·|x|` (the weights of a
+//! histogram add up to at most the size: CRs git does not count are in the
+//! size only).
+//!
+//! Take files `x` and `y` whose prefixes at `t` share no bucket, and say
+//! `x`'s prefix ends no later in the order than `y`'s. A bucket both files
+//! hold that comes no later than the end of `x`'s prefix is then in both
+//! prefixes, which is excluded; so every shared bucket is in `x`'s suffix,
+//! and git's copied bytes, the sum over shared buckets of the smaller
+//! weight, are at most the suffix's weight: `copied < t·|x| ≤ t·max(|x|,
+//! |y|)`. git's score `⌊copied·MAX / max(|x|, |y|)⌋` is then below `t`.
+//! Hence **every pair scoring `t` or more shares a bucket of both
+//! prefixes**, and probing the postings of a file's prefix buckets, keeping
+//! the files whose own prefix holds the bucket, finds every such pair.
+//! Everything is computed in integers in git's units, so the argument holds
+//! to the last unit. A prefix shrinks as `t` grows, so one index built at
+//! the lowest threshold ([`PrefixIndex::build`]) answers any higher one: each
+//! posting remembers the highest threshold at which its bucket is still in
+//! its file's prefix ([`Posting::reach`]).
+//!
+//! Containment `c(A in B) = copied / |A|` needs only `A`'s side of the
+//! argument: if no bucket of `A`'s prefix at `t` is in `B` at all, `copied`
+//! is below `t·|A|`. [`PrefixIndex::probe_containers`] probes an index of
+//! every bucket ([`PrefixIndex::build`] at 0) that way.
+//!
+//! At `t = 0` every pair qualifies (a score is never negative), and no
+//! prefix can show it: the probes then return every indexed file.
+
+use crate::similarity::score::{self, MAX_SCORE, Spans};
+
+/// Number of chunk buckets (git's `HASH_BASE`).
+const BUCKETS: usize = 107_927;
+
+/// One file's entry in a bucket's posting list.
+#[derive(Clone, Copy, Debug)]
+struct Posting {
+    /// The file's position among the indexed files.
+    file: u32,
+    /// The highest threshold (in [`MAX_SCORE`] units) at which the bucket
+    /// is still in the file's prefix.
+    reach: u32,
+}
+
+/// Files indexed by the buckets of their prefixes (see the module
+/// documentation).
+pub struct PrefixIndex {
+    /// Position of each bucket in the global order, rarest first.
+    rank: Vec<u32>,
+    /// Postings of bucket `b` are `postings[starts[b]..starts[b + 1]]`,
+    /// highest reach first.
+    starts: Vec<u32>,
+    postings: Vec<Posting>,
+    /// Size of each indexed file; 0 for positions not indexed.
+    sizes: Vec<u64>,
+    /// The threshold the index was built at: probes ask at it or above.
+    floor: u32,
+}
+
+/// Reusable per-thread state of probes: which files were already
+/// proposed, and the probe file's buckets in rank order.
+#[derive(Default)]
+pub struct Probe {
+    stamp: Vec<u32>,
+    epoch: u32,
+    sorted: Vec<(u32, u32, u32)>,
+}
+
+impl Probe {
+    /// Start a new probe over `n` files; marks of earlier probes are void.
+    fn begin(&mut self, n: usize) {
+        if self.stamp.len() != n || self.epoch == u32::MAX {
+            self.stamp = vec![0; n];
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+    }
+
+    /// Mark `file` as proposed in this probe; true if it was not yet.
+    fn first_time(&mut self, file: u32) -> bool {
+        let slot = &mut self.stamp[file as usize];
+        let new = *slot != self.epoch;
+        *slot = self.epoch;
+        new
+    }
+
+    /// Mark `file` as already known, so this probe does not propose it.
+    pub fn exclude(&mut self, file: u32) {
+        if let Some(slot) = self.stamp.get_mut(file as usize) {
+            *slot = self.epoch;
+        }
+    }
+}
+
+/// The weight held before a bucket still leaves it inside a prefix at `t`
+/// of a file of `size` bytes: `before·MAX ≤ (MAX − t)·size`.
+fn inside(before: u64, size: u64, t: u32) -> bool {
+    u128::from(before) * u128::from(MAX_SCORE)
+        <= u128::from(MAX_SCORE - t.min(MAX_SCORE)) * u128::from(size)
+}
+
+/// The highest `t` for which [`inside`] holds: `MAX − ⌈before·MAX / size⌉`.
+fn reach(before: u64, size: u64) -> u32 {
+    let scaled = (u128::from(before) * u128::from(MAX_SCORE)).div_ceil(u128::from(size.max(1)));
+    MAX_SCORE.saturating_sub(u32::try_from(scaled).unwrap_or(u32::MAX))
+}
+
+impl PrefixIndex {
+    /// Index `files` (`None`, or an empty file, is left out) by their
+    /// prefixes at `floor`; `floor = 0` indexes every bucket of every file.
+    pub fn build(files: &[Option<&Spans>], floor: u32) -> PrefixIndex {
+        let floor = floor.min(MAX_SCORE);
+        let mut df = vec![0u32; BUCKETS];
+        for s in files.iter().flatten() {
+            for b in s.bucket_ids() {
+                df[b as usize] += 1;
+            }
+        }
+        let mut order: Vec<u32> = (0..BUCKETS as u32).collect();
+        order.sort_unstable_by_key(|&b| (df[b as usize], b));
+        let mut rank = vec![0u32; BUCKETS];
+        for (r, &b) in order.iter().enumerate() {
+            rank[b as usize] = r as u32;
+        }
+        let mut sizes = vec![0u64; files.len()];
+        // (bucket, posting) of every prefix bucket, then grouped by bucket.
+        let mut all: Vec<(u32, Posting)> = Vec::new();
+        let mut sorted: Vec<(u32, u32, u32)> = Vec::new();
+        for (i, s) in files.iter().enumerate() {
+            let Some(s) = s.filter(|s| s.size() > 0) else {
+                continue;
+            };
+            sizes[i] = s.size();
+            by_rank(s, &rank, &mut sorted);
+            let mut before = 0u64;
+            for &(_, b, w) in &sorted {
+                if !inside(before, s.size(), floor) {
+                    break;
+                }
+                all.push((
+                    b,
+                    Posting {
+                        file: i as u32,
+                        reach: reach(before, s.size()),
+                    },
+                ));
+                before += u64::from(w);
+            }
+        }
+        all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.reach.cmp(&a.1.reach)));
+        let mut starts = vec![0u32; BUCKETS + 1];
+        for &(b, _) in &all {
+            starts[b as usize + 1] += 1;
+        }
+        for b in 0..BUCKETS {
+            starts[b + 1] += starts[b];
+        }
+        PrefixIndex {
+            rank,
+            starts,
+            postings: all.into_iter().map(|(_, p)| p).collect(),
+            sizes,
+            floor,
+        }
+    }
+
+    /// Number of positions (indexed or not) the index was built over.
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Whether the index was built over no positions.
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+
+    /// The postings a bucket has at threshold `t` and above.
+    fn postings_at(&self, b: u32, t: u32) -> &[Posting] {
+        let list =
+            &self.postings[self.starts[b as usize] as usize..self.starts[b as usize + 1] as usize];
+        &list[..list.partition_point(|p| p.reach >= t)]
+    }
+
+    /// Every indexed file that can score `t` or more against `file` by
+    /// git's score (either way round: git's score of two files is
+    /// symmetric), appended to `out` once each. `t` below the index's
+    /// floor is raised to it: the answer is then complete only for scores
+    /// at the floor and up.
+    pub fn probe(&self, file: &Spans, t: u32, probe: &mut Probe, out: &mut Vec<u32>) {
+        self.probe_excluding(file, t, &[], probe, out)
+    }
+
+    /// [`PrefixIndex::probe`], leaving out the files in `known` (callers
+    /// that scored some already).
+    pub fn probe_excluding(
+        &self,
+        file: &Spans,
+        t: u32,
+        known: &[u32],
+        probe: &mut Probe,
+        out: &mut Vec<u32>,
+    ) {
+        let t = t.max(self.floor).min(MAX_SCORE);
+        probe.begin(self.sizes.len());
+        for &k in known {
+            probe.exclude(k);
+        }
+        let size = file.size();
+        if size == 0 {
+            return;
+        }
+        if t == 0 {
+            for (i, &s) in self.sizes.iter().enumerate() {
+                if s > 0 && probe.first_time(i as u32) {
+                    out.push(i as u32);
+                }
+            }
+            return;
+        }
+        let mut sorted = std::mem::take(&mut probe.sorted);
+        by_rank(file, &self.rank, &mut sorted);
+        let mut before = 0u64;
+        for &(_, b, w) in &sorted {
+            if !inside(before, size, t) {
+                break;
+            }
+            before += u64::from(w);
+            for p in self.postings_at(b, t) {
+                // git's size filter at `t`: the score is at most the
+                // smaller size over the larger.
+                if score::sizes_compatible(self.sizes[p.file as usize], size, t)
+                    && probe.first_time(p.file)
+                {
+                    out.push(p.file);
+                }
+            }
+        }
+        probe.sorted = sorted;
+    }
+
+    /// Every indexed file that can hold `t` or more of `part` (Broder's
+    /// containment `copied / |part| ≥ t`), appended to `out` once each.
+    /// Needs an index built at 0 (every bucket of every file); one built
+    /// higher answers only for files whose prefix holds the buckets.
+    pub fn probe_containers(&self, part: &Spans, t: u32, probe: &mut Probe, out: &mut Vec<u32>) {
+        probe.begin(self.sizes.len());
+        let size = part.size();
+        if size == 0 {
+            return;
+        }
+        if t == 0 {
+            for (i, &s) in self.sizes.iter().enumerate() {
+                if s > 0 && probe.first_time(i as u32) {
+                    out.push(i as u32);
+                }
+            }
+            return;
+        }
+        let mut sorted = std::mem::take(&mut probe.sorted);
+        by_rank(part, &self.rank, &mut sorted);
+        let mut before = 0u64;
+        for &(_, b, w) in &sorted {
+            if !inside(before, size, t) {
+                break;
+            }
+            before += u64::from(w);
+            for p in self.postings_at(b, 0) {
+                if probe.first_time(p.file) {
+                    out.push(p.file);
+                }
+            }
+        }
+        probe.sorted = sorted;
+    }
+}
+
+/// `(rank, bucket, weight)` of every bucket of `s`, rarest first.
+fn by_rank(s: &Spans, rank: &[u32], out: &mut Vec<(u32, u32, u32)>) {
+    out.clear();
+    out.extend(s.weights().map(|(b, w)| (rank[b as usize], b, w)));
+    out.sort_unstable();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files of real text and edited copies of them: the lossless claim
+    /// checked against every pair, at several thresholds, both for
+    /// git's score and for containment.
+    fn corpus() -> Vec<Spans> {
+        let texts = crate::testing::real_text();
+        let mut files: Vec<Vec<u8>> = texts.iter().take(120).cloned().collect();
+        let mut rng = crate::testing::Rng(11);
+        for k in 0..120 {
+            let mut copy = files[k].clone();
+            for _ in 0..1 + rng.below(6) {
+                let at = rng.below(copy.len().max(1));
+                let cut = (at + 1 + rng.below(400)).min(copy.len());
+                copy.drain(at..cut);
+                let from = rng.below(files[(k + 1) % 120].len().max(1));
+                let piece =
+                    &files[(k + 1) % 120][from..(from + 200).min(files[(k + 1) % 120].len())];
+                let at = rng.below(copy.len().max(1));
+                copy.splice(at..at, piece.iter().copied());
+            }
+            files.push(copy);
+        }
+        // Near-identical copies: one byte changed in a long file.
+        for k in 0..120 {
+            if files[k].len() > 8000 {
+                let mut copy = files[k].clone();
+                let at = copy.len() / 2;
+                copy[at] = b'#';
+                files.push(copy);
+            }
+        }
+        // Repetitive content: runs of one character and one line repeated.
+        files.push(vec![b'x'; 18_000]);
+        files.push(vec![b'x'; 17_000]);
+        files.push(b"same line\n".repeat(900));
+        files.push(b"same line\n".repeat(1000));
+        files.iter().map(|f| Spans::new(f)).collect()
+    }
+
+    #[test]
+    fn every_pair_at_the_threshold_shares_a_prefix_bucket() {
+        let spans = corpus();
+        let refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
+        let index = PrefixIndex::build(&refs, MAX_SCORE / 2);
+        let mut probe = Probe::default();
+        for pct in [50u32, 60, 75, 90, 99] {
+            let t = MAX_SCORE / 100 * pct;
+            let mut truth = 0;
+            for (j, d) in spans.iter().enumerate() {
+                let mut found = Vec::new();
+                index.probe(d, t, &mut probe, &mut found);
+                for (i, s) in spans.iter().enumerate() {
+                    if i != j && score::score(s, d, t) >= t {
+                        truth += 1;
+                        assert!(found.contains(&(i as u32)), "{pct}%: ({i}, {j}) missed");
+                    }
+                }
+            }
+            // Edited copies and the repetitive files pair at every level.
+            assert!(truth >= 10, "{pct}%: only {truth} true pairs");
+        }
+    }
+
+    #[test]
+    fn probes_propose_few_files_beyond_the_true_pairs() {
+        let spans = corpus();
+        let refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
+        let index = PrefixIndex::build(&refs, MAX_SCORE / 2);
+        let mut probe = Probe::default();
+        let mut proposed = 0;
+        for d in &spans {
+            let mut found = Vec::new();
+            index.probe(d, MAX_SCORE / 2, &mut probe, &mut found);
+            proposed += found.len();
+        }
+        let all = spans.len() * spans.len();
+        assert!(
+            proposed * 10 < all,
+            "{proposed} of {all} pairs proposed: the filter prunes nothing"
+        );
+    }
+
+    #[test]
+    fn every_container_at_the_threshold_is_proposed() {
+        let spans = corpus();
+        let refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
+        let index = PrefixIndex::build(&refs, 0);
+        let mut probe = Probe::default();
+        for pct in [30u32, 50, 80] {
+            let t = MAX_SCORE / 100 * pct;
+            let mut truth = 0;
+            for (j, part) in spans.iter().enumerate() {
+                let mut found = Vec::new();
+                index.probe_containers(part, t, &mut probe, &mut found);
+                for (i, whole) in spans.iter().enumerate() {
+                    let copied = score::copied(part, whole);
+                    let held = u128::from(copied) * u128::from(MAX_SCORE);
+                    if i != j && held >= u128::from(t) * u128::from(part.size()) {
+                        truth += 1;
+                        assert!(found.contains(&(i as u32)), "{pct}%: {j} in {i} missed");
+                    }
+                }
+            }
+            assert!(truth >= 100, "{pct}%: only {truth} true pairs");
+        }
+    }
+
+    #[test]
+    fn reach_is_the_highest_threshold_inside() {
+        for (before, size) in [
+            (0u64, 10u64),
+            (5, 10),
+            (9, 10),
+            (10, 10),
+            (1, 3),
+            (2, 7),
+            (1234, 99_999),
+        ] {
+            let r = reach(before, size);
+            assert!(inside(before, size, r), "{before}/{size} at {r}");
+            if r < MAX_SCORE {
+                assert!(!inside(before, size, r + 1), "{before}/{size} at {}", r + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn zero_threshold_proposes_everything() {
+        let spans = corpus();
+        let refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
+        let index = PrefixIndex::build(&refs, 0);
+        let mut probe = Probe::default();
+        let mut found = Vec::new();
+        index.probe(&spans[0], 0, &mut probe, &mut found);
+        assert_eq!(found.len(), spans.len());
+    }
+}

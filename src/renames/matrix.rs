@@ -255,17 +255,25 @@ fn search_row(
             .map(|a| (a as u32, score_of(a as u32)))
             .collect();
         let by_fingerprint = scored.len();
-        let mut best: Vec<u32> = scored
-            .iter()
-            .map(|&(_, s)| s)
-            .filter(|&s| s >= min)
-            .collect();
-        best.sort_unstable_by(|a, b| b.cmp(a));
-        let bound = best.get(SLOTS - 1).copied().unwrap_or(min).max(min);
+        let mut best = Best::new(min);
+        for &(_, s) in &scored {
+            best.add(s);
+        }
         let known: Vec<u32> = scored.iter().map(|&(a, _)| a).collect();
         let mut more = Vec::new();
-        index.probe_excluding(dst, bound, &known, probe, &mut more);
-        scored.extend(more.into_iter().map(|a| (a, score_of(a))));
+        index.probe_reach(dst, best.bound(), &known, probe, &mut more);
+        // Best reach first: the likeliest partners raise the threshold
+        // soonest, and a source whose reach is below it cannot score it.
+        more.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (a, reach) in more {
+            if reach < best.bound() {
+                break;
+            }
+            let s = score_of(a);
+            best.add(s);
+            scored.push((a, s));
+        }
+        let bound = best.bound();
         scored.sort_unstable();
         Found {
             scored,
@@ -273,6 +281,48 @@ fn search_row(
             by_fingerprint,
         }
     })
+}
+
+/// The 4 best scores at the minimum and up seen so far, and the
+/// threshold they set: a source must score at least the 4th best to
+/// enter git's slots (or to tie with one that does).
+struct Best {
+    min: u32,
+    top: [u32; SLOTS],
+    len: usize,
+}
+
+impl Best {
+    fn new(min: u32) -> Best {
+        Best {
+            min,
+            top: [0; SLOTS],
+            len: 0,
+        }
+    }
+
+    fn add(&mut self, score: u32) {
+        if score < self.min {
+            return;
+        }
+        if self.len < SLOTS {
+            self.top[self.len] = score;
+            self.len += 1;
+        } else if let Some(low) = self.top.iter_mut().min()
+            && score > *low
+        {
+            *low = score;
+        }
+    }
+
+    /// The 4th best score, or the minimum while fewer than 4 reach it.
+    fn bound(&self) -> u32 {
+        if self.len < SLOTS {
+            self.min
+        } else {
+            self.top.iter().copied().min().unwrap_or(self.min)
+        }
+    }
 }
 
 /// Each destination's entries that can enter git's slots: its best

@@ -79,6 +79,8 @@ pub struct PrefixIndex {
 pub struct Probe {
     stamp: Vec<u32>,
     epoch: u32,
+    /// Where a file proposed in this probe sits in the caller's output.
+    at: Vec<u32>,
     sorted: Vec<(u32, u32, u32)>,
 }
 
@@ -87,6 +89,7 @@ impl Probe {
     fn begin(&mut self, n: usize) {
         if self.stamp.len() != n || self.epoch == u32::MAX {
             self.stamp = vec![0; n];
+            self.at = vec![0; n];
             self.epoch = 0;
         }
         self.epoch += 1;
@@ -101,9 +104,11 @@ impl Probe {
     }
 
     /// Mark `file` as already known, so this probe does not propose it.
-    pub fn exclude(&mut self, file: u32) {
+    fn exclude(&mut self, file: u32) {
         if let Some(slot) = self.stamp.get_mut(file as usize) {
             *slot = self.epoch;
+            // No output slot: updates of its reach find none.
+            self.at[file as usize] = u32::MAX;
         }
     }
 }
@@ -203,18 +208,25 @@ impl PrefixIndex {
     /// floor is raised to it: the answer is then complete only for scores
     /// at the floor and up.
     pub fn probe(&self, file: &Spans, t: u32, probe: &mut Probe, out: &mut Vec<u32>) {
-        self.probe_excluding(file, t, &[], probe, out)
+        let mut reached = Vec::new();
+        self.probe_reach(file, t, &[], probe, &mut reached);
+        out.extend(reached.into_iter().map(|(f, _)| f));
     }
 
     /// [`PrefixIndex::probe`], leaving out the files in `known` (callers
-    /// that scored some already).
-    pub fn probe_excluding(
+    /// that scored some already), with each file's *reach*: the highest
+    /// threshold at which the pair is still proposed (a bucket in both
+    /// prefixes at that threshold). A file whose reach is below `u`
+    /// scores below `u` (the module documentation's argument at `u`), so
+    /// a caller whose threshold rises while it scores the proposals, best
+    /// reach first, can stop at the first reach below it.
+    pub fn probe_reach(
         &self,
         file: &Spans,
         t: u32,
         known: &[u32],
         probe: &mut Probe,
-        out: &mut Vec<u32>,
+        out: &mut Vec<(u32, u32)>,
     ) {
         let t = t.max(self.floor).min(MAX_SCORE);
         probe.begin(self.sizes.len());
@@ -228,7 +240,7 @@ impl PrefixIndex {
         if t == 0 {
             for (i, &s) in self.sizes.iter().enumerate() {
                 if s > 0 && probe.first_time(i as u32) {
-                    out.push(i as u32);
+                    out.push((i as u32, 0));
                 }
             }
             return;
@@ -240,14 +252,24 @@ impl PrefixIndex {
             if !inside(before, size, t) {
                 break;
             }
+            let mine = reach(before, size);
             before += u64::from(w);
             for p in self.postings_at(b, t) {
                 // git's size filter at `t`: the score is at most the
                 // smaller size over the larger.
-                if score::sizes_compatible(self.sizes[p.file as usize], size, t)
-                    && probe.first_time(p.file)
+                if !score::sizes_compatible(self.sizes[p.file as usize], size, t) {
+                    continue;
+                }
+                let r = p.reach.min(mine);
+                let f = p.file as usize;
+                if probe.stamp[f] != probe.epoch {
+                    probe.stamp[f] = probe.epoch;
+                    probe.at[f] = out.len() as u32;
+                    out.push((p.file, r));
+                } else if let Some(slot) = out.get_mut(probe.at[f] as usize)
+                    && slot.0 == p.file
                 {
-                    out.push(p.file);
+                    slot.1 = slot.1.max(r);
                 }
             }
         }
@@ -350,11 +372,18 @@ mod tests {
             let mut truth = 0;
             for (j, d) in spans.iter().enumerate() {
                 let mut found = Vec::new();
-                index.probe(d, t, &mut probe, &mut found);
+                index.probe_reach(d, t, &[], &mut probe, &mut found);
                 for (i, s) in spans.iter().enumerate() {
-                    if i != j && score::score(s, d, t) >= t {
+                    let score = score::score(s, d, t);
+                    if i != j && score >= t {
                         truth += 1;
-                        assert!(found.contains(&(i as u32)), "{pct}%: ({i}, {j}) missed");
+                        let reach = found.iter().find(|f| f.0 == i as u32).map(|f| f.1);
+                        assert!(reach.is_some(), "{pct}%: ({i}, {j}) missed");
+                        // Proposed up to a threshold no lower than its score.
+                        assert!(
+                            reach >= Some(score),
+                            "{pct}%: ({i}, {j}): {reach:?} < {score}"
+                        );
                     }
                 }
             }

@@ -1,40 +1,30 @@
 //! One file against a whole tree: Manber's sif in its "which files are like
 //! this one?" mode.
 //!
-//! Fingerprints make the question cheap: the query is compared with every
-//! fingerprint of the tree (a few popcounts each), and only the nearest are
-//! read and scored exactly, the way git scores renames, so the percentages
-//! printed mean what `git diff -M` would say of the pair.
-//!
-//! Candidates are chosen by rename detection's own search
-//! ([`candidates::search`]), with the query as the one destination:
-//! 1. git's size pre-filter at the threshold: a pair whose sizes differ too
-//!    much can never reach it, so it is dropped without reading anything.
-//! 2. Files too small to fingerprint (on either side) are scored exactly:
-//!    after step 1 they are all small, so this costs nothing.
-//! 3. The rest are ranked by Hamming distance; those within
-//!    [`MAX_DISTANCE`], nearest first and at most [`MAX_EXACT`] of them, are
-//!    scored exactly: git's score with the tree's boilerplate
-//!    ([`crate::groups::common`]) taken out of both files unless
-//!    [`Options::ignore_common`] is off.
+//! The answer is complete: every file of the tree whose score against the
+//! query reaches the threshold is listed. Every regular file is scored,
+//! exactly as git scores a rename (with the tree's boilerplate,
+//! [`crate::groups::common`], taken out of both files unless
+//! [`Options::ignore_common`] is off), from its chunk histogram, which the
+//! histogram store keeps after the first run ([`RepoContent`]): scoring a
+//! stored histogram costs about a microsecond, so no estimate stands
+//! between a file and its score. Fingerprints still say how far each match
+//! is (its Hamming distance).
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
 use crate::progress::Feedback;
+use crate::renames::{Content, ContentError, RepoContent};
 use crate::repo::{DiffAttributes, EntryKind, Repo, RepoError};
-use crate::similarity::candidates;
 use crate::similarity::compute::{self, ComputeError};
-use crate::similarity::fingerprint::{Fingerprint, Fingerprinter, Sketch};
+use crate::similarity::fingerprint::{Fingerprint, Fingerprinter};
 use crate::similarity::score::{self, Binary, Spans};
 use crate::similarity::store::Store;
 
 /// Distances at or above chance level say nothing (see
 /// [`crate::similarity::candidates::MAX_DISTANCE`] for why the cut is this loose).
 pub const MAX_DISTANCE: u32 = crate::similarity::candidates::MAX_DISTANCE;
-
-/// At most this many fingerprint survivors are read and scored exactly.
-pub const MAX_EXACT: usize = 2000;
 
 /// The file to compare.
 pub struct Query {
@@ -82,9 +72,9 @@ pub struct Match {
 pub struct Outcome {
     /// Regular files in the tree.
     pub files: usize,
-    /// Files passing git's size filter.
+    /// Files passing git's size filter (on their whole sizes).
     pub size_compatible: usize,
-    /// Files scored exactly.
+    /// Distinct blobs scored exactly: every one.
     pub scored: usize,
     /// Fingerprints taken from the store vs computed now.
     pub fingerprints: compute::Outcome,
@@ -102,6 +92,9 @@ pub enum SimilarError {
     /// The tree's boilerplate could not be counted.
     #[error(transparent)]
     Common(#[from] crate::groups::common::CommonError),
+    /// Blobs could not be read or their histograms stored.
+    #[error(transparent)]
+    Content(#[from] ContentError),
 }
 
 /// Files of `tree` similar to `query`, best first (score descending, then
@@ -126,75 +119,61 @@ pub fn find_similar(
         .collect();
     outcome.files = entries.len();
     let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
-    let (prints, fp_outcome) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
-    outcome.fingerprints = fp_outcome;
-
     let query_size = query.data.len() as u64;
     let query_fp: Option<Fingerprint> = Fingerprinter::new().fingerprint(&query.data);
     let query_id = query_blob_id(repo, query)?;
 
-    // Candidate blobs (deduplicated: many paths may share one blob), chosen
-    // by the same search rename detection uses, with the query as the one
-    // destination: git's size filter, the nearest fingerprints within
-    // MAX_DISTANCE, and every size-compatible file too small to have one.
-    let mut blobs: Vec<(ObjectId, Sketch)> =
-        ids.iter().copied().zip(prints.iter().copied()).collect();
-    blobs.sort_unstable_by_key(|&(id, _)| id);
-    blobs.dedup_by_key(|&mut (id, _)| id);
-    let sources: Vec<Sketch> = blobs.iter().map(|&(_, s)| s).collect();
-    let query_sketch = Sketch {
-        size: query_size,
-        fingerprint: query_fp,
-    };
-    outcome.size_compatible = sources
-        .iter()
-        .filter(|s| s.size > 0 && score::sizes_compatible(query_size, s.size, opts.min_score))
-        .count();
-    let search_opts = candidates::Options {
-        min_score: opts.min_score,
-        per_destination: MAX_EXACT,
-        tie_margin: 0,
-        max_ties: MAX_EXACT,
-    };
-    let found = candidates::search(&sources, &[query_sketch], &search_opts);
-    let exact_now: Vec<ObjectId> = found
-        .first()
-        .map(|c| c.sources.iter().map(|&i| blobs[i].0).collect())
-        .unwrap_or_default();
-    let distance_of: std::collections::HashMap<ObjectId, u32> = found
-        .first()
-        .into_iter()
-        .flat_map(|c| c.sources.iter())
-        .filter_map(|&i| {
-            let (id, sketch) = blobs[i];
-            Some((id, query_fp?.distance(&sketch.fingerprint?)))
-        })
-        .collect();
-    outcome.scored = exact_now.len();
-
     // One blob at paths with different attributes is scored once per
     // decision.
-    let wanted: std::collections::HashSet<ObjectId> = exact_now.iter().copied().collect();
     let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
     if let Some(attributes) = attributes {
         for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
-            if wanted.contains(&e.id) {
-                *b = attributes.binary(&e.path)?;
-            }
+            *b = attributes.binary(&e.path)?;
         }
     }
     let mut keys: Vec<(ObjectId, Binary)> = entries
         .iter()
         .zip(&binary_of)
-        .filter(|(e, _)| wanted.contains(&e.id))
         .map(|(e, b)| (e.id, *b))
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
+    // Fingerprints (for the distances shown) and histograms, from the
+    // stores or from one read of each blob they lack.
+    let (prints, spans, fp_outcome) = {
+        let mut lacking: Vec<ObjectId> = ids
+            .iter()
+            .zip(store.get_many(&ids))
+            .filter(|(_, e)| e.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        lacking.sort_unstable();
+        lacking.dedup();
+        let mut content = RepoContent::new(repo, store, Default::default(), feedback);
+        let prints = content.items(&ids)?;
+        let spans = content.spans(&keys)?;
+        let read = content.items(&lacking)?;
+        content.finish().map_err(ContentError::from)?;
+        let fp_outcome = compute::Outcome {
+            cached: ids.len()
+                - ids
+                    .iter()
+                    .filter(|id| lacking.binary_search(id).is_ok())
+                    .count(),
+            computed: lacking.len(),
+            bytes_read: read.iter().map(|s| s.size).sum(),
+        };
+        (prints, spans, fp_outcome)
+    };
+    outcome.fingerprints = fp_outcome;
+    outcome.size_compatible = spans
+        .iter()
+        .filter(|s| s.size() > 0 && score::sizes_compatible(query_size, s.size(), opts.min_score))
+        .count();
+    outcome.scored = keys.len();
+
     // The tree's boilerplate, only when something is to be scored.
-    let common = if opts.ignore_common && !key_ids.is_empty() {
-        let ids: Vec<ObjectId> = blobs.iter().map(|&(id, _)| id).collect();
+    let common = if opts.ignore_common && !keys.is_empty() {
         let mut histograms = store
             .histograms()
             .map_err(crate::groups::common::CommonError::from)?;
@@ -211,19 +190,23 @@ pub fn find_similar(
         Vec::new()
     };
     let query_spans = Spans::with_binary(&query.data, query.binary).without(&common);
-    let scores = repo.map_blobs(&key_ids, feedback, |i, data| {
-        if keys[i].0 == query_id {
-            // Identical content: git pairs it as an exact rename at 100%
-            // before any scoring (CRLF text would otherwise score below).
-            score::MAX_SCORE
-        } else {
-            score::score(
-                &Spans::with_binary(data, keys[i].1).without(&common),
-                &query_spans,
-                opts.min_score,
-            )
-        }
-    })?;
+    let scores: Vec<u32> = score::Dense::default().with(&query_spans, |loaded| {
+        keys.iter()
+            .zip(&spans)
+            .map(|(key, spans)| {
+                if key.0 == query_id {
+                    // Identical content: git pairs it as an exact rename at
+                    // 100% before any scoring (CRLF text would otherwise
+                    // score below).
+                    score::MAX_SCORE
+                } else if common.is_empty() {
+                    loaded.score(spans, opts.min_score)
+                } else {
+                    loaded.score(&spans.without(&common), opts.min_score)
+                }
+            })
+            .collect()
+    });
     let score_of: std::collections::HashMap<(ObjectId, Binary), u32> = keys
         .iter()
         .copied()
@@ -241,7 +224,7 @@ pub fn find_similar(
                 id: e.id,
                 size: p.size,
                 score: s,
-                distance: distance_of.get(&e.id).copied(),
+                distance: query_fp.zip(p.fingerprint).map(|(q, f)| q.distance(&f)),
             })
         })
         .collect();

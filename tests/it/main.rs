@@ -22,6 +22,8 @@ mod origin;
 mod partial_clone;
 mod pathspecs;
 mod quality;
+mod renames_adversarial;
+mod renames_conformance;
 mod renames_vs_git;
 mod repack;
 mod repo_access;

@@ -161,14 +161,17 @@ const SLICE: usize = 1024;
 /// What the search knows of one destination's row of git's matrix.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Found {
-    /// Every source scored against it: (position in `active`, score),
-    /// ascending by position.
+    /// Every source whose exact score is known: (position in `active`,
+    /// score), ascending by position.
     pub(super) scored: Vec<(u32, u32)>,
     /// Every source not in `scored` scores below this; 0 when every
     /// source was scored.
     pub(super) bound: u32,
-    /// How many of `scored` the fingerprints proposed.
+    /// Pairs the fingerprints proposed and scoring looked at.
     pub(super) by_fingerprint: usize,
+    /// Pairs scoring looked at in all (some only far enough to see they
+    /// score below what they needed).
+    pub(super) tried: usize,
 }
 
 /// The kept entries of git's matrix, in the order git's stable sort leaves
@@ -199,7 +202,7 @@ pub(super) fn inexact_matrix(
     feedback.trace("candidate search with the bound");
     for f in &found {
         outcome.fingerprint_pairs += f.by_fingerprint;
-        outcome.bound_pairs += f.scored.len() - f.by_fingerprint;
+        outcome.bound_pairs += f.tried - f.by_fingerprint;
     }
     outcome.scored_pairs = outcome.fingerprint_pairs + outcome.bound_pairs;
     let kept = kept_rows(sides, &found, opts.min_score);
@@ -226,6 +229,7 @@ fn search_row(
                 scored: (0..n as u32).map(|a| (a, 0)).collect(),
                 bound: 0,
                 by_fingerprint: 0,
+                tried: 0,
             }
         } else {
             Found {
@@ -245,33 +249,48 @@ fn search_row(
                 scored: (0..n as u32).map(|a| (a, score_of(a))).collect(),
                 bound: 0,
                 by_fingerprint: 0,
+                tried: n,
             };
         }
-        let mut scored: Vec<(u32, u32)> = sides
+        // Scores below what a source needs to matter are not computed to
+        // the end (`score_at_least`): such a source is known to score
+        // below the bound, which is all the bound promises.
+        let nearest = sides
             .search
-            .nearest_fingerprinted(&sides.dst_items[k], min, NEAREST)
-            .into_iter()
-            .filter(|&a| spans.src[a].is_some())
-            .map(|a| (a as u32, score_of(a as u32)))
-            .collect();
-        let by_fingerprint = scored.len();
+            .nearest_fingerprinted(&sides.dst_items[k], min, NEAREST);
         let mut best = Best::new(min);
-        for &(_, s) in &scored {
-            best.add(s);
+        let mut scored: Vec<(u32, u32)> = Vec::new();
+        let mut tried = 0;
+        for &a in &nearest {
+            let Some(src) = spans.src[a].as_deref() else {
+                continue;
+            };
+            tried += 1;
+            if let Some(s) = loaded.score_at_least(src, min, min) {
+                best.add(s);
+                scored.push((a as u32, s));
+            }
         }
-        let known: Vec<u32> = scored.iter().map(|&(a, _)| a).collect();
+        let by_fingerprint = tried;
+        let known: Vec<u32> = nearest.iter().map(|&a| a as u32).collect();
         let mut more = Vec::new();
         index.probe_reach(dst, best.bound(), &known, probe, &mut more);
         // Best reach first: the likeliest partners raise the threshold
         // soonest, and a source whose reach is below it cannot score it.
         more.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         for (a, reach) in more {
-            if reach < best.bound() {
+            let need = best.bound();
+            if reach < need {
                 break;
             }
-            let s = score_of(a);
-            best.add(s);
-            scored.push((a, s));
+            let Some(src) = spans.src[a as usize].as_deref() else {
+                continue;
+            };
+            tried += 1;
+            if let Some(s) = loaded.score_at_least(src, min, need) {
+                best.add(s);
+                scored.push((a, s));
+            }
         }
         let bound = best.bound();
         scored.sort_unstable();
@@ -279,6 +298,7 @@ fn search_row(
             scored,
             bound,
             by_fingerprint,
+            tried,
         }
     })
 }

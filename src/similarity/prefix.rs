@@ -63,9 +63,14 @@ struct Posting {
 pub struct PrefixIndex {
     /// Position of each bucket in the global order, rarest first.
     rank: Vec<u32>,
-    /// Postings of bucket `b` are `postings[starts[b]..starts[b + 1]]`,
-    /// highest reach first.
+    /// Postings of the bucket at rank `r` are
+    /// `postings[starts[r]..starts[r + 1]]`, highest reach first. By rank,
+    /// so that a probe walking a file's buckets rarest first reads this
+    /// array forwards.
     starts: Vec<u32>,
+    /// Buckets no indexed file holds come first in the order: ranks below
+    /// this have no postings.
+    unheld: u32,
     postings: Vec<Posting>,
     /// Size of each indexed file; 0 for positions not indexed.
     sizes: Vec<u64>,
@@ -168,10 +173,15 @@ impl PrefixIndex {
                 before += u64::from(w);
             }
         }
-        all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.reach.cmp(&a.1.reach)));
+        all.sort_unstable_by(|a, b| {
+            rank[a.0 as usize]
+                .cmp(&rank[b.0 as usize])
+                .then(b.1.reach.cmp(&a.1.reach))
+        });
+        let unheld = df.iter().filter(|&&n| n == 0).count() as u32;
         let mut starts = vec![0u32; BUCKETS + 1];
         for &(b, _) in &all {
-            starts[b as usize + 1] += 1;
+            starts[rank[b as usize] as usize + 1] += 1;
         }
         for b in 0..BUCKETS {
             starts[b + 1] += starts[b];
@@ -179,6 +189,7 @@ impl PrefixIndex {
         PrefixIndex {
             rank,
             starts,
+            unheld,
             postings: all.into_iter().map(|(_, p)| p).collect(),
             sizes,
             floor,
@@ -195,10 +206,13 @@ impl PrefixIndex {
         self.sizes.is_empty()
     }
 
-    /// The postings a bucket has at threshold `t` and above.
-    fn postings_at(&self, b: u32, t: u32) -> &[Posting] {
+    /// The postings of the bucket at rank `r` at threshold `t` and above.
+    fn postings_at(&self, r: u32, t: u32) -> &[Posting] {
+        if r < self.unheld {
+            return &[];
+        }
         let list =
-            &self.postings[self.starts[b as usize] as usize..self.starts[b as usize + 1] as usize];
+            &self.postings[self.starts[r as usize] as usize..self.starts[r as usize + 1] as usize];
         &list[..list.partition_point(|p| p.reach >= t)]
     }
 
@@ -248,13 +262,13 @@ impl PrefixIndex {
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(file, &self.rank, &mut sorted);
         let mut before = 0u64;
-        for &(_, b, w) in &sorted {
+        for &(r, _, w) in &sorted {
             if !inside(before, size, t) {
                 break;
             }
             let mine = reach(before, size);
             before += u64::from(w);
-            for p in self.postings_at(b, t) {
+            for p in self.postings_at(r, t) {
                 // git's size filter at `t`: the score is at most the
                 // smaller size over the larger.
                 if !score::sizes_compatible(self.sizes[p.file as usize], size, t) {
@@ -297,12 +311,12 @@ impl PrefixIndex {
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(part, &self.rank, &mut sorted);
         let mut before = 0u64;
-        for &(_, b, w) in &sorted {
+        for &(r, _, w) in &sorted {
             if !inside(before, size, t) {
                 break;
             }
             before += u64::from(w);
-            for p in self.postings_at(b, 0) {
+            for p in self.postings_at(r, 0) {
                 if probe.first_time(p.file) {
                     out.push(p.file);
                 }

@@ -151,6 +151,44 @@ impl Loaded<'_> {
     pub fn score(&self, src: &Spans, min_score: u32) -> u32 {
         score_with(src, self.spans, min_score, || self.copied(src))
     }
+
+    /// [`Loaded::score`] if it is at least `need`, else `None`, found out
+    /// as soon as the bytes of `src` not yet compared could no longer lift
+    /// the copied bytes to `need`: a search that only wants pairs at
+    /// `need` and up rejects most others after reading part of them.
+    pub fn score_at_least(&self, src: &Spans, min_score: u32, need: u32) -> Option<u32> {
+        let dst = self.spans;
+        if need == 0 {
+            return Some(self.score(src, min_score));
+        }
+        if dst.size == 0 || !sizes_compatible(src.size, dst.size, min_score) {
+            return None;
+        }
+        let max_size = u128::from(src.size.max(dst.size));
+        // score >= need  <=>  copied * MAX_SCORE >= need * max_size
+        let need_copied =
+            u64::try_from((u128::from(need) * max_size).div_ceil(u128::from(MAX_SCORE)))
+                .unwrap_or(u64::MAX);
+        if src.counted.min(dst.counted) < need_copied {
+            return None;
+        }
+        let mut copied: u64 = 0;
+        let mut rest = src.counted;
+        for chunk in src.buckets.chunks(16) {
+            for &(b, w) in chunk {
+                // Buckets are below HASH_BASE by construction (`pack`).
+                let mine = self.weights.get(b as usize).copied().unwrap_or(0);
+                copied += u64::from(w.min(mine));
+                rest -= u64::from(w);
+            }
+            if copied + rest < need_copied {
+                return None;
+            }
+        }
+        let s = u128::from(copied) * u128::from(MAX_SCORE) / max_size;
+        let s = u32::try_from(s).unwrap_or(MAX_SCORE);
+        (s >= need).then_some(s)
+    }
 }
 
 /// True if and only if git's size pre-filter lets a pair with these file

@@ -26,6 +26,8 @@ pub struct Spans {
     /// The full size of the file, including CRs that were not counted; git
     /// divides by this, not by the counted bytes.
     pub(super) size: u64,
+    /// The sum of the weights: the bytes counted.
+    pub(super) counted: u64,
     /// Whether the file was chunked as binary (CRs before LF counted).
     pub(super) binary: bool,
 }
@@ -99,9 +101,11 @@ impl Spans {
             }
             buckets
         });
+        let counted = buckets.iter().map(|&(_, w)| u64::from(w)).sum();
         Spans {
             buckets,
             size: data.len() as u64,
+            counted,
             binary,
         }
     }
@@ -114,6 +118,12 @@ impl Spans {
     /// Whether the file was chunked as binary, i.e. CRs before LF were counted.
     pub fn is_binary(&self) -> bool {
         self.binary
+    }
+
+    /// The bytes the histogram counts (its weights' sum): the size, less
+    /// the CRs before LF that text chunking leaves out.
+    pub fn counted(&self) -> u64 {
+        self.counted
     }
 
     /// The number of distinct non-empty buckets; a measure of the work
@@ -160,6 +170,7 @@ impl Spans {
         Spans {
             buckets,
             size: self.size.saturating_sub(removed),
+            counted: self.counted.saturating_sub(removed),
             binary: self.binary,
         }
     }
@@ -218,16 +229,19 @@ impl Spans {
         let (size, binary) = (stored.size, stored.binary);
         let mut buckets = Vec::with_capacity(stored.count);
         let mut removed: u64 = 0;
+        let mut counted: u64 = 0;
         stored.for_each(|b, w| {
             if common.contains(b) {
                 removed += u64::from(w);
             } else {
+                counted += u64::from(w);
                 buckets.push((b, w));
             }
         })?;
         Some(Spans {
             buckets,
             size: size.saturating_sub(removed),
+            counted,
             binary,
         })
     }

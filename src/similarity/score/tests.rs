@@ -261,7 +261,16 @@ fn dense_scores_equal_merged_scores() {
             for src in &spans {
                 assert_eq!(loaded.copied(src), copied(src, dst));
                 for min in [0, DEFAULT_MIN_SCORE] {
-                    assert_eq!(loaded.score(src, min), score(src, dst, min));
+                    let exact = score(src, dst, min);
+                    assert_eq!(loaded.score(src, min), exact);
+                    // Cut short only below what was asked for.
+                    for need in [min, exact, exact + 1, MAX_SCORE / 10 * 9] {
+                        let want = (exact >= need).then_some(exact);
+                        let want = if need == 0 { Some(exact) } else { want };
+                        let compatible = dst.size > 0 && sizes_compatible(src.size, dst.size, min);
+                        let want = want.filter(|_| compatible || need == 0);
+                        assert_eq!(loaded.score_at_least(src, min, need), want, "need {need}");
+                    }
                 }
                 compared += 1;
             }

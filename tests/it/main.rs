@@ -18,6 +18,7 @@ mod export;
 mod fixtures;
 mod gc;
 mod groups;
+mod index_states;
 mod origin;
 mod partial_clone;
 mod pathspecs;

@@ -89,6 +89,10 @@ pub(super) fn renames(
     if args.no_renames {
         opts.detect = Detect::Off;
     }
+    // As in git, the last -B given counts.
+    if let Some(b) = args.break_rewrites.last() {
+        opts.breaks = Some(git_simm::renames::Breaks::parse(b)?);
+    }
     if let Some(s) = score_arg.filter(|s| !s.is_empty()) {
         let score =
             score::parse_rename_score(&s).with_context(|| format!("invalid rename score '{s}'"))?;
@@ -175,7 +179,7 @@ pub(super) fn renames(
     }
     let records: Vec<_> = records
         .into_iter()
-        .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
+        .filter(|r| filter.as_ref().is_none_or(|f| f.allows_record(r)))
         .collect();
     if args.quiet {
         // Nothing printed, as git diff --quiet.

@@ -192,6 +192,18 @@ impl Content for RepoContent<'_> {
         Ok(())
     }
 
+    fn lacks_any(&mut self, ids: &[ObjectId]) -> Result<bool, ContentError> {
+        if !self.repo.is_partial() {
+            return Ok(false);
+        }
+        let in_odb: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.extra.contains_key(*id))
+            .copied()
+            .collect();
+        Ok(!self.repo.missing_objects(&in_odb).is_empty())
+    }
+
     fn binary(&mut self, entries: &[&Entry]) -> Result<Vec<Binary>, ContentError> {
         match &mut self.attributes {
             None => Ok(vec![Binary::Auto; entries.len()]),

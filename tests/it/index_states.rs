@@ -64,6 +64,21 @@ fn conflicted() -> Repo {
     r
 }
 
+/// Against the index, git takes the HEAD version of a path in conflict as
+/// a copy source (diff-lib.c, `do_oneway_diff`): `U a.txt` and `C100
+/// a.txt c.txt`, with `-C` and `-C -C`; with `-M` only `A c.txt`.
+#[test]
+fn an_unmerged_path_is_a_copy_source_against_the_index() {
+    let r = conflicted();
+    let out = same(&r, &["--cached", "-C"], &["--cached", "-C"]);
+    assert_eq!(out, "U\ta.txt\nC100\ta.txt\tc.txt\n");
+    let out = same(&r, &["--cached", "-C", "-C"], &["--cached", "-C", "-C"]);
+    assert_eq!(out, "U\ta.txt\nC100\ta.txt\tc.txt\n");
+    let out = same(&r, &["--cached", "-M"], &["--cached", "-M"]);
+    assert_eq!(out, "U\ta.txt\nA\tc.txt\n");
+    same(&r, &["--cached", "-B", "-C"], &["--cached", "-B", "-C"]);
+}
+
 /// Against the work tree, a path in conflict is its file against HEAD,
 /// never up to date: with conflict markers it is modified and a copy
 /// source; holding HEAD's content again it is dropped as unchanged
@@ -80,7 +95,7 @@ fn an_unmerged_path_in_the_work_tree_is_compared_by_content() {
         assert_eq!(out, "M\ta.txt\nC100\ta.txt\tc.txt\n", "{flags:?}");
     }
     r.git(&["checkout", "--ours", "a.txt"]);
-    for flags in [&["-C"][..], &["-C", "-C"]] {
+    for flags in [&["-C"][..], &["-C", "-C"], &["-B", "-C", "-C"]] {
         let simm: Vec<&str> = flags.to_vec();
         let mut git = flags.to_vec();
         git.push("HEAD");

@@ -10,6 +10,7 @@
 mod util;
 
 mod attributes;
+mod breaks;
 mod check;
 mod cli;
 mod config_sources;

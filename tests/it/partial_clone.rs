@@ -148,6 +148,13 @@ const RENAME_CASES: &[(&[&str], &[&str])] = &[
     (&["-M30%", "v1", "v3"], &["-M30%", "v1", "v3"]),
     (&["-C", "v1", "v2"], &["-C", "v1", "v2"]),
     (&["-C", "-C", "v1", "v2"], &["-C", "-C", "v1", "v2"]),
+    // Break detection reads both sides of every modified blob first; at
+    // the first one missing git fetches every blob of the diff at once.
+    (&["-B", "-M", "v1", "v2"], &["-B", "v1", "v2"]),
+    (
+        &["-B", "-C", "-C", "v1", "v3"],
+        &["-B", "-C", "-C", "v1", "v3"],
+    ),
 ];
 
 #[test]
@@ -266,7 +273,9 @@ fn sparse_clone(server: &Repo, name: &str) -> PathBuf {
 /// skip-worktree entry as its index version without reading it
 /// (`do_oneway_diff`): with nothing changed `git diff HEAD -M` prints
 /// nothing and fetches nothing, and `renames` stopped with "object ... is
-/// missing". A staged change outside the cone is compared by id.
+/// missing". A staged change outside the cone is compared by id; under
+/// `-B` its blobs are read, and git fetches every blob of the diff in one
+/// batch, which `renames` must match.
 #[test]
 fn sparse_checkout_of_a_partial_clone_matches_git() {
     let server = server();
@@ -325,6 +334,12 @@ fn sparse_checkout_of_a_partial_clone_matches_git() {
     assert!(out.contains("M\tsrc/a7.txt"), "{out}");
     let out = compare(&["-C", "-C", "HEAD"], &["-C", "-C"], "a copy from outside");
     assert!(out.contains("C100\tsrc/a10.txt\ttop-copy.txt"), "{out}");
+    let out = compare(&["-B", "-M", "HEAD"], &["-B"], "-B");
+    assert!(
+        out.lines()
+            .any(|l| l.len() > 4 && l.starts_with('M') && l.ends_with("\tsrc/a7.txt")),
+        "a rewrite: {out}"
+    );
 }
 
 #[test]

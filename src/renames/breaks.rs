@@ -300,7 +300,9 @@ pub(super) fn split(changes: &[Change], broken: &[Option<u32>]) -> (Vec<Change>,
 /// more use (`rename_used`), so paths that copied it print as copies.
 /// Halves whose partner went (paired elsewhere) stay as they are.
 pub(super) fn merge(pairs: Vec<Pair>, srcs: &mut [Src]) -> Vec<Pair> {
-    let path = |p: &Pair| p.old.as_ref().or(p.new.as_ref()).map(|e| e.path.clone());
+    fn path(p: &Pair) -> Option<&[u8]> {
+        p.old.as_ref().or(p.new.as_ref()).map(|e| e.path.as_slice())
+    }
     // git considers only pairs whose two sides have one path: the halves,
     // and a destination paired with its own old side.
     let joinable = |p: &Pair| {
@@ -317,12 +319,12 @@ pub(super) fn merge(pairs: Vec<Pair>, srcs: &mut [Src]) -> Vec<Pair> {
         let Some(p) = slots[i].take() else {
             continue;
         };
-        let peer = (joinable(&p) && p.kind == ChangeKind::Deleted && p.renamed_from.is_none())
+        // A deletion half comes before its addition half in the queue.
+        let peer = (joinable(&p) && p.kind == ChangeKind::Deleted)
             .then(|| {
-                let at = path(&p);
                 (i + 1..slots.len()).find(|&j| {
                     slots[j].as_ref().is_some_and(|q| {
-                        joinable(q) && q.kind == ChangeKind::Added && path(q) == at
+                        joinable(q) && q.kind == ChangeKind::Added && path(q) == path(&p)
                     })
                 })
             })

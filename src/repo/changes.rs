@@ -28,8 +28,9 @@ pub enum ChangeKind {
     /// Identical on both sides (listed only when asked: copy sources for
     /// `--find-copies-harder`).
     Unchanged,
-    /// In conflict in the index (git's `U`): never a rename source or
-    /// destination.
+    /// In conflict in the index (git's `U`): never a destination, and a
+    /// copy source only by the old side's version (`old`), as git's diff
+    /// against the index fills that side alone.
     Unmerged,
 }
 

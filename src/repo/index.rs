@@ -111,8 +111,8 @@ impl Repo {
 
     /// Like [`Repo::index_entries`], but during a merge conflict: the
     /// stage-0 entries, and separately the paths in conflict (each once, in
-    /// path order), which git's diff reports as `U` and leaves out of rename
-    /// detection.
+    /// path order), which git's diff against the index reports as `U`
+    /// (a copy source by its tree side's version only).
     pub fn index_entries_with_conflicts(&self) -> Result<(Vec<Entry>, Vec<Vec<u8>>), RepoError> {
         let repo = self.local();
         let mut out = Vec::new();

@@ -578,3 +578,33 @@ fn json_reports_rewrites() {
     assert_eq!(doc["stats"]["broken"], 1);
     assert!(has(&git, "C100\ta.txt\tc.txt"), "{git}");
 }
+
+/// Break detection counts bytes as the rename score does, text or binary
+/// as the path's attributes say: a file whose CRLF line endings became LF
+/// lost only its CRs as text (a plain `M`), but every line as binary
+/// (`-diff`: a rewrite).
+#[test]
+fn attributes_decide_text_or_binary_as_in_git() {
+    let t = texts(79, 1);
+    let crlf: Vec<u8> = t[0]
+        .split_inclusive(|&b| b == b'\n')
+        .flat_map(|l| match l.strip_suffix(b"\n") {
+            Some(body) => [body, b"\r\n"].concat(),
+            None => l.to_vec(),
+        })
+        .collect();
+    let r = Repo::new();
+    r.write(".gitattributes", b"*.dat -diff\n");
+    r.write("text.txt", &crlf);
+    r.write("data.dat", &crlf);
+    r.commit_all("base");
+    r.write("text.txt", &t[0]);
+    r.write("data.dat", &t[0]);
+    r.git(&["add", "-A"]);
+    let all = in_every_mode(&r, &[&["-B"], &["--no-renames", "-B"], &["-B", "-C", "-C"]]);
+    for mode in ["worktree", "stale", "cached", "trees"] {
+        let out = output(&all, mode, &["-B"]);
+        assert!(has(out, "M\ttext.txt"), "{mode}: {out}");
+        assert!(rewritten(out, 'M', "data.dat"), "{mode}: {out}");
+    }
+}

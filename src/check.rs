@@ -492,6 +492,7 @@ fn unchanged_change(e: Entry) -> changes::Change {
         kind: changes::ChangeKind::Unchanged,
         old: Some(e.clone()),
         new: Some(e),
+        stat_dirty: false,
     }
 }
 

@@ -139,9 +139,13 @@ fn files(repo: &Repo, args: &GroupsArgs, feedback: &Feedback) -> Result<(Vec<Fil
             .collect();
         // Files as the index has them are blobs already; only changed
         // ones are kept in memory.
-        let mapped = repo.map_worktree(|entry, data| {
+        // Files git takes the index's blob for come without their bytes:
+        // the blob is in the object database.
+        let mapped = repo.map_worktree(|entry, read| {
             let changed = index.get(&entry.path) != Some(&entry.id);
-            (changed && regular(entry)).then(|| data.to_vec())
+            read.data
+                .filter(|_| changed && regular(entry))
+                .map(<[u8]>::to_vec)
         })?;
         let mut contents = Contents::default();
         let mut files = Vec::with_capacity(mapped.len());

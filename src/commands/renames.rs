@@ -20,6 +20,11 @@ use crate::cli::RenamesArgs;
 pub(super) struct Side {
     entries: Vec<git_simm::repo::Entry>,
     contents: std::collections::HashMap<ObjectId, Vec<u8>>,
+    /// Work-tree paths git's diff does not count as up to date
+    /// ([`git_simm::repo::WorktreeRead::fresh`]): it compares them by
+    /// content and drops them where that did not change, so they are no
+    /// copy sources even for `--find-copies-harder`.
+    stale: std::collections::HashSet<Vec<u8>>,
 }
 
 /// The tree of a tree-ish; `None` for a defaulted `HEAD` that does not
@@ -80,6 +85,10 @@ pub(super) fn renames(
     }
     if args.no_renames {
         opts.detect = Detect::Off;
+    }
+    // As in git, the last -B given counts.
+    if let Some(b) = args.break_rewrites.last() {
+        opts.breaks = Some(git_simm::renames::Breaks::parse(b)?);
     }
     if let Some(s) = score_arg.filter(|s| !s.is_empty()) {
         let score =
@@ -168,7 +177,7 @@ pub(super) fn renames(
     }
     let records: Vec<_> = records
         .into_iter()
-        .filter(|r| filter.as_ref().is_none_or(|f| f.allows(r.status.letter())))
+        .filter(|r| filter.as_ref().is_none_or(|f| f.allows_record(r)))
         .collect();
     if args.quiet {
         // Nothing printed, as git diff --quiet.
@@ -256,6 +265,7 @@ pub(super) fn general_changes(
             Side {
                 entries: repo.tree_entries(b)?,
                 contents: Default::default(),
+                stale: Default::default(),
             },
         ),
         (true, [] | [_], None) => {
@@ -266,6 +276,7 @@ pub(super) fn general_changes(
             let new = Side {
                 entries,
                 contents: Default::default(),
+                stale: Default::default(),
             };
             (old, new)
         }
@@ -274,6 +285,7 @@ pub(super) fn general_changes(
             Side {
                 entries: tree_side(repo, b, false)?,
                 contents: Default::default(),
+                stale: Default::default(),
             },
         ),
         (false, [] | [_], None) => {
@@ -307,13 +319,20 @@ pub(super) fn general_changes(
         }
         None => (old, new),
     };
-    let changes = git_simm::repo::changes::diff_with_unmerged(
+    let mut changes = git_simm::repo::changes::diff_with_unmerged(
         &old,
         &new.entries,
         &unmerged,
         detect == git_simm::renames::Detect::CopiesHarder,
         repo.object_hash(),
     );
+    if !new.stale.is_empty() {
+        use git_simm::repo::changes::ChangeKind;
+        changes.retain(|c| c.kind != ChangeKind::Unchanged || !new.stale.contains(c.path()));
+        for c in &mut changes {
+            c.stat_dirty = c.new.is_some() && new.stale.contains(c.path());
+        }
+    }
     Ok((changes, new.contents))
 }
 
@@ -339,17 +358,28 @@ pub(super) fn worktree_side(
 ) -> Result<Side> {
     let old_ids: std::collections::HashMap<&[u8], ObjectId> =
         old.iter().map(|e| (e.path.as_slice(), e.id)).collect();
-    let mapped = repo.map_worktree(|entry, data| {
+    // Only what changed is kept in memory; a file git takes the index's
+    // blob for comes unread, and its blob is in the object database (or
+    // the promisor remote's, for a skip-worktree entry of a partial clone).
+    let mapped = repo.map_worktree(|entry, read| {
         let unchanged = old_ids.get(entry.path.as_slice()) == Some(&entry.id);
-        (!unchanged && entry.kind != EntryKind::Submodule).then(|| data.to_vec())
+        let data = read
+            .data
+            .filter(|_| !unchanged && entry.kind != EntryKind::Submodule)
+            .map(<[u8]>::to_vec);
+        (data, read.fresh)
     })?;
     let mut side = Side {
         entries: Vec::with_capacity(mapped.len()),
         contents: Default::default(),
+        stale: Default::default(),
     };
-    for (mut entry, data) in mapped {
+    for (mut entry, (data, fresh)) in mapped {
         if let Some(data) = data {
             side.contents.insert(entry.id, data);
+        }
+        if !fresh {
+            side.stale.insert(entry.path.clone());
         }
         if entry.kind == EntryKind::Submodule
             && let Some(work_dir) = repo.work_dir()

@@ -116,6 +116,10 @@ impl Spread {
 /// One change: a path added, deleted, modified, or paired with another.
 #[derive(Clone, Debug, Serialize)]
 pub struct Change {
+    /// With `-B`, for a rewrite (the number git prints after `M` or `T`,
+    /// as in `M100`, and in rare cases after `A`): the share of the old
+    /// content removed, in percent; else `null`.
+    pub dissimilarity: Option<u32>,
     /// The file on the new side; `null` when it was deleted.
     pub new: Option<Side>,
     /// The file on the old side (for `R` and `C`, the source); `null`
@@ -154,6 +158,9 @@ pub struct Stats {
     /// source might score as high as the destination's 4th best (or the
     /// minimum score).
     pub bound_pairs: usize,
+    /// Modifications broken into a deletion and an addition by `-B`
+    /// (0 without it).
+    pub broken: usize,
     /// Destinations considered: the added files detection tries to pair.
     pub destinations: usize,
     /// Pairs found by object id (identical content).
@@ -194,12 +201,15 @@ impl Renames {
         Renames {
             changes: records
                 .iter()
-                .map(|r| Change {
-                    new: side(&r.new),
-                    old: side(&r.old),
-                    score: matches!(r.status, Status::Renamed | Status::Copied)
-                        .then(|| score::percent(r.score)),
-                    status: r.status.letter(),
+                .map(|r| {
+                    let pairing = matches!(r.status, Status::Renamed | Status::Copied);
+                    Change {
+                        dissimilarity: (!pairing && r.score > 0).then(|| score::percent(r.score)),
+                        new: side(&r.new),
+                        old: side(&r.old),
+                        score: pairing.then(|| score::percent(r.score)),
+                        status: r.status.letter(),
+                    }
                 })
                 .collect(),
             merges: None,
@@ -207,6 +217,7 @@ impl Renames {
             stats: Stats {
                 basename: outcome.basename,
                 bound_pairs: outcome.bound_pairs,
+                broken: outcome.broken,
                 destinations: outcome.destinations,
                 exact: outcome.exact,
                 fingerprint_pairs: outcome.fingerprint_pairs,
@@ -625,16 +636,25 @@ mod tests {
         let doc = Renames {
             changes: vec![
                 Change {
+                    dissimilarity: None,
                     new: Some(side("b", None)),
                     old: Some(side("a", Some(7))),
                     score: Some(87),
                     status: 'R',
                 },
                 Change {
+                    dissimilarity: None,
                     new: Some(side("c", Some(1))),
                     old: None,
                     score: None,
                     status: 'A',
+                },
+                Change {
+                    dissimilarity: Some(96),
+                    new: Some(side("d", Some(500))),
+                    old: Some(side("d", Some(400))),
+                    score: None,
+                    status: 'M',
                 },
             ],
             merges: None,
@@ -642,6 +662,7 @@ mod tests {
             stats: Stats {
                 basename: 1,
                 bound_pairs: 2,
+                broken: 12,
                 destinations: 3,
                 exact: 4,
                 fingerprint_pairs: 5,
@@ -659,6 +680,7 @@ mod tests {
                 r#"{{
   "changes": [
     {{
+      "dissimilarity": null,
       "new": {{
         "blob": "{z}",
         "path": "b",
@@ -675,6 +697,7 @@ mod tests {
       "status": "R"
     }},
     {{
+      "dissimilarity": null,
       "new": {{
         "blob": "{z}",
         "path": "c",
@@ -684,11 +707,29 @@ mod tests {
       "old": null,
       "score": null,
       "status": "A"
+    }},
+    {{
+      "dissimilarity": 96,
+      "new": {{
+        "blob": "{z}",
+        "path": "d",
+        "path_bytes": null,
+        "size": 500
+      }},
+      "old": {{
+        "blob": "{z}",
+        "path": "d",
+        "path_bytes": null,
+        "size": 400
+      }},
+      "score": null,
+      "status": "M"
     }}
   ],
   "stats": {{
     "basename": 1,
     "bound_pairs": 2,
+    "broken": 12,
     "destinations": 3,
     "exact": 4,
     "fingerprint_pairs": 5,

@@ -24,23 +24,21 @@ pub fn write_name_status(
         }
     };
     for r in records {
-        let letter = r.status.letter();
+        // git's `diff_flush_raw`: the score after any letter that has one
+        // (R and C always; a rewrite's M or T with -B).
+        buf.push(r.status.letter() as u8);
+        if r.score > 0 {
+            write!(buf, "{:03}", crate::similarity::score::percent(r.score))?;
+        }
+        buf.push(sep);
         match (r.status, &r.old, &r.new) {
             (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
-                write!(
-                    buf,
-                    "{letter}{:03}",
-                    crate::similarity::score::percent(r.score)
-                )?;
-                buf.push(sep);
                 path(&mut buf, &old.path)?;
                 buf.push(sep);
                 path(&mut buf, &new.path)?;
             }
             (_, old, new) => {
-                buf.push(letter as u8);
-                buf.push(sep);
-                if let Some(e) = new.as_ref().or(old.as_ref()) {
+                if let Some(e) = old.as_ref().or(new.as_ref()) {
                     path(&mut buf, &e.path)?;
                 }
             }
@@ -101,8 +99,9 @@ pub struct DiffFilter {
 }
 
 impl DiffFilter {
-    /// Parse a filter such as `RC` or `d`; letters git knows but that never
-    /// occur here (U, X, B) are accepted and match nothing.
+    /// Parse a filter such as `RC` or `d`; `B` selects rewrites (an M
+    /// with a score, git's broken pairs); X, which never occurs here, is
+    /// accepted and matches nothing.
     pub fn parse(spec: &str) -> Result<DiffFilter, String> {
         let mut f = DiffFilter::default();
         for c in spec.chars() {
@@ -124,5 +123,17 @@ impl DiffFilter {
     pub fn allows(&self, letter: char) -> bool {
         (self.include.is_empty() || self.include.contains(&letter))
             && !self.exclude.contains(&letter)
+    }
+
+    /// Whether `record` is shown: git's `match_filter`, where a
+    /// modification with a score (a rewrite under -B) answers to `B`
+    /// and not to `M`.
+    pub fn allows_record(&self, record: &crate::renames::Record) -> bool {
+        use crate::renames::Status;
+        if record.status == Status::Modified && record.score > 0 {
+            self.allows('B')
+        } else {
+            self.allows(record.status.letter())
+        }
     }
 }

@@ -273,6 +273,18 @@ impl Content for RepoContent<'_> {
         Ok(())
     }
 
+    fn lacks_any(&mut self, ids: &[ObjectId]) -> Result<bool, ContentError> {
+        if !self.repo.is_partial() {
+            return Ok(false);
+        }
+        let in_odb: Vec<ObjectId> = ids
+            .iter()
+            .filter(|id| !self.extra.contains_key(*id))
+            .copied()
+            .collect();
+        Ok(!self.repo.missing_objects(&in_odb).is_empty())
+    }
+
     fn binary(&mut self, entries: &[&Entry]) -> Result<Vec<Binary>, ContentError> {
         match &mut self.attributes {
             None => Ok(vec![Binary::Auto; entries.len()]),
@@ -284,7 +296,7 @@ impl Content for RepoContent<'_> {
     }
 
     fn spans(&mut self, keys: &[SpanKey]) -> Result<Vec<Arc<Spans>>, ContentError> {
-        // Detection asks in several rounds (candidates, exhaustive search,
+        // Detection asks in several rounds (basename pass, candidates,
         // tie replays); reading and chunking a blob once, not once a round,
         // is most of the cost at scale.
         let mut missing: Vec<SpanKey> = keys

@@ -42,8 +42,31 @@
 //!   empty file with any added one as an exact rename; with many empty files
 //!   (`__init__.py`, `.gitkeep`) those pairings are arbitrary. `--rename-empty`
 //!   restores git's behaviour.
-//! - Break detection (`-B`) is not implemented.
+//!
+//! ### Break detection
+//! With [`Options::breaks`] (git's `-B`), [`breaks`] splits rewritten
+//! files into a deletion and an addition before the steps above, as
+//! `diffcore_break()` does, and the halves take part in them as git lets
+//! them: a deletion half is a source (already used when its rewrite score
+//! is under the merge score, so only a copy can take it), an addition
+//! half a destination, and once any half is a source git neither culls
+//! used sources nor runs the basename pass (`break_idx` in
+//! diffcore-rename.c). A deletion half disappears when its addition half
+//! was paired; halves nobody paired are joined again
+//! (`diffcore_merge_broken()`), and a destination paired with the old
+//! side of its own path is a modification, both carrying the rewrite
+//! score, which git prints after `M` or `T` (`M100`).
+//!
+//! git finds a broken deletion's addition half by the number of
+//! destinations registered before it, so where that half is no
+//! destination (a file emptied, without `--rename-empty`) git looks at the
+//! next destination instead: when that one was paired the deletion
+//! disappears and the addition prints alone with its score (`A100`). That
+//! is reproduced. Where no destination follows, git 2.47 stops with "BUG:
+//! tracking failed somehow" or reads past its table; here the deletion
+//! stays and the halves are joined again (`M100`).
 
+pub mod breaks;
 mod content;
 mod matrix;
 mod pairing;
@@ -63,6 +86,7 @@ use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Binary, Spans};
 use crate::similarity::store::StoreError;
 
+pub use breaks::Breaks;
 pub use content::RepoContent;
 use matrix::{inexact_matrix, score_pairs};
 use pairing::pair_up;
@@ -91,6 +115,8 @@ pub struct Options {
     pub rename_empty: bool,
     /// git's rename limit; 0 means none.
     pub limit: usize,
+    /// Break rewritten files first (git's `-B`); `None` for none.
+    pub breaks: Option<Breaks>,
 }
 
 impl Default for Options {
@@ -100,6 +126,7 @@ impl Default for Options {
             min_score: score::DEFAULT_MIN_SCORE,
             rename_empty: false,
             limit: 0,
+            breaks: None,
         }
     }
 }
@@ -143,7 +170,9 @@ impl Status {
 pub struct Record {
     /// Its status.
     pub status: Status,
-    /// For R and C: git's score in [`MAX_SCORE`](score::MAX_SCORE) units.
+    /// git's score in [`MAX_SCORE`](score::MAX_SCORE) units: for R and C
+    /// the similarity; with break detection, for a rewrite (M or T, rarely
+    /// A) the share of the old content removed; 0 when git prints none.
     pub score: u32,
     /// The old side (None for A).
     pub old: Option<Entry>,
@@ -183,6 +212,8 @@ pub struct Outcome {
     pub limit_needed: Option<usize>,
     /// An explicit limit degraded `--find-copies-harder` to `-C`.
     pub degraded_to_copies: bool,
+    /// Modifications broken into a deletion and an addition (`-B`).
+    pub broken: usize,
 }
 
 /// Access to file contents that detection needs: sizes and fingerprints for
@@ -212,6 +243,13 @@ pub trait Content {
     fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
         let _ = ids;
         Ok(())
+    }
+    /// Whether reading any of `ids` needs a fetch first (a partial clone
+    /// lacking it): git fetches a batch of its own choosing on the first
+    /// such read. `false` unless implemented.
+    fn lacks_any(&mut self, ids: &[ObjectId]) -> Result<bool, ContentError> {
+        let _ = ids;
+        Ok(false)
     }
 }
 
@@ -278,6 +316,13 @@ struct Src {
     /// git's `rename_used`: uses so far, plus one if the path survives.
     used: u32,
     unchanged: bool,
+    /// For the deletion half of a broken pair: the destination git takes
+    /// for its addition half, the number of destinations registered
+    /// before it (git's `break_idx`).
+    break_dst: Option<usize>,
+    /// git's `rename_src[].score`: the rewrite score of a broken pair's
+    /// deletion half, which a destination at the same path takes.
+    break_score: u32,
 }
 
 struct Dst {
@@ -326,70 +371,101 @@ pub fn detect(
     feedback: &Feedback,
 ) -> Result<(Vec<Record>, Outcome), DetectError> {
     let mut outcome = Outcome::default();
-    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
-    let mut srcs: Vec<Src> = Vec::new();
-    let mut dsts: Vec<Dst> = Vec::new();
-    if opts.detect != Detect::Off {
-        for (i, c) in changes.iter().enumerate() {
-            match (c.kind, &c.old, &c.new) {
-                // git leaves paths in conflict out of rename detection.
-                (ChangeKind::Unmerged, _, _) => {}
-                (ChangeKind::Added, _, Some(new))
-                    if opts.rename_empty || !is_empty_blob(&new.id) =>
-                {
-                    dsts.push(Dst {
-                        entry: new.clone(),
-                        binary: Binary::Auto,
-                        change: i,
-                        pair: None,
-                    });
-                }
-                (ChangeKind::Added, _, _) => {}
-                (kind, Some(old), _) => {
-                    if !opts.rename_empty && is_empty_blob(&old.id) {
-                        continue;
-                    }
-                    if kind == ChangeKind::Deleted {
-                        srcs.push(Src {
-                            entry: old.clone(),
-                            binary: Binary::Auto,
-                            change: i,
-                            used: 0,
-                            unchanged: false,
-                        });
-                    } else if want_copies {
-                        srcs.push(Src {
-                            entry: old.clone(),
-                            binary: Binary::Auto,
-                            change: i,
-                            used: 1,
-                            unchanged: kind == ChangeKind::Unchanged,
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
+    // git's diffcore_break, then rename detection over its queue.
+    let broken = match &opts.breaks {
+        Some(b) => breaks::find(changes, b, content).map_err(unify_interrupt)?,
+        None => Vec::new(),
+    };
+    outcome.broken = broken.iter().flatten().count();
+    let (split, scores) = if broken.is_empty() {
+        (None, Vec::new())
+    } else {
+        let (queue, scores) = breaks::split(changes, &broken);
+        (Some(queue), scores)
+    };
+    let queue: &[Change] = split.as_deref().unwrap_or(changes);
+    let (mut srcs, mut dsts) = register(queue, &scores, opts);
     outcome.sources = srcs.len();
     outcome.destinations = dsts.len();
     if !srcs.is_empty() && !dsts.is_empty() {
+        let break_mode = srcs.iter().any(|s| s.break_dst.is_some());
         pair_up(
             &mut srcs,
             &mut dsts,
             opts,
-            want_copies,
+            break_mode,
             content,
             feedback,
             &mut outcome,
         )
-        .map_err(|e| match e {
-            // The provider noticed it: one way to say it.
-            DetectError::Content(c) if is_interrupted(&c) => Interrupted.into(),
-            e => e,
-        })?;
+        .map_err(unify_interrupt)?;
     }
-    Ok((write_back(changes, &mut srcs, &dsts), outcome))
+    Ok((write_back(queue, &scores, &mut srcs, &dsts), outcome))
+}
+
+/// An interruption the provider noticed, said one way.
+fn unify_interrupt(e: DetectError) -> DetectError {
+    match e {
+        DetectError::Content(c) if is_interrupted(&c) => Interrupted.into(),
+        e => e,
+    }
+}
+
+/// Sources and destinations as git registers them from its queue
+/// (`diffcore_rename_extended`'s setup): additions are destinations;
+/// deletions are sources, a broken one already used when its score is 0
+/// (it "did not really want to get broken"); with copies, every other
+/// path of the old side is a source that stays, an unmerged one from the
+/// tree side (`do_oneway_diff` fills only that side). Empty files take
+/// no part unless `rename_empty`, but for a work-tree file git knows by
+/// content only ([`Change::stat_dirty`]), whose id git has not computed.
+fn register(queue: &[Change], scores: &[Option<u32>], opts: &Options) -> (Vec<Src>, Vec<Dst>) {
+    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
+    let mut srcs: Vec<Src> = Vec::new();
+    let mut dsts: Vec<Dst> = Vec::new();
+    if opts.detect == Detect::Off {
+        return (srcs, dsts);
+    }
+    let src = |entry: &Entry, change: usize| Src {
+        entry: entry.clone(),
+        binary: Binary::Auto,
+        change,
+        used: 0,
+        unchanged: false,
+        break_dst: None,
+        break_score: 0,
+    };
+    for (i, c) in queue.iter().enumerate() {
+        let broken = scores.get(i).copied().flatten();
+        match (c.kind, &c.old, &c.new) {
+            (ChangeKind::Added, _, Some(new))
+                if opts.rename_empty || c.stat_dirty || !is_empty_blob(&new.id) =>
+            {
+                dsts.push(Dst {
+                    entry: new.clone(),
+                    binary: Binary::Auto,
+                    change: i,
+                    pair: None,
+                });
+            }
+            // Additions left out, and conflicts without a tree side.
+            (_, None, _) => {}
+            (_, Some(old), _) if !opts.rename_empty && is_empty_blob(&old.id) => {}
+            (ChangeKind::Deleted, Some(old), _) => srcs.push(Src {
+                used: u32::from(broken == Some(0)),
+                break_dst: broken.map(|_| dsts.len()),
+                break_score: broken.unwrap_or(0),
+                ..src(old, i)
+            }),
+            (kind, Some(old), _) if want_copies => srcs.push(Src {
+                used: 1,
+                unchanged: kind == ChangeKind::Unchanged,
+                ..src(old, i)
+            }),
+            _ => {}
+        }
+    }
+    (srcs, dsts)
 }
 
 /// Ask the content provider what the attributes of the paths that may
@@ -423,19 +499,50 @@ fn set_binary(
     Ok(())
 }
 
+/// git's `record_rename_pair()`: a destination paired with the old side
+/// of its own path (a broken pair's halves) takes the break score.
 fn record(srcs: &mut [Src], dsts: &mut [Dst], d: usize, s: usize, score: u32) {
     srcs[s].used += 1;
+    let score = if srcs[s].entry.path == dsts[d].entry.path {
+        srcs[s].break_score
+    } else {
+        score
+    };
     dsts[d].pair = Some((s, score));
 }
 
-/// Build the output in git's queue order, deciding R versus C as git's
-/// `diff_resolve_rename_copy()` does.
-fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record> {
-    let mut src_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+/// One pair of git's queue after rename detection has written back
+/// (`diffcore_rename_extended`'s cleanup), before broken halves are joined
+/// and letters decided.
+#[derive(Debug)]
+struct Pair {
+    kind: ChangeKind,
+    old: Option<Entry>,
+    new: Option<Entry>,
+    /// git's `score`: a pairing's similarity, a broken half's rewrite.
+    score: u32,
+    /// One half of a broken pair (git's `broken_pair`).
+    broken: bool,
+    /// For a destination paired: its source.
+    renamed_from: Option<usize>,
+    /// For a deletion registered as a source: that source.
+    src: Option<usize>,
+}
+
+/// Build the output in git's queue order: rename detection's write-back,
+/// broken halves joined again ([`breaks::merge`]), and the letters as
+/// git's `diff_resolve_rename_copy()` decides them.
+fn write_back(
+    queue: &[Change],
+    scores: &[Option<u32>],
+    srcs: &mut [Src],
+    dsts: &[Dst],
+) -> Vec<Record> {
+    let mut src_of_change: Vec<Option<usize>> = vec![None; queue.len()];
     for (i, s) in srcs.iter().enumerate() {
         src_of_change[s.change] = Some(i);
     }
-    let mut dst_of_change: Vec<Option<usize>> = vec![None; changes.len()];
+    let mut dst_of_change: Vec<Option<usize>> = vec![None; queue.len()];
     for (i, d) in dsts.iter().enumerate() {
         dst_of_change[d.change] = Some(i);
     }
@@ -443,63 +550,81 @@ fn write_back(changes: &[Change], srcs: &mut [Src], dsts: &[Dst]) -> Vec<Record>
     // down, as in git (diffcore_rename writes back before
     // diff_resolve_rename_copy runs).
     let swallowed: Vec<bool> = srcs.iter().map(|s| s.used > 0).collect();
-    let mut out = Vec::with_capacity(changes.len());
-    for (i, c) in changes.iter().enumerate() {
+    let mut pairs = Vec::with_capacity(queue.len());
+    for (i, c) in queue.iter().enumerate() {
+        let broken = scores.get(i).copied().flatten();
+        let pair = Pair {
+            kind: c.kind,
+            old: c.old.clone(),
+            new: c.new.clone(),
+            score: broken.unwrap_or(0),
+            broken: broken.is_some(),
+            renamed_from: None,
+            src: src_of_change[i],
+        };
         match c.kind {
-            ChangeKind::Added => {
-                if let Some(d) = dst_of_change[i]
-                    && let Some((s, score)) = dsts[d].pair
-                {
+            ChangeKind::Added => match dst_of_change[i].and_then(|d| dsts[d].pair) {
+                Some((s, score)) => pairs.push(Pair {
+                    old: Some(srcs[s].entry.clone()),
+                    score,
+                    renamed_from: Some(s),
+                    ..pair
+                }),
+                None => pairs.push(pair),
+            },
+            ChangeKind::Deleted => {
+                let gone = match pair.src {
+                    // A broken deletion goes when the destination git
+                    // tracks it by was paired.
+                    Some(s) if broken.is_some() => srcs[s]
+                        .break_dst
+                        .and_then(|d| dsts.get(d))
+                        .is_some_and(|d| d.pair.is_some()),
+                    Some(s) => swallowed[s],
+                    None => false,
+                };
+                if !gone {
+                    pairs.push(pair);
+                }
+            }
+            ChangeKind::Unchanged => {}
+            _ => pairs.push(pair),
+        }
+    }
+    let pairs = breaks::merge(pairs, srcs);
+    let mut out = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        let status = match (p.kind, p.renamed_from) {
+            (_, Some(s)) => {
+                let same_path = matches!((&p.old, &p.new), (Some(a), Some(b)) if a.path == b.path);
+                if same_path {
+                    Status::Modified
+                } else {
                     srcs[s].used -= 1;
-                    let status = if srcs[s].used > 0 {
+                    if srcs[s].used > 0 {
                         Status::Copied
                     } else {
                         Status::Renamed
-                    };
-                    out.push(Record {
-                        status,
-                        score,
-                        old: Some(srcs[s].entry.clone()),
-                        new: c.new.clone(),
-                    });
-                    continue;
-                }
-                out.push(Record {
-                    status: Status::Added,
-                    score: 0,
-                    old: None,
-                    new: c.new.clone(),
-                });
-            }
-            ChangeKind::Deleted => {
-                let used = src_of_change[i].is_some_and(|s| swallowed[s]);
-                if !used {
-                    out.push(Record {
-                        status: Status::Deleted,
-                        score: 0,
-                        old: c.old.clone(),
-                        new: None,
-                    });
+                    }
                 }
             }
-            ChangeKind::Modified | ChangeKind::TypeChanged => out.push(Record {
-                status: if c.kind == ChangeKind::Modified {
-                    Status::Modified
-                } else {
-                    Status::TypeChanged
-                },
-                score: 0,
-                old: c.old.clone(),
-                new: c.new.clone(),
-            }),
-            ChangeKind::Unmerged => out.push(Record {
-                status: Status::Unmerged,
-                score: 0,
-                old: None,
-                new: c.new.clone(),
-            }),
-            ChangeKind::Unchanged => {}
-        }
+            (ChangeKind::Added, None) => Status::Added,
+            (ChangeKind::Deleted, None) => Status::Deleted,
+            (ChangeKind::Modified, None) => Status::Modified,
+            (ChangeKind::TypeChanged, None) => Status::TypeChanged,
+            (ChangeKind::Unmerged, None) => Status::Unmerged,
+            (ChangeKind::Unchanged, None) => continue,
+        };
+        let (old, new) = match status {
+            Status::Unmerged => (None, p.new),
+            _ => (p.old, p.new),
+        };
+        out.push(Record {
+            status,
+            score: p.score,
+            old,
+            new,
+        });
     }
     out
 }

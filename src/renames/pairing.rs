@@ -15,15 +15,19 @@ use crate::progress::Feedback;
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::score::MAX_SCORE;
 
+/// git's pairing steps after setup. `break_mode`: a broken pair's
+/// deletion half is among the sources (git's `break_idx`), which keeps
+/// used sources in play and skips the basename pass.
 pub(super) fn pair_up(
     srcs: &mut [Src],
     dsts: &mut [Dst],
     opts: &Options,
-    want_copies: bool,
+    break_mode: bool,
     content: &mut impl Content,
     feedback: &Feedback,
     outcome: &mut Outcome,
 ) -> Result<(), DetectError> {
+    let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     // Exact renames. Only ids some destination has are worth indexing:
     // sources can outnumber destinations a thousandfold (copy detection
     // against a whole tree).
@@ -73,13 +77,17 @@ pub(super) fn pair_up(
         return Ok(());
     }
 
-    // Sources still in play: git culls used ones unless detecting copies.
+    // Sources still in play: git culls used ones unless detecting copies
+    // or breaks (`remove_unneeded_paths_from_src`); a used one left in
+    // can still take one of a destination's four slots, though only a
+    // copy may use it.
+    let cull = !want_copies && !break_mode;
     let mut active: Vec<usize> = (0..srcs.len())
-        .filter(|&s| want_copies || srcs[s].used == 0)
+        .filter(|&s| !cull || srcs[s].used == 0)
         .collect();
     set_binary(srcs, dsts, &active, content)?;
     feedback.trace("attributes of the paths left to score");
-    if !want_copies {
+    if cull {
         let min_basename = opts.min_score + (MAX_SCORE - opts.min_score) / 2;
         let pairs = basename_pairs(srcs, dsts, &active);
         content.prefetch(&basename_prefetch(srcs, dsts, &active, &pairs, opts))?;

@@ -32,6 +32,8 @@ fn src(path: &str, n: u32) -> Src {
         change: n as usize,
         used: 0,
         unchanged: false,
+        break_dst: None,
+        break_score: 0,
     }
 }
 

@@ -28,8 +28,9 @@ pub enum ChangeKind {
     /// Identical on both sides (listed only when asked: copy sources for
     /// `--find-copies-harder`).
     Unchanged,
-    /// In conflict in the index (git's `U`): never a rename source or
-    /// destination.
+    /// In conflict in the index (git's `U`): never a destination, and a
+    /// copy source only by the old side's version (`old`), as git's diff
+    /// against the index fills that side alone.
     Unmerged,
 }
 
@@ -42,6 +43,12 @@ pub struct Change {
     pub old: Option<Entry>,
     /// The new side's entry (None for deletions).
     pub new: Option<Entry>,
+    /// The new side is a work-tree file whose stat data in the index are
+    /// not up to date: git's diff compares it by content without knowing
+    /// its object id (it shows the null id in `--raw`), so, unlike one it
+    /// knows, an empty such file is not taken for the empty blob when
+    /// rename detection leaves empty files out.
+    pub stat_dirty: bool,
 }
 
 impl Change {
@@ -217,6 +224,7 @@ fn diff_into(
                     kind: ChangeKind::Deleted,
                     old: Some(old[i].clone()),
                     new: None,
+                    stat_dirty: false,
                 });
                 i += 1;
             }
@@ -225,6 +233,7 @@ fn diff_into(
                     kind: ChangeKind::Added,
                     old: None,
                     new: Some(new.entry(j)),
+                    stat_dirty: false,
                 });
                 j += 1;
             }
@@ -247,6 +256,7 @@ fn diff_into(
                         kind: change,
                         old: Some(o.clone()),
                         new: Some(new.entry(j)),
+                        stat_dirty: false,
                     });
                 }
                 i += 1;
@@ -302,6 +312,7 @@ fn unmerged_change(
         kind: ChangeKind::Unmerged,
         old,
         new,
+        stat_dirty: false,
     }
 }
 

@@ -101,7 +101,7 @@ impl Repo {
     pub fn index_entries(&self) -> Result<Vec<Entry>, RepoError> {
         let repo = self.local();
         let mut out = Vec::new();
-        for_each_index_entry(self, &repo, false, |entry, flags, _| {
+        for_each_index_entry(self, &repo, false, |entry, flags, _, _| {
             if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
                 out.push(entry);
             }
@@ -111,13 +111,13 @@ impl Repo {
 
     /// Like [`Repo::index_entries`], but during a merge conflict: the
     /// stage-0 entries, and separately the paths in conflict (each once, in
-    /// path order), which git's diff reports as `U` and leaves out of rename
-    /// detection.
+    /// path order), which git's diff against the index reports as `U`
+    /// (a copy source by its tree side's version only).
     pub fn index_entries_with_conflicts(&self) -> Result<(Vec<Entry>, Vec<Vec<u8>>), RepoError> {
         let repo = self.local();
         let mut out = Vec::new();
         let mut unmerged: Vec<Vec<u8>> = Vec::new();
-        for_each_index_entry(self, &repo, true, |entry, flags, stage| {
+        for_each_index_entry(self, &repo, true, |entry, flags, stage, _| {
             if stage != 0 {
                 if unmerged.last() != Some(&entry.path) {
                     unmerged.push(entry.path);
@@ -174,13 +174,15 @@ pub(super) fn open_index(
     }
 }
 
-/// Visit the stage-0 entries of the index with their flags, expanding
-/// sparse directory entries; fail on the first conflicted path.
+/// Visit the stage-0 entries of the index with their flags, stage and
+/// stat data, expanding sparse directory entries (which have no stat
+/// data: theirs is zero); fail on the first conflicted path unless
+/// `allow_unmerged`.
 pub(super) fn for_each_index_entry(
     repo_: &Repo,
     repo: &gix::Repository,
     allow_unmerged: bool,
-    visit: impl FnMut(Entry, gix::index::entry::Flags, u32),
+    visit: impl FnMut(Entry, gix::index::entry::Flags, u32, &gix::index::entry::Stat),
 ) -> Result<(), RepoError> {
     match open_index(repo_, repo)? {
         Some(index) => visit_index_entries(repo, &index, allow_unmerged, visit),
@@ -193,8 +195,9 @@ pub(super) fn visit_index_entries(
     repo: &gix::Repository,
     index: &gix::index::File,
     allow_unmerged: bool,
-    mut visit: impl FnMut(Entry, gix::index::entry::Flags, u32),
+    mut visit: impl FnMut(Entry, gix::index::entry::Flags, u32, &gix::index::entry::Stat),
 ) -> Result<(), RepoError> {
+    let no_stat = gix::index::entry::Stat::default();
     for entry in index.entries() {
         let path: &BStr = entry.path(index);
         let stage = entry.stage_raw();
@@ -212,6 +215,7 @@ pub(super) fn visit_index_entries(
                 },
                 entry.flags,
                 stage,
+                &entry.stat,
             ),
             None if entry.mode.is_sparse() => {
                 let mut expanded = Vec::new();
@@ -226,6 +230,7 @@ pub(super) fn visit_index_entries(
                         e,
                         entry.flags | gix::index::entry::Flags::SKIP_WORKTREE,
                         stage,
+                        &no_stat,
                     );
                 }
             }

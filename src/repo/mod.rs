@@ -63,8 +63,9 @@ pub use pathspec::Pathspec;
 pub use promisor::Fetched;
 pub use staged::Staged;
 pub use submodules::{IgnoreSubmodules, SubmoduleIgnores};
+pub use worktree::WorktreeRead;
 
-use index::{IndexRepr, for_each_index_entry, open_index, visit_index_entries};
+use index::{IndexRepr, open_index, visit_index_entries};
 use odb::{Pack, ReaderPool, chunk_len, find, header};
 use refs::RefStorage;
 use staged::Shortcut;

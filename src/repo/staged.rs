@@ -57,7 +57,7 @@ impl Repo {
             }
             Some(file) => {
                 let mut entries = Vec::new();
-                visit_index_entries(&repo, &file, false, |entry, flags, _| {
+                visit_index_entries(&repo, &file, false, |entry, flags, _, _| {
                     if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
                         entries.push(entry);
                     }

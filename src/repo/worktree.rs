@@ -6,120 +6,297 @@ use std::path::Path;
 use gix::bstr::ByteSlice;
 use rayon::prelude::*;
 
-use super::{Entry, EntryKind, ReaderPool, Repo, RepoError, for_each_index_entry};
+use super::{Entry, EntryKind, ReaderPool, Repo, RepoError};
+
+/// What git's diff sees of one tracked path in the work tree, besides its
+/// entry ([`Repo::map_worktree`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WorktreeRead<'a> {
+    /// The bytes read from the work tree (a symlink's target for a
+    /// symlink); `None` where git takes the index's blob without reading
+    /// the file, and for submodules, whose contents are never read.
+    pub data: Option<&'a [u8]>,
+    /// Whether git's diff counts the entry as up to date: skip-worktree
+    /// and assume-unchanged entries, and files whose stat data match the
+    /// index's (`ie_match_stat`, racily clean ones compared by content).
+    /// git's diff compares an entry that is not up to date by content and
+    /// drops it when that equals the other side (`diffcore_skip_stat_unmatch`),
+    /// so such a path is no copy source for `--find-copies-harder` even
+    /// when it did not change. A path in conflict, or added with
+    /// `--intent-to-add`, never is.
+    pub fresh: bool,
+}
+
+/// How an index entry is compared with its file, as git's diff does.
+#[derive(Clone, Copy, Debug)]
+enum Check {
+    /// skip-worktree or assume-unchanged: the index's blob, the file
+    /// unread (`do_oneway_diff` takes them as cached).
+    Index,
+    /// By stat data first (`ie_match_stat`).
+    Stat(gix::index::entry::Stat),
+    /// In conflict or intent-to-add: never up to date, always read.
+    Dirty,
+}
+
+/// The configuration `ie_match_stat` reads, and the index's timestamp.
+#[derive(Clone, Copy, Debug)]
+struct StatRules {
+    trust_exec: bool,
+    trust_symlinks: bool,
+    trust_ctime: bool,
+    check_stat: bool,
+    /// Seconds of the index file's mtime (0: unknown, nothing is racy).
+    index_secs: u32,
+}
 
 impl Repo {
     /// The work tree version of each index path, with its contents.
     ///
     /// See [`Repo::map_worktree`] for which paths are reported and how; this
     /// is `map_worktree` keeping the contents, which is convenient but holds
-    /// the whole work tree in memory. Prefer `map_worktree` for big trees.
+    /// the whole work tree in memory. Every file is read here, those git
+    /// would trust the index for included, and skip-worktree entries are
+    /// read from the object database. Prefer `map_worktree` for big trees.
     pub fn worktree_entries(&self) -> Result<Vec<(Entry, Vec<u8>)>, RepoError> {
-        self.worktree_impl(|_, data| data)
+        self.worktree_impl(true, |_, read| {
+            read.data.map(<[u8]>::to_vec).unwrap_or_default()
+        })
     }
 
-    /// Read the work tree version of each index path in parallel and map it
-    /// with `f(entry, contents)`, returning the results in index order.
+    /// The work tree as git's diff sees it, in parallel: `f(entry, read)`
+    /// for each index path, the results in index order.
     ///
-    /// * The file's bytes are read from disk; for a symlink its target
-    ///   (as git stores it). They are hashed as a git blob *without* clean
-    ///   filters or end-of-line conversion (a deliberate deviation from
-    ///   `git add`, see the module documentation).
+    /// * A file is read and hashed as a git blob *without* clean filters
+    ///   or end-of-line conversion (a deliberate deviation from `git add`,
+    ///   see the module documentation), unless git would not read it: a
+    ///   file whose stat data match the index's (and is not racily clean)
+    ///   keeps the index's id and kind and is not read, as are
+    ///   skip-worktree (sparse checkout) and assume-unchanged entries,
+    ///   whose blob may well be missing from a partial clone
+    ///   ([`WorktreeRead::data`] is `None` for them).
     /// * The kind comes from the disk (executable bit, symlink) unless
     ///   `core.fileMode` / `core.symlinks` say the file system cannot be
     ///   trusted, in which case the index mode is kept, as git does.
-    /// * Paths deleted from disk (or replaced by a directory) are skipped.
+    /// * Paths deleted from disk (or replaced by a directory) are skipped;
+    ///   skip-worktree and assume-unchanged ones are not looked for.
     /// * Submodules keep the index's commit id, as long as their directory
-    ///   exists (populated or not); their contents are not read and `f`
-    ///   sees an empty slice.
-    /// * `skip-worktree` entries (sparse checkout) are taken from the index:
-    ///   git treats them as unchanged, so their blob is read from the object
-    ///   database.
+    ///   exists (populated or not); their contents are not read.
     /// * Intent-to-add entries *are* reported: the file exists in the work
     ///   tree even though the index has no content for it yet.
+    /// * A path in conflict is one file, compared like any other with the
+    ///   mode of "ours" where there is one, and never up to date
+    ///   ([`WorktreeRead::fresh`]).
     pub fn map_worktree<T: Send>(
         &self,
-        f: impl Fn(&Entry, &[u8]) -> T + Sync + Send,
+        f: impl Fn(&Entry, WorktreeRead<'_>) -> T + Sync + Send,
     ) -> Result<Vec<(Entry, T)>, RepoError> {
-        self.worktree_impl(|entry, data| f(entry, &data))
+        self.worktree_impl(false, f)
     }
 
+    /// [`Repo::map_worktree`]; with `read_all`, every file is read (and
+    /// hashed), skip-worktree entries from the object database.
     fn worktree_impl<T: Send>(
         &self,
-        f: impl Fn(&Entry, Vec<u8>) -> T + Sync + Send,
+        read_all: bool,
+        f: impl Fn(&Entry, WorktreeRead<'_>) -> T + Sync + Send,
     ) -> Result<Vec<(Entry, T)>, RepoError> {
+        use gix::index::entry::Flags;
         let work_dir = self.work_dir().ok_or(RepoError::NoWorkTree)?;
         let repo = self.local();
         let config = repo.config_snapshot();
-        let trust_exec = config.boolean("core.fileMode").unwrap_or(cfg!(unix));
-        let trust_symlinks = config.boolean("core.symlinks").unwrap_or(cfg!(unix));
-        let mut entries: Vec<(Entry, bool)> = Vec::new();
-        // A path in conflict has up to three stages; its work-tree file is
-        // one file, compared like any other (git's diff against the work
-        // tree does the same), with the mode of "ours" where there is one.
-        for_each_index_entry(self, &repo, true, |entry, flags, stage| {
-            if stage != 0
-                && let Some((last, _)) = entries.last_mut()
-                && last.path == entry.path
-            {
-                if stage == 2 {
-                    last.kind = entry.kind;
+        let mut rules = StatRules {
+            trust_exec: config.boolean("core.fileMode").unwrap_or(cfg!(unix)),
+            trust_symlinks: config.boolean("core.symlinks").unwrap_or(cfg!(unix)),
+            trust_ctime: config.boolean("core.trustctime").unwrap_or(true),
+            check_stat: !config
+                .string("core.checkStat")
+                .is_some_and(|v| v.eq_ignore_ascii_case(b"minimal")),
+            index_secs: 0,
+        };
+        let mut entries: Vec<(Entry, Check)> = Vec::new();
+        if let Some(index) = super::open_index(self, &repo)? {
+            rules.index_secs = u32::try_from(index.timestamp().unix_seconds()).unwrap_or(0);
+            // A path in conflict has up to three stages; its work-tree
+            // file is one file.
+            super::visit_index_entries(&repo, &index, true, |entry, flags, stage, stat| {
+                if stage != 0
+                    && let Some((last, _)) = entries.last_mut()
+                    && last.path == entry.path
+                {
+                    if stage == 2 {
+                        last.kind = entry.kind;
+                    }
+                    return;
                 }
-                return;
-            }
-            entries.push((
-                entry,
-                flags.contains(gix::index::entry::Flags::SKIP_WORKTREE),
-            ));
-        })?;
+                // In `ie_match_stat`'s order: skip-worktree and
+                // assume-unchanged before intent-to-add.
+                let check = if stage != 0 {
+                    Check::Dirty
+                } else if flags.intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID) {
+                    Check::Index
+                } else if flags.contains(Flags::INTENT_TO_ADD) {
+                    Check::Dirty
+                } else {
+                    Check::Stat(*stat)
+                };
+                entries.push((entry, check));
+            })?;
+        }
         drop(repo);
         let dirs = real_dirs(work_dir, entries.iter().map(|(e, _)| e.path.as_slice()));
-        let hash = self.object_hash();
-        let readers = ReaderPool::new(self);
+        let look = Look {
+            work_dir,
+            dirs: &dirs,
+            rules,
+            hash: self.object_hash(),
+            readers: &ReaderPool::new(self),
+            read_all,
+        };
         let results = entries
             .into_par_iter()
-            .map(|(mut entry, skip_worktree)| {
-                if skip_worktree {
-                    let data = match entry.kind {
-                        EntryKind::Submodule => Vec::new(),
-                        _ => readers.with(|reader| reader.blob(&entry.id))?,
+            .map(|(mut entry, check)| {
+                Ok(look.at(&mut entry, check)?.map(|found| {
+                    let read = WorktreeRead {
+                        data: found.data.as_deref(),
+                        fresh: found.fresh,
                     };
-                    let value = f(&entry, data);
-                    return Ok(Some((entry, value)));
-                }
-                let parent = entry
-                    .path
-                    .rsplit_once_str(b"/")
-                    .map_or(&b""[..], |(dir, _)| dir);
-                if dirs.get(parent) != Some(&true) {
-                    return Ok(None);
-                }
-                if entry.kind == EntryKind::Submodule {
-                    // Present means a directory, populated or not; what is
-                    // checked out inside is the submodule's business.
-                    if !submodule_present(work_dir, &entry)? {
-                        return Ok(None);
-                    }
-                    let value = f(&entry, Vec::new());
-                    return Ok(Some((entry, value)));
-                }
-                let Some(data) =
-                    read_worktree_file(work_dir, &mut entry, trust_exec, trust_symlinks)?
-                else {
-                    return Ok(None);
-                };
-                entry.id = gix::objs::compute_hash(hash, gix::object::Kind::Blob, &data).map_err(
-                    |source| RepoError::Hash {
-                        path: entry.path.clone().into(),
-                        source,
-                    },
-                )?;
-                let value = f(&entry, data);
-                Ok(Some((entry, value)))
+                    let value = f(&entry, read);
+                    (entry, value)
+                }))
             })
             .collect::<Result<Vec<_>, RepoError>>()?;
         Ok(results.into_iter().flatten().collect())
     }
+}
+
+/// What [`Look::at`] found of one entry.
+struct Found {
+    data: Option<Vec<u8>>,
+    fresh: bool,
+}
+
+/// What looking at work-tree files needs, shared by the threads.
+struct Look<'a> {
+    work_dir: &'a Path,
+    /// [`real_dirs`] of every entry.
+    dirs: &'a std::collections::HashMap<Vec<u8>, bool>,
+    rules: StatRules,
+    hash: gix::hash::Kind,
+    readers: &'a ReaderPool<'a>,
+    read_all: bool,
+}
+
+impl Look<'_> {
+    /// One index entry in the work tree, `entry` updated to what git's
+    /// diff sees (id and kind of the file where it reads it); `None` when
+    /// the file is gone.
+    fn at(&self, entry: &mut Entry, check: Check) -> Result<Option<Found>, RepoError> {
+        let unread = |fresh| Ok(Some(Found { data: None, fresh }));
+        if let Check::Index = check {
+            if !self.read_all || entry.kind == EntryKind::Submodule {
+                return unread(true);
+            }
+            let data = self.readers.with(|reader| reader.blob(&entry.id))?;
+            return Ok(Some(Found {
+                data: Some(data),
+                fresh: true,
+            }));
+        }
+        let parent = entry
+            .path
+            .rsplit_once_str(b"/")
+            .map_or(&b""[..], |(dir, _)| dir);
+        if self.dirs.get(parent) != Some(&true) {
+            return Ok(None);
+        }
+        if entry.kind == EntryKind::Submodule {
+            // Present means a directory, populated or not; what is
+            // checked out inside is the submodule's business.
+            if !submodule_present(self.work_dir, entry)? {
+                return Ok(None);
+            }
+            return unread(true);
+        }
+        let Some(meta) = worktree_metadata(self.work_dir, entry)? else {
+            return Ok(None);
+        };
+        let (stat_clean, racy) = match check {
+            Check::Stat(stat) => (
+                !stat_changed(entry, &stat, &meta, &self.rules),
+                self.rules.index_secs != 0 && self.rules.index_secs <= stat.mtime.secs,
+            ),
+            _ => (false, false),
+        };
+        if stat_clean && !racy && !self.read_all {
+            return unread(true);
+        }
+        let index_id = entry.id;
+        let Some(data) = read_worktree_file(self.work_dir, entry, &meta, &self.rules)? else {
+            return Ok(None);
+        };
+        entry.id = gix::objs::compute_hash(self.hash, gix::object::Kind::Blob, &data).map_err(
+            |source| RepoError::Hash {
+                path: entry.path.clone().into(),
+                source,
+            },
+        )?;
+        // Racily clean: git compares the content (`ce_modified_check_fs`).
+        let fresh = stat_clean && (!racy || entry.id == index_id);
+        Ok(Some(Found {
+            data: Some(data),
+            fresh,
+        }))
+    }
+}
+
+/// Whether `ie_match_stat` (read-cache.c, `ce_match_stat_basic` and
+/// `match_stat_data`) finds the file changed from the index entry's stat
+/// data, before the racy-git check: its type, its executable bit (where
+/// trusted), mtime, ctime (with `core.trustctime`), owner and inode (unless
+/// `core.checkStat=minimal`) and size, and an entry whose recorded size
+/// is 0 for a blob that is not empty (smudged when the index was written
+/// racily). Seconds only, as git built without `USE_NSEC` compares them.
+#[cfg(unix)]
+fn stat_changed(
+    entry: &Entry,
+    stat: &gix::index::entry::Stat,
+    meta: &std::fs::Metadata,
+    rules: &StatRules,
+) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let file_type = meta.file_type();
+    let type_changed = match entry.kind {
+        EntryKind::Regular | EntryKind::Executable => {
+            !file_type.is_file()
+                || (rules.trust_exec
+                    && is_executable(meta) != (entry.kind == EntryKind::Executable))
+        }
+        EntryKind::Symlink => {
+            !file_type.is_symlink() && (rules.trust_symlinks || !file_type.is_file())
+        }
+        EntryKind::Submodule => !file_type.is_dir(),
+    };
+    // git keeps the low 32 bits of each (`unsigned int` fields).
+    let low = |v: i64| v as u32;
+    type_changed
+        || stat.mtime.secs != low(meta.mtime())
+        || (rules.trust_ctime && rules.check_stat && stat.ctime.secs != low(meta.ctime()))
+        || (rules.check_stat
+            && (stat.uid != meta.uid() || stat.gid != meta.gid() || stat.ino != meta.ino() as u32))
+        || stat.size != meta.size() as u32
+        || (stat.size == 0 && !entry.id.is_empty_blob())
+}
+
+/// Without unix stat data every file is compared by content.
+#[cfg(not(unix))]
+fn stat_changed(
+    _entry: &Entry,
+    _stat: &gix::index::entry::Stat,
+    _meta: &std::fs::Metadata,
+    _rules: &StatRules,
+) -> bool {
+    true
 }
 
 /// For every parent directory of `paths`: is it a real directory in the
@@ -184,14 +361,12 @@ fn submodule_present(work_dir: &Path, entry: &Entry) -> Result<bool, RepoError> 
     }
 }
 
-/// Read one work tree file for `entry`, updating its kind from the disk.
-/// `Ok(None)` means the path is gone from the work tree.
-fn read_worktree_file(
+/// The file of `entry` as `lstat` sees it; `None` when the path is gone
+/// from the work tree.
+fn worktree_metadata(
     work_dir: &Path,
-    entry: &mut Entry,
-    trust_exec: bool,
-    trust_symlinks: bool,
-) -> Result<Option<Vec<u8>>, RepoError> {
+    entry: &Entry,
+) -> Result<Option<std::fs::Metadata>, RepoError> {
     let name = entry
         .path
         .rsplit_once_str(b"/")
@@ -201,18 +376,36 @@ fn read_worktree_file(
             path: entry.path.clone().into(),
         });
     }
+    match std::fs::symlink_metadata(worktree_path(work_dir, entry)?) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if is_gone(&e) => Ok(None),
+        Err(source) => Err(RepoError::WorkTreeFile {
+            path: entry.path.clone().into(),
+            source,
+        }),
+    }
+}
+
+fn worktree_path(work_dir: &Path, entry: &Entry) -> Result<std::path::PathBuf, RepoError> {
     let rel = gix::path::from_byte_slice(&entry.path).map_err(|_| RepoError::BadPath {
         path: entry.path.clone().into(),
     })?;
-    let full = work_dir.join(rel);
+    Ok(work_dir.join(rel))
+}
+
+/// Read one work tree file for `entry` (`meta` is its `lstat`), updating
+/// its kind from the disk. `Ok(None)` means the path is gone from the
+/// work tree.
+fn read_worktree_file(
+    work_dir: &Path,
+    entry: &mut Entry,
+    meta: &std::fs::Metadata,
+    rules: &StatRules,
+) -> Result<Option<Vec<u8>>, RepoError> {
+    let full = worktree_path(work_dir, entry)?;
     let io_err = |source: std::io::Error| RepoError::WorkTreeFile {
         path: entry.path.clone().into(),
         source,
-    };
-    let meta = match std::fs::symlink_metadata(&full) {
-        Ok(meta) => meta,
-        Err(e) if is_gone(&e) => return Ok(None),
-        Err(e) => return Err(io_err(e)),
     };
     let file_type = meta.file_type();
     if file_type.is_symlink() {
@@ -238,9 +431,9 @@ fn read_worktree_file(
     };
     // Without trustworthy symlinks git checks links out as plain files
     // holding the target, so the index mode is the truth.
-    if entry.kind != EntryKind::Symlink || trust_symlinks {
-        entry.kind = if trust_exec {
-            if is_executable(&meta) {
+    if entry.kind != EntryKind::Symlink || rules.trust_symlinks {
+        entry.kind = if rules.trust_exec {
+            if is_executable(meta) {
                 EntryKind::Executable
             } else {
                 EntryKind::Regular

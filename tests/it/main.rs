@@ -10,6 +10,7 @@
 mod util;
 
 mod attributes;
+mod breaks;
 mod check;
 mod cli;
 mod config_sources;
@@ -18,6 +19,7 @@ mod export;
 mod fixtures;
 mod gc;
 mod groups;
+mod index_states;
 mod origin;
 mod partial_clone;
 mod pathspecs;

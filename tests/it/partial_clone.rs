@@ -148,6 +148,13 @@ const RENAME_CASES: &[(&[&str], &[&str])] = &[
     (&["-M30%", "v1", "v3"], &["-M30%", "v1", "v3"]),
     (&["-C", "v1", "v2"], &["-C", "v1", "v2"]),
     (&["-C", "-C", "v1", "v2"], &["-C", "-C", "v1", "v2"]),
+    // Break detection reads both sides of every modified blob first; at
+    // the first one missing git fetches every blob of the diff at once.
+    (&["-B", "-M", "v1", "v2"], &["-B", "v1", "v2"]),
+    (
+        &["-B", "-C", "-C", "v1", "v3"],
+        &["-B", "-C", "-C", "v1", "v3"],
+    ),
 ];
 
 #[test]
@@ -244,6 +251,95 @@ fn renames_of_the_index_and_work_tree_match_git() {
             "{args:?}: fetched otherwise than git"
         );
     }
+}
+
+/// A clone of `server` with `--filter=blob:none --sparse`: nothing at
+/// the top level, so every path is a skip-worktree entry whose blob was
+/// never fetched.
+fn sparse_clone(server: &Repo, name: &str) -> PathBuf {
+    let base = server.path.parent().expect("parent");
+    let dest = base.join(name);
+    let url = format!("file://{}", server.path.display());
+    let o = git_command(base)
+        .args(["clone", "-q", "--filter=blob:none", "--sparse", &url])
+        .arg(&dest)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "sparse clone: {}", stderr(&o));
+    dest
+}
+
+/// In a sparse checkout of a blob-less clone, git's diff takes a
+/// skip-worktree entry as its index version without reading it
+/// (`do_oneway_diff`): with nothing changed `git diff HEAD -M` prints
+/// nothing and fetches nothing, and `renames` stopped with "object ... is
+/// missing". A staged change outside the cone is compared by id; under
+/// `-B` its blobs are read, and git fetches every blob of the diff in one
+/// batch, which `renames` must match.
+#[test]
+fn sparse_checkout_of_a_partial_clone_matches_git() {
+    let server = server();
+    let a = sparse_clone(&server, "sparse-git");
+    let b = sparse_clone(&server, "sparse-simm");
+    let listed = ok(&b, &["ls-files", "-t"]);
+    assert!(
+        listed.lines().all(|l| l.starts_with("S ")),
+        "all skip-worktree: {listed}"
+    );
+    let compare = |git_args: &[&str], simm_args: &[&str], what: &str| {
+        let before = present(&b);
+        let mut args = vec!["diff", "--name-status", "-l0", "--no-rename-empty"];
+        args.extend_from_slice(git_args);
+        let (theirs, git_fetches) = git_traced(&a, &args);
+        assert!(theirs.status.success(), "git {args:?}: {}", stderr(&theirs));
+        let mut args = vec!["renames"];
+        args.extend_from_slice(simm_args);
+        let (ours, fetches) = simm_traced(&b, &args);
+        assert!(ours.status.success(), "{what}: {}", stderr(&ours));
+        assert_eq!(stdout(&ours), stdout(&theirs), "{what}");
+        assert_eq!(present(&b), present(&a), "{what}: fetched otherwise");
+        let fetched = present(&b).len() - before.len();
+        assert_eq!(fetches, usize::from(fetched > 0), "{what}");
+        assert_eq!(git_fetches, fetches, "{what}: batches");
+        stdout(&ours)
+    };
+    assert_eq!(compare(&["-M", "HEAD"], &[], "nothing changed"), "");
+    assert_eq!(compare(&["-C", "-C", "HEAD"], &["-C", "-C"], "-C -C"), "");
+    assert_eq!(compare(&["--cached", "-M"], &["--cached"], "cached"), "");
+
+    // A staged rewrite of a path outside the cone, and a new file at the
+    // top holding another one's content (an exact copy: no blob read).
+    let stage = |dir: &Path| {
+        let rewrite = util::texts(13, 26)[25].clone();
+        let mut hash = git_command(dir)
+            .args(["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("hash-object");
+        std::io::Write::write_all(&mut hash.stdin.take().expect("stdin"), &rewrite).expect("feed");
+        let id = String::from_utf8(hash.wait_with_output().expect("wait").stdout).expect("utf8");
+        let info = format!("100644,{},src/a7.txt", id.trim());
+        ok(dir, &["update-index", "--cacheinfo", &info]);
+        // A new entry has no skip-worktree bit of its own.
+        ok(dir, &["update-index", "--skip-worktree", "src/a7.txt"]);
+        let copied = ok(dir, &["rev-parse", "HEAD:src/a10.txt"]);
+        let info = format!("100644,{},top-copy.txt", copied.trim());
+        ok(dir, &["update-index", "--add", "--cacheinfo", &info]);
+        ok(dir, &["checkout-index", "top-copy.txt"]);
+    };
+    stage(&a);
+    stage(&b);
+    let out = compare(&["-M", "HEAD"], &[], "a staged change outside the cone");
+    assert!(out.contains("M\tsrc/a7.txt"), "{out}");
+    let out = compare(&["-C", "-C", "HEAD"], &["-C", "-C"], "a copy from outside");
+    assert!(out.contains("C100\tsrc/a10.txt\ttop-copy.txt"), "{out}");
+    let out = compare(&["-B", "-M", "HEAD"], &["-B"], "-B");
+    assert!(
+        out.lines()
+            .any(|l| l.len() > 4 && l.starts_with('M') && l.ends_with("\tsrc/a7.txt")),
+        "a rewrite: {out}"
+    );
 }
 
 #[test]

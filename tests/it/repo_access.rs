@@ -515,15 +515,21 @@ fn worktree_entries_hash_like_git() {
     assert_eq!(kind_of(b"dir-a"), EntryKind::Executable, "exec bit added");
     assert_eq!(kind_of(b"link"), EntryKind::Symlink);
 
-    // The mapping form sees the same bytes and keeps index order.
-    let lens = repo.map_worktree(|_, data| data.len()).expect("map");
+    // The mapping form sees the same files in index order, and the same
+    // bytes where it reads them (a file whose stat data match the index's
+    // keeps the index's blob unread, as in git).
+    let mapped = repo
+        .map_worktree(|_, read| read.data.map(<[u8]>::to_vec))
+        .expect("map");
     assert_eq!(
-        lens.iter().map(|(e, n)| (e.id, *n)).collect::<Vec<_>>(),
-        worktree
-            .iter()
-            .map(|(e, d)| (e.id, d.len()))
-            .collect::<Vec<_>>()
+        mapped.iter().map(|(e, _)| e.id).collect::<Vec<_>>(),
+        worktree.iter().map(|(e, _)| e.id).collect::<Vec<_>>()
     );
+    for ((entry, read), (_, data)) in mapped.iter().zip(&worktree) {
+        if let Some(read) = read {
+            assert_eq!(read, data, "{:?}", entry.path);
+        }
+    }
 }
 
 /// `(id, size)` of every blob, as `git cat-file --batch-all-objects` sees them.

@@ -354,14 +354,25 @@ Directories upstream that share files (by blob id) with the local copy are
 found first; the best few states are then compared file by file.
 
 Output: one line per match, best first:
-  <resemblance>%<TAB><tag or commit>:<path><TAB><n> identical, <n> modified, ...
-where the resemblance is the bytes both hold over the bytes either holds
-(a modified file counted by its git similarity), and the name is a
-tree-ish git takes (`git ls-tree -r v1.0:lib`). Then, after a blank line,
-the best match's files as `git diff --name-status -M` from upstream to the
-local copy would list them: M<score> (changed in place, with its
-similarity), R<score> (found at another path: upstream path, then local
-path), D (upstream file missing here), A (local addition).
+  <contained>%<TAB><resemblance>%<TAB><tag or commit>:<path><TAB><n> identical, ...
+where <contained> is how much of the local copy the state explains (its
+bytes found upstream, a modified file counted by its git similarity),
+<resemblance> the bytes both hold over the bytes either holds (files
+upstream has and the copy lacks lower it), and the name is a tree-ish git
+takes (`git ls-tree -r v1.0:lib`). Ranking: a state holding every local
+file byte for byte first; then the most local bytes identical, then
+contained; among states the copy cannot tell apart, a release before
+other commits, paths that line up, then fewer missing files. A vendored
+copy is usually a subset (sources without tests or build files), so what
+it lacks only breaks ties.
+
+Then, after a blank line, `best:` and, when every local file is byte for
+byte upstream's, an `exact:` line (the copy is that state, or a subset of
+it, and which other states hold it too); then the best match's files as
+`git diff --name-status -M` from upstream to the local copy would list
+them: M<score> (changed in place, with its similarity), R<score> (found
+at another path: upstream path, then local path), D (upstream file missing
+here), A (local addition).
 
 Examples:
   git simm origin third_party/zlib --in ~/src/zlib

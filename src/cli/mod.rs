@@ -197,8 +197,12 @@ Compares HEAD with the index and warns, on stderr, about:
     pure move first (git mv, commit), then the edits.
   - a new file that is a near-copy (--copy-threshold, default 90%) of a
     file still tracked: probable copy-paste duplication.
-Prints nothing when nothing applies. Exit status 0, or 1 with --strict
-when it warned.
+  - a staged split or merge: each part's history is lost.
+The findings of one move (files of one directory gone to one other
+directory, or copied into one) are one warning when there are more than
+three, with three examples (-v lists every file); a last line says what
+the commit would lose. Prints nothing when nothing applies. Exit status
+0, or 1 with --strict when it warned.
 
 Configuration (flags win): simm.renameThreshold, simm.copyThreshold,
 simm.strict (bool), simm.ignore (multi-valued; the patterns mean what
@@ -210,6 +214,8 @@ own diff.renames and diff.renameLimit are read to emulate git.
 Examples:
   git simm check --staged
   git simm check --staged --strict --rename-threshold 30
+  git simm check --staged -v
+  git simm check --staged --json | jq '.summary'
   git config --add simm.ignore vendor/";
 
 /// Arguments of `git-simm check`.
@@ -245,6 +251,16 @@ pub struct CheckArgs {
     /// Never exit 1 for warnings, whatever simm.strict says.
     #[arg(long)]
     pub no_strict: bool,
+
+    /// List every file of a move (by default a move's findings are one
+    /// warning with a few examples).
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Print a JSON document on stdout instead of warnings: every
+    /// finding, file by file, the moves and the summary.
+    #[arg(long)]
+    pub json: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -350,6 +350,12 @@ holds. Files holding at least the threshold of the query come first, then
 files the query holds at least the threshold of: where a split-off part or
 a merged whole went.
 
+Both ways, the tree's boilerplate (chunks in more than a tenth of its
+files: license headers, generated preambles) is taken out of both files
+first, so that a license header never makes one file contain another;
+--no-ignore-common counts every byte (as it scores as git does without
+--containment).
+
 The query is a file on disk if such a file exists, else a blob
 (`HEAD~3:src/main.rs`, a blob id).
 
@@ -608,10 +614,11 @@ pub struct SimilarArgs {
     #[arg(long)]
     pub containment: bool,
 
-    /// Score as git does, boilerplate included. By default chunks found
-    /// in more than a tenth of the tree's files (license headers,
-    /// generated preambles) are taken out of both files first, so a file
-    /// sharing only them is no match.
+    /// Score as git does, boilerplate included (with --containment: count
+    /// every byte). By default chunks found in more than a tenth of the
+    /// tree's files (license headers, generated preambles) are taken out
+    /// of both files first, so a file sharing only them is no match, and
+    /// neither contains the other.
     #[arg(long)]
     pub no_ignore_common: bool,
 

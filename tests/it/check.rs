@@ -655,10 +655,8 @@ fn a_large_move_is_one_warning_on_one_screen() {
     // What git's own diff will lose: the deletions it does not pair that
     // git pairs at -M25% (the check's threshold), every one under 50%.
     let git = git_status(&r, &["-M"]);
-    let deleted: std::collections::HashSet<&str> = git
-        .lines()
-        .filter_map(|l| l.strip_prefix("D\t"))
-        .collect();
+    let deleted: std::collections::HashSet<&str> =
+        git.lines().filter_map(|l| l.strip_prefix("D\t")).collect();
     let low = git_status(&r, &["-M25%", "-l0"]);
     let mut lost: Vec<String> = low
         .lines()

@@ -28,10 +28,16 @@ simm.copyThreshold    check: lowest score reported as a copy (90%)\n  \
 simm.strict           check: exit 1 when it warned (false)\n  \
 simm.ignore           check: skip paths matching this .gitignore pattern\n                        \
 (multi-valued)\n  \
-simm.groupThreshold  groups: lowest score that links two files (80%)\n  \
+simm.groupThreshold   groups: lowest score that links two files (80%)\n  \
 simm.storeDir         the fingerprint store's directory, relative to the\n                        \
 git common dir; `~/` expanded (simm: .git/simm)\n\n\
-Environment: GIT_SIMM_TRACE=1 prints stage timings of renames, check and repack.\n\n\
+Thresholds of git-simm's own options and settings (--threshold,\n\
+--rename-threshold, --copy-threshold, --find-splits, simm.*Threshold) are\n\
+percentages (80, 80%) or fractions (0.8): 100 is 100%, more is a usage\n\
+error. -M<n> and -C<n> follow git's rule (the digits are a fraction: -M100\n\
+is 10%).\n\n\
+Environment: GIT_SIMM_TRACE=1 prints every command's stages on stderr, with\n\
+the time elapsed since the first.\n\n\
 Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
 warned), 128 on errors (as git's `fatal:`), 129 on usage errors, 130 when\n\
 interrupted (Ctrl-C; a second Ctrl-C exits at once)."
@@ -132,6 +138,15 @@ fn score_text(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A threshold of git-simm's own options (not git's `-M` digits rule:
+/// `100` is 100%, `101` a usage error), checked here so that a bad value
+/// is a usage error (exit 129).
+fn threshold_text(s: &str) -> Result<String, String> {
+    git_simm::similarity::score::parse_threshold(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
 /// A `--diff-filter` value, checked as [`score_text`] checks scores.
 fn diff_filter_text(s: &str) -> Result<String, String> {
     git_simm::output::DiffFilter::parse(s).map(|_| s.to_owned())
@@ -225,14 +240,17 @@ pub struct CheckArgs {
     #[arg(long, visible_alias = "cached", required = true)]
     pub staged: bool,
 
-    /// Lowest similarity reported as a rename (git's -M syntax: 25, 25%,
-    /// 0.25). Default: simm.renameThreshold, else 25%.
-    #[arg(long, value_name = "n", value_parser = score_text)]
+    /// Lowest similarity reported as a rename, a percentage (25, 25%) or
+    /// a fraction (0.25); 100 is 100%, more is an error (git's -M digits
+    /// rule, where 100 is 10%, is not used here). Default:
+    /// simm.renameThreshold, else 25%.
+    #[arg(long, value_name = "n", value_parser = threshold_text)]
     pub rename_threshold: Option<String>,
 
-    /// Lowest similarity of a new file to a tracked one reported as a copy.
-    /// Default: simm.copyThreshold, else 90%.
-    #[arg(long, value_name = "n", value_parser = score_text)]
+    /// Lowest similarity of a new file to a tracked one reported as a copy
+    /// (as --rename-threshold takes it). Default: simm.copyThreshold, else
+    /// 90%.
+    #[arg(long, value_name = "n", value_parser = threshold_text)]
     pub copy_threshold: Option<String>,
 
     /// Report copies by git's plain score, boilerplate included. By
@@ -414,7 +432,11 @@ member but the representative, what keeping one copy would save):
   93%\t4200\tlib/util.c
 
 The representative is the member linked to most others (then the largest);
-each other member shows its score against it. Chunks that occur in more
+each other member shows its score against it, marked `*` when that is
+under the threshold (the member joined through others: A-B and B-C at 80%
+or more put C in A's group whatever A-C scores). Where one path holds two
+different blobs of a group (--all: two versions of a file), each is shown
+as <path>@<blob id, 12 hex digits>. Chunks that occur in more
 than 10% of the files (and in 50 or more: license headers, generated
 preambles) are boilerplate: they are taken out of both files before
 scoring, so files sharing only a header do not group (--no-ignore-common
@@ -455,9 +477,10 @@ pub struct GroupsArgs {
     #[arg(long)]
     pub all: bool,
 
-    /// Lowest score that links two files, as git's -M takes it (80, 80%,
-    /// 0.8); more than 0 and at most 100%. Default: simm.groupThreshold,
-    /// else 80%.
+    /// Lowest score that links two files: a percentage (80, 80%) or a
+    /// fraction (0.8), more than 0 and at most 100 (100 is 100%; git's -M
+    /// digits rule, where 100 is 10%, is not used here). Default:
+    /// simm.groupThreshold, else 80%.
     #[arg(long, short = 't', value_name = "n", value_parser = group_threshold_text)]
     pub threshold: Option<String>,
 
@@ -491,17 +514,11 @@ pub struct GroupsArgs {
     pub store: StoreArgs,
 }
 
-/// A `--threshold` for `groups`: git's -M syntax, more than 0 and at most
-/// 100% (git itself would cap `150%` at 100%; here it is a mistake).
+/// A `--threshold` for `groups`: a threshold of git-simm's own
+/// ([`threshold_text`]), more than 0.
 pub fn group_threshold_text(s: &str) -> Result<String, String> {
-    let value = git_simm::similarity::score::parse_rename_score(s).map_err(|e| e.to_string())?;
-    let number = s.trim_end_matches('%');
-    let over = match number.parse::<f64>() {
-        Ok(v) if s.ends_with('%') => v > 100.0,
-        Ok(v) if s.contains('.') => v > 1.0,
-        _ => false,
-    };
-    if over || value == 0 {
+    let value = git_simm::similarity::score::parse_threshold(s).map_err(|e| e.to_string())?;
+    if value == 0 {
         return Err(format!(
             "'{s}' is out of range: give more than 0 and at most 100%"
         ));
@@ -571,8 +588,9 @@ pub struct ExportArgs {
     #[arg(long, conflicts_with = "trees")]
     pub all: bool,
 
-    /// The `repo` column's value. If unset: `remote.origin.url`, else the
-    /// repository's directory name (without `.git`).
+    /// The `repo` column's value. If unset: `remote.origin.url` as
+    /// `host/owner/name` (a local path there followed to its own remote),
+    /// else the repository's directory name (without `.git`).
     #[arg(long, value_name = "repository name")]
     pub name: Option<String>,
 
@@ -599,8 +617,10 @@ pub struct SimilarArgs {
     #[arg(value_name = "tree-ish", default_value = "HEAD")]
     pub tree: String,
 
-    /// Minimum similarity, as git's -M takes it (50, 50%, 0.5).
-    #[arg(long, short = 't', value_name = "n", default_value = "50%", value_parser = score_text)]
+    /// Minimum similarity: a percentage (50, 50%) or a fraction (0.5); 100
+    /// is 100%, more is an error (git's -M digits rule, where 100 is 10%,
+    /// is not used here).
+    #[arg(long, short = 't', value_name = "n", default_value = "50%", value_parser = threshold_text)]
     pub threshold: String,
 
     /// Show at most this many files; 0 means no limit.
@@ -755,9 +775,10 @@ pub struct RenamesArgs {
     /// After git's pairing, also report splits (a deleted or renamed-away
     /// file whose bytes went, together, into two or more new paths) and
     /// merges (a new path made of two or more sources), when the parts
-    /// hold at least <n> of the whole (default 80%).
+    /// hold at least <n> of the whole (default 80%; a percentage, 100 is
+    /// 100%, or a fraction, 0.8).
     #[arg(long, value_name = "n", num_args = 0..=1, require_equals = true,
-          default_missing_value = "80%", value_parser = score_text)]
+          default_missing_value = "80%", value_parser = threshold_text)]
     pub find_splits: Option<String>,
 
     /// Limit the comparison to these paths (after `--`, relative to the

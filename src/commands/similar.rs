@@ -24,7 +24,7 @@ pub(super) fn similar(
     err: &mut impl Write,
 ) -> Result<Status> {
     let repo = Repo::discover(cwd)?;
-    let min_score = score::parse_rename_score(&args.threshold)
+    let min_score = score::parse_threshold(&args.threshold)
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
     let tree = repo.resolve_tree(&args.tree)?;
     let query_path = cwd.join(&args.query);

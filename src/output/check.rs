@@ -232,7 +232,7 @@ fn write_move(
                     }
                 }
             }
-            reasons.sort_by(|a, b| b.1.cmp(&a.1));
+            reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
             let why = if reasons.len() == 1 {
                 reasons[0].0.clone()
             } else {

@@ -298,28 +298,7 @@ pub fn states(
 
     let mut summaries = Summaries::new(local, local_files);
     let probes = probe_indices(commits.len());
-    let mut paths: Vec<Vec<u8>> = Vec::new();
-    let stage = feedback.stage("Finding the directory upstream", probes.len() as u64);
-    for &i in &probes {
-        feedback.check()?;
-        let (_, best) = summaries.summary(repo, roots[i])?;
-        if let Some((path, _)) = best
-            && !paths.contains(&path)
-        {
-            // The local paths may start higher up: `lib/x.c` for
-            // upstream's `lib`, a copy of the root's `lib/` with its
-            // license beside it. That directory is looked at too.
-            let parent = aligned_parent(repo, roots[i], &path, local_paths, local)?;
-            paths.push(path);
-            if let Some(parent) = parent
-                && !paths.contains(&parent)
-            {
-                paths.push(parent);
-            }
-        }
-        stage.inc(1);
-    }
-    stage.finish();
+    let paths = find_paths(repo, &mut summaries, &roots, &probes, local_paths, feedback)?;
 
     let stage = feedback.stage("Comparing upstream commits", commits.len() as u64);
     let at: Vec<Vec<Option<ObjectId>>> = roots
@@ -406,6 +385,43 @@ pub fn states(
         trees_read: summaries.trees_read,
         probes: probes.len(),
     })
+}
+
+/// The directories where upstream keeps the local files: in each probed
+/// commit (`probes`, positions in `roots`), the one overlapping them
+/// best, and the one above it where the local paths line up
+/// ([`aligned_parent`]).
+fn find_paths(
+    repo: &Repo,
+    summaries: &mut Summaries<'_>,
+    roots: &[ObjectId],
+    probes: &[usize],
+    local_paths: &HashMap<ObjectId, Vec<Vec<u8>>>,
+    feedback: &Feedback,
+) -> Result<Vec<Vec<u8>>, StatesError> {
+    let mut paths: Vec<Vec<u8>> = Vec::new();
+    let stage = feedback.stage("Finding the directory upstream", probes.len() as u64);
+    for &i in probes {
+        feedback.check()?;
+        let (_, best) = summaries.summary(repo, roots[i])?;
+        if let Some((path, _)) = best
+            && !paths.contains(&path)
+        {
+            // The local paths may start higher up: `lib/x.c` for
+            // upstream's `lib`, a copy of the root's `lib/` with its
+            // license beside it. That directory is looked at too.
+            let parent = aligned_parent(repo, roots[i], &path, local_paths, summaries.local)?;
+            paths.push(path);
+            if let Some(parent) = parent
+                && !paths.contains(&parent)
+            {
+                paths.push(parent);
+            }
+        }
+        stage.inc(1);
+    }
+    stage.finish();
+    Ok(paths)
 }
 
 /// The local files, as the first pass sees them.

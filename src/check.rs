@@ -12,11 +12,9 @@
 //! would (what git will see), and reports the difference. It also flags a
 //! new file that is a near-copy of a tracked one, usually copy-paste.
 //!
-//! Nothing here prints: findings are returned and written to a `Write`.
+//! Nothing here prints: findings are returned, and
+//! [`crate::output::check`] writes them.
 
-use std::io::{self, Write};
-
-use crate::output;
 use crate::progress::Feedback;
 use crate::renames::{self, Content, ContentError, Detect, DetectError, Record, Status};
 use crate::repo::changes::{self, Listing};
@@ -498,110 +496,6 @@ fn unchanged_change(e: Entry) -> changes::Change {
 
 fn basename(path: &[u8]) -> &[u8] {
     path.rsplit(|&b| b == b'/').next().unwrap_or(path)
-}
-
-/// A path for a message: `'path'`, or git's C-style quoting (`"a\nb"`)
-/// when the path has bytes that would garble a terminal line.
-fn shown(path: &[u8]) -> String {
-    let q = output::quoted(path);
-    if q.starts_with('"') {
-        q
-    } else {
-        format!("'{q}'")
-    }
-}
-
-/// Paths as `'a', 'b' and 'c'`.
-fn listed(paths: &[Vec<u8>]) -> String {
-    let shown: Vec<String> = paths.iter().map(|p| shown(p)).collect();
-    match shown.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => shown.join(""),
-    }
-}
-
-/// Write one warning per finding, each naming the files and the fix.
-pub fn write_findings(
-    w: &mut impl Write,
-    findings: &[Finding],
-    settings: &Settings,
-) -> io::Result<()> {
-    for f in findings {
-        match f {
-            Finding::LostRename {
-                old,
-                new,
-                score: s,
-                reason,
-            } => {
-                let why = match reason {
-                    Reason::BelowThreshold => format!(
-                        "below its {}% threshold",
-                        score::percent(settings.git_min_score)
-                    ),
-                    Reason::RenameLimit { needed } => format!(
-                        "too many files for diff.renameLimit={}; git would need {needed}",
-                        settings.git_rename_limit
-                    ),
-                    Reason::RenamesOff => "diff.renames is false".to_owned(),
-                    Reason::PairedElsewhere => "git pairs these paths differently".to_owned(),
-                };
-                writeln!(
-                    w,
-                    "warning: {} -> {} is a rename ({}% similar) that git will not detect ({why}): \
-                     'git log --follow' and blame will lose its history. \
-                     Commit the pure move first (git mv, commit), then the edits.",
-                    shown(old),
-                    shown(new),
-                    score::percent(*s)
-                )?;
-            }
-            Finding::Copy {
-                new,
-                source,
-                score: s,
-            } => writeln!(
-                w,
-                "warning: {} is a {}% copy of {}: probable copy-paste duplication.",
-                shown(new),
-                score::percent(*s),
-                shown(source)
-            )?,
-            Finding::Split {
-                source,
-                parts,
-                covered,
-            } => writeln!(
-                w,
-                "warning: {} was split into {} ({}% of it): git will see a deletion and new files, \
-                 and 'git log --follow' and blame will lose its history. To keep it for the \
-                 largest part, commit the move first (git mv {} {}, commit), then the split; \
-                 'git blame -C -C' finds the other parts' lines in it.",
-                shown(source),
-                listed(parts),
-                score::percent(*covered),
-                shown(source),
-                parts.first().map_or_else(String::new, |p| shown(p)),
-            )?,
-            Finding::Merge {
-                destination,
-                sources,
-                covered,
-            } => writeln!(
-                w,
-                "warning: {} is made of {} ({}% of it): git will see deletions and a new file, \
-                 and 'git log --follow' and blame will lose their history. To keep the largest's, \
-                 commit its move first (git mv {} {}, commit), then the merge; \
-                 'git blame -C -C' finds the others' lines.",
-                shown(destination),
-                listed(sources),
-                score::percent(*covered),
-                sources.first().map_or_else(String::new, |p| shown(p)),
-                shown(destination),
-            )?,
-        }
-    }
-    Ok(())
 }
 
 /// Whether `path` matches the `simm.ignore` patterns, which mean what they

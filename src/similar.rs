@@ -1,5 +1,6 @@
 //! One file against a whole tree: Manber's sif in its "which files are like
-//! this one?" mode.
+//! this one?" mode, and Broder's containment both ways; both without the
+//! tree's boilerplate unless asked to keep it.
 //!
 //! The answer is complete: every file of the tree whose score against the
 //! query reaches the threshold is listed. Every regular file is scored,
@@ -174,18 +175,7 @@ pub fn find_similar(
 
     // The tree's boilerplate, only when something is to be scored.
     let common = if opts.ignore_common && !keys.is_empty() {
-        let mut histograms = store
-            .histograms()
-            .map_err(crate::groups::common::CommonError::from)?;
-        let common = crate::groups::common::of_blobs(
-            repo,
-            &mut histograms,
-            &ids,
-            crate::groups::common::DEFAULT_SHARE,
-            feedback,
-        )?;
-        store.add_warnings(histograms.take_warnings());
-        common.buckets
+        tree_boilerplate(repo, store, &ids, feedback)?
     } else {
         Vec::new()
     };
@@ -266,10 +256,17 @@ impl Containment {
 /// ([`crate::similarity::containment`]) with each file chunked as its
 /// path's attributes say; an identical blob is 100% both ways.
 ///
+/// With [`Options::ignore_common`], the tree's boilerplate
+/// ([`crate::groups::common`], counted as [`find_similar`] counts it) is
+/// taken out of both files first: a short header that is mostly license
+/// text is not "contained" in every file sharing the license, nor does a
+/// file holding only boilerplate contain anything.
+///
 /// Every regular file of the tree is read: the fingerprints cannot tell
 /// how much of a small file is inside a large one.
 pub fn find_containing(
     repo: &Repo,
+    store: &mut Store,
     tree: ObjectId,
     query: &Query,
     opts: &Options,
@@ -296,15 +293,22 @@ pub fn find_containing(
     keys.sort_unstable();
     keys.dedup();
     let query_id = query_blob_id(repo, query)?;
-    let query_spans = Spans::with_binary(&query.data, query.binary);
     let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
+    let common = if opts.ignore_common {
+        let mut ids = key_ids.clone();
+        ids.dedup();
+        tree_boilerplate(repo, store, &ids, feedback)?
+    } else {
+        Vec::new()
+    };
+    let query_spans = Spans::with_binary(&query.data, query.binary).without(&common);
     let found = repo.map_blobs(&key_ids, feedback, |i, data| {
         if keys[i].0 == query_id {
             return (data.len() as u64, score::MAX_SCORE, score::MAX_SCORE);
         }
-        let spans = Spans::with_binary(data, keys[i].1);
+        let spans = Spans::with_binary(data, keys[i].1).without(&common);
         (
-            spans.size(),
+            data.len() as u64,
             containment::contained(&query_spans, &spans),
             containment::contained(&spans, &query_spans),
         )
@@ -344,6 +348,29 @@ pub fn find_containing(
         matches.truncate(opts.limit);
     }
     Ok(matches)
+}
+
+/// The chunk buckets that are boilerplate among the distinct blobs `ids`
+/// (sorted by id) of a tree: [`crate::groups::common::of_blobs`] at the
+/// default share, histograms from the store.
+fn tree_boilerplate(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<Vec<u32>, SimilarError> {
+    let mut histograms = store
+        .histograms()
+        .map_err(crate::groups::common::CommonError::from)?;
+    let common = crate::groups::common::of_blobs(
+        repo,
+        &mut histograms,
+        ids,
+        crate::groups::common::DEFAULT_SHARE,
+        feedback,
+    )?;
+    store.add_warnings(histograms.take_warnings());
+    Ok(common.buckets)
 }
 
 /// The blob id the query's content would have in `repo`.

@@ -4,10 +4,13 @@
 
 mod gc;
 pub mod generate;
+mod groups;
 mod pack;
 mod renames;
 
 pub use gc::GcArgs;
+use groups::GROUPS_HELP;
+pub use groups::{GroupsArgs, group_threshold_text};
 use pack::{PACK_ORDER_HELP, REPACK_HELP};
 pub use pack::{PackOrderArgs, RepackArgs};
 use renames::RENAMES_HELP;
@@ -31,10 +34,16 @@ simm.copyThreshold    check: lowest score reported as a copy (90%)\n  \
 simm.strict           check: exit 1 when it warned (false)\n  \
 simm.ignore           check: skip paths matching this .gitignore pattern\n                        \
 (multi-valued)\n  \
-simm.groupThreshold  groups: lowest score that links two files (80%)\n  \
+simm.groupThreshold   groups: lowest score that links two files (80%)\n  \
 simm.storeDir         the fingerprint store's directory, relative to the\n                        \
 git common dir; `~/` expanded (simm: .git/simm)\n\n\
-Environment: GIT_SIMM_TRACE=1 prints stage timings of renames, check and repack.\n\n\
+Thresholds of git-simm's own options and settings (--threshold,\n\
+--rename-threshold, --copy-threshold, --find-splits, simm.*Threshold) are\n\
+percentages (80, 80%) or fractions (0.8): 100 is 100%, more is a usage\n\
+error. -M<n> and -C<n> follow git's rule (the digits are a fraction: -M100\n\
+is 10%).\n\n\
+Environment: GIT_SIMM_TRACE=1 prints every command's stages on stderr, with\n\
+the time elapsed since the first.\n\n\
 Exit status: 0 on success, 1 when a search found nothing (or check --strict\n\
 warned), 128 on errors (as git's `fatal:`), 129 on usage errors, 130 when\n\
 interrupted (Ctrl-C; a second Ctrl-C exits at once)."
@@ -135,6 +144,15 @@ fn score_text(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A threshold of git-simm's own options (not git's `-M` digits rule:
+/// `100` is 100%, `101` a usage error), checked here so that a bad value
+/// is a usage error (exit 129).
+fn threshold_text(s: &str) -> Result<String, String> {
+    git_simm::similarity::score::parse_threshold(s)
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
 const INSTALL_HOOK_HELP: &str = "\
 Writes a pre-commit hook that runs `git-simm check --staged` (only
 warning unless simm.strict is set) and lets the commit through, with a
@@ -195,8 +213,12 @@ Compares HEAD with the index and warns, on stderr, about:
     pure move first (git mv, commit), then the edits.
   - a new file that is a near-copy (--copy-threshold, default 90%) of a
     file still tracked: probable copy-paste duplication.
-Prints nothing when nothing applies. Exit status 0, or 1 with --strict
-when it warned.
+  - a staged split or merge: each part's history is lost.
+The findings of one move (files of one directory gone to one other
+directory, or copied into one) are one warning when there are more than
+three, with three examples (-v lists every file); a last line says what
+the commit would lose. Prints nothing when nothing applies. Exit status
+0, or 1 with --strict when it warned.
 
 Configuration (flags win): simm.renameThreshold, simm.copyThreshold,
 simm.strict (bool), simm.ignore (multi-valued; the patterns mean what
@@ -208,6 +230,8 @@ own diff.renames and diff.renameLimit are read to emulate git.
 Examples:
   git simm check --staged
   git simm check --staged --strict --rename-threshold 30
+  git simm check --staged -v
+  git simm check --staged --json | jq '.summary'
   git config --add simm.ignore vendor/";
 
 /// Arguments of `git-simm check`.
@@ -217,14 +241,17 @@ pub struct CheckArgs {
     #[arg(long, visible_alias = "cached", required = true)]
     pub staged: bool,
 
-    /// Lowest similarity reported as a rename (git's -M syntax: 25, 25%,
-    /// 0.25). Default: simm.renameThreshold, else 25%.
-    #[arg(long, value_name = "n", value_parser = score_text)]
+    /// Lowest similarity reported as a rename, a percentage (25, 25%) or
+    /// a fraction (0.25); 100 is 100%, more is an error (git's -M digits
+    /// rule, where 100 is 10%, is not used here). Default:
+    /// simm.renameThreshold, else 25%.
+    #[arg(long, value_name = "n", value_parser = threshold_text)]
     pub rename_threshold: Option<String>,
 
-    /// Lowest similarity of a new file to a tracked one reported as a copy.
-    /// Default: simm.copyThreshold, else 90%.
-    #[arg(long, value_name = "n", value_parser = score_text)]
+    /// Lowest similarity of a new file to a tracked one reported as a copy
+    /// (as --rename-threshold takes it). Default: simm.copyThreshold, else
+    /// 90%.
+    #[arg(long, value_name = "n", value_parser = threshold_text)]
     pub copy_threshold: Option<String>,
 
     /// Report copies by git's plain score, boilerplate included. By
@@ -243,6 +270,16 @@ pub struct CheckArgs {
     /// Never exit 1 for warnings, whatever simm.strict says.
     #[arg(long)]
     pub no_strict: bool,
+
+    /// List every file of a move (by default a move's findings are one
+    /// warning with a few examples).
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Print a JSON document on stdout instead of warnings: every
+    /// finding, file by file, the moves and the summary.
+    #[arg(long)]
+    pub json: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,
@@ -299,6 +336,12 @@ holds. Files holding at least the threshold of the query come first, then
 files the query holds at least the threshold of: where a split-off part or
 a merged whole went.
 
+Both ways, the tree's boilerplate (chunks in more than a tenth of its
+files: license headers, generated preambles) is taken out of both files
+first, so that a license header never makes one file contain another;
+--no-ignore-common counts every byte (as it scores as git does without
+--containment).
+
 The query is a file on disk if such a file exists, else a blob
 (`HEAD~3:src/main.rs`, a blob id).
 
@@ -319,139 +362,30 @@ Directories upstream that share files (by blob id) with the local copy are
 found first; the best few states are then compared file by file.
 
 Output: one line per match, best first:
-  <resemblance>%<TAB><tag or commit>:<path><TAB><n> identical, <n> modified, ...
-where the resemblance is the bytes both hold over the bytes either holds
-(a modified file counted by its git similarity), and the name is a
-tree-ish git takes (`git ls-tree -r v1.0:lib`). Then, after a blank line,
-the best match's files as `git diff --name-status -M` from upstream to the
-local copy would list them: M<score> (changed in place, with its
-similarity), R<score> (found at another path: upstream path, then local
-path), D (upstream file missing here), A (local addition).
+  <contained>%<TAB><resemblance>%<TAB><tag or commit>:<path><TAB><n> identical, ...
+where <contained> is how much of the local copy the state explains (its
+bytes found upstream, a modified file counted by its git similarity),
+<resemblance> the bytes both hold over the bytes either holds (files
+upstream has and the copy lacks lower it), and the name is a tree-ish git
+takes (`git ls-tree -r v1.0:lib`). Ranking: a state holding every local
+file byte for byte first; then the most local bytes identical, then
+contained; among states the copy cannot tell apart, a release before
+other commits, paths that line up, then fewer missing files. A vendored
+copy is usually a subset (sources without tests or build files), so what
+it lacks only breaks ties.
+
+Then, after a blank line, `best:` and, when every local file is byte for
+byte upstream's, an `exact:` line (the copy is that state, or a subset of
+it, and which other states hold it too); then the best match's files as
+`git diff --name-status -M` from upstream to the local copy would list
+them: M<score> (changed in place, with its similarity), R<score> (found
+at another path: upstream path, then local path), D (upstream file missing
+here), A (local addition).
 
 Examples:
   git simm origin third_party/zlib --in ~/src/zlib
   git simm origin HEAD~100:deps/lua --in ../lua v5.1..v5.2
   git simm origin --json vendor/xdiff --in ../git";
-
-const GROUPS_HELP: &str = "\
-A group is a set of files linked by pairs whose exact git score (the rename
-score `git diff -M` prints) is at least the threshold; identical files at
-different paths are groups too. Fingerprints only choose which pairs to
-score. Output: one block per group, most waste first (the bytes of every
-member but the representative, what keeping one copy would save):
-
-  group 1: 3 files, 8410 bytes of waste
-  rep\t4210\tsrc/util.c
-  100%\t4210\tvendor/util.c
-  93%\t4200\tlib/util.c
-
-The representative is the member linked to most others (then the largest);
-each other member shows its score against it. Chunks that occur in more
-than 10% of the files (and in 50 or more: license headers, generated
-preambles) are boilerplate: they are taken out of both files before
-scoring, so files sharing only a header do not group (--no-ignore-common
-scores as git does; --show-common lists them).
-
-Files: HEAD's tree by default, or <tree-ish>'s, the index (--cached), the
-work tree (--worktree), or every blob in the object database (--all), each
-named by the newest path it appears at (unreachable ones by their id).
-Regular files of --min-size bytes or more only (default 192); binary files
-(a NUL in the first 8000 bytes) are left out.
-
---fail-above <percent> exits 1 when the bytes of non-representative
-members exceed that share of all bytes considered (a CI gate).
-
-Examples:
-  git simm groups                          groups among HEAD's files
-  git simm groups --threshold 95 v2.0      near-identical files of v2.0
-  git simm groups --json | jq '.groups[0]'
-  git simm groups --format=sarif > groups.sarif
-  git simm groups --all --min-size 4096";
-
-/// Arguments of `git-simm groups`.
-#[derive(Debug, Args)]
-pub struct GroupsArgs {
-    /// The tree to search (default `HEAD`).
-    #[arg(value_name = "tree-ish", conflicts_with_all = ["cached", "worktree", "all"])]
-    pub tree: Option<String>,
-
-    /// Group the files of the index.
-    #[arg(long, visible_alias = "staged", conflicts_with_all = ["worktree", "all"])]
-    pub cached: bool,
-
-    /// Group the files of the work tree (tracked files, as they are now).
-    #[arg(long, conflicts_with = "all")]
-    pub worktree: bool,
-
-    /// Group every blob in the object database.
-    #[arg(long)]
-    pub all: bool,
-
-    /// Lowest score that links two files, as git's -M takes it (80, 80%,
-    /// 0.8); more than 0 and at most 100%. Default: simm.groupThreshold,
-    /// else 80%.
-    #[arg(long, short = 't', value_name = "n", value_parser = group_threshold_text)]
-    pub threshold: Option<String>,
-
-    /// Leave out files smaller than this many bytes.
-    #[arg(long, value_name = "bytes", default_value_t = git_simm::groups::DEFAULT_MIN_SIZE)]
-    pub min_size: u64,
-
-    /// Print a JSON document instead of text (the same as --format=json).
-    #[arg(long)]
-    pub json: bool,
-
-    /// Output format: text, json, or sarif (SARIF 2.1.0, one result per
-    /// member that is not its group's representative).
-    #[arg(long, value_name = "format", value_parser = ["text", "json", "sarif"])]
-    pub format: Option<String>,
-
-    /// Score as git does, boilerplate included.
-    #[arg(long)]
-    pub no_ignore_common: bool,
-
-    /// Also print the chunks treated as boilerplate.
-    #[arg(long, conflicts_with = "no_ignore_common")]
-    pub show_common: bool,
-
-    /// Exit 1 when the bytes of non-representative members exceed this
-    /// percentage of the bytes of all files considered.
-    #[arg(long, value_name = "percent", value_parser = percent_value)]
-    pub fail_above: Option<f64>,
-
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
-/// A `--threshold` for `groups`: git's -M syntax, more than 0 and at most
-/// 100% (git itself would cap `150%` at 100%; here it is a mistake).
-pub fn group_threshold_text(s: &str) -> Result<String, String> {
-    let value = git_simm::similarity::score::parse_rename_score(s).map_err(|e| e.to_string())?;
-    let number = s.trim_end_matches('%');
-    let over = match number.parse::<f64>() {
-        Ok(v) if s.ends_with('%') => v > 100.0,
-        Ok(v) if s.contains('.') => v > 1.0,
-        _ => false,
-    };
-    if over || value == 0 {
-        return Err(format!(
-            "'{s}' is out of range: give more than 0 and at most 100%"
-        ));
-    }
-    Ok(s.to_owned())
-}
-
-/// A percentage from 0 to 100 (`5`, `5%`, `0.5`).
-fn percent_value(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage"))?;
-    if !(0.0..=100.0).contains(&v) {
-        return Err(format!("'{s}' is out of range: give 0 to 100"));
-    }
-    Ok(v)
-}
 
 /// Arguments of `git-simm fingerprint`.
 #[derive(Debug, Args)]
@@ -503,8 +437,9 @@ pub struct ExportArgs {
     #[arg(long, conflicts_with = "trees")]
     pub all: bool,
 
-    /// The `repo` column's value. If unset: `remote.origin.url`, else the
-    /// repository's directory name (without `.git`).
+    /// The `repo` column's value. If unset: `remote.origin.url` as
+    /// `host/owner/name` (a local path there followed to its own remote),
+    /// else the repository's directory name (without `.git`).
     #[arg(long, value_name = "repository name")]
     pub name: Option<String>,
 
@@ -531,8 +466,10 @@ pub struct SimilarArgs {
     #[arg(value_name = "tree-ish", default_value = "HEAD")]
     pub tree: String,
 
-    /// Minimum similarity, as git's -M takes it (50, 50%, 0.5).
-    #[arg(long, short = 't', value_name = "n", default_value = "50%", value_parser = score_text)]
+    /// Minimum similarity: a percentage (50, 50%) or a fraction (0.5); 100
+    /// is 100%, more is an error (git's -M digits rule, where 100 is 10%,
+    /// is not used here).
+    #[arg(long, short = 't', value_name = "n", default_value = "50%", value_parser = threshold_text)]
     pub threshold: String,
 
     /// Show at most this many files; 0 means no limit.
@@ -546,10 +483,11 @@ pub struct SimilarArgs {
     #[arg(long)]
     pub containment: bool,
 
-    /// Score as git does, boilerplate included. By default chunks found
-    /// in more than a tenth of the tree's files (license headers,
-    /// generated preambles) are taken out of both files first, so a file
-    /// sharing only them is no match.
+    /// Score as git does, boilerplate included (with --containment: count
+    /// every byte). By default chunks found in more than a tenth of the
+    /// tree's files (license headers, generated preambles) are taken out
+    /// of both files first, so a file sharing only them is no match, and
+    /// neither contains the other.
     #[arg(long)]
     pub no_ignore_common: bool,
 

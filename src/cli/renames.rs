@@ -158,9 +158,10 @@ pub struct RenamesArgs {
     /// After git's pairing, also report splits (a deleted or renamed-away
     /// file whose bytes went, together, into two or more new paths) and
     /// merges (a new path made of two or more sources), when the parts
-    /// hold at least <n> of the whole (default 80%).
+    /// hold at least <n> of the whole (default 80%; a percentage, 100 is
+    /// 100%, or a fraction, 0.8).
     #[arg(long, value_name = "n", num_args = 0..=1, require_equals = true,
-          default_missing_value = "80%", value_parser = score_text)]
+          default_missing_value = "80%", value_parser = super::threshold_text)]
     pub find_splits: Option<String>,
 
     /// Limit the comparison to these paths (after `--`, relative to the

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
+use git_simm::output;
 use git_simm::progress::Feedback;
 use git_simm::repo::Repo;
 use git_simm::similarity::score;
@@ -18,6 +19,7 @@ pub(super) fn check(
     no_cache: bool,
     args: &CheckArgs,
     feedback: &Feedback,
+    out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
     use git_simm::check::{self, Settings};
@@ -75,8 +77,13 @@ pub(super) fn check(
     };
     feedback.trace("check: done");
     flush_warnings(&mut store, err);
-    check::write_findings(err, &findings, &settings)?;
-    err.flush()?;
+    if args.json {
+        output::json::write(out, &output::check::Check::new(&findings))?;
+        out.flush()?;
+    } else {
+        output::check::write_report(err, &findings, &settings, args.verbose)?;
+        err.flush()?;
+    }
     Ok(if strict && !findings.is_empty() {
         Status::Refused
     } else {

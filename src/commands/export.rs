@@ -94,12 +94,32 @@ fn tree_source(repo: &Repo, spec: &str) -> Result<TreeSource> {
     })
 }
 
-/// `remote.origin.url`, else the repository's directory name: `repo` for
-/// `repo/.git` and for a bare `repo.git`.
+/// The name a fleet knows the repository by: `remote.origin.url`
+/// normalised to `host/owner/name` ([`normalised`]); a local path there
+/// (a clone of a clone or of a mirror) is followed to that repository's
+/// own `remote.origin.url`, a few steps at most; else (no remote, or none
+/// with a host) the repository's directory name: `repo` for `repo/.git`
+/// and for a bare `repo.git`.
 fn default_name(repo: &Repo) -> String {
-    if let Some(url) = repo.config_string("remote.origin.url") {
-        return without_credentials(&url);
+    const HOPS: usize = 4;
+    let mut url = repo.config_string("remote.origin.url");
+    let mut base = repo.work_dir().unwrap_or_else(|| repo.git_dir()).to_owned();
+    for _ in 0..HOPS {
+        let Some(u) = url.take() else { break };
+        if let Some(name) = normalised(&u) {
+            return name;
+        }
+        // A local path, relative to the repository that names it.
+        let local = base.join(u.strip_prefix("file://").unwrap_or(&u));
+        let Ok(next) = Repo::open(&local) else { break };
+        url = next.config_string("remote.origin.url");
+        base = next.work_dir().unwrap_or_else(|| next.git_dir()).to_owned();
     }
+    directory_name(repo)
+}
+
+/// The repository's directory name, without `.git`.
+fn directory_name(repo: &Repo) -> String {
     let dir = repo.work_dir().unwrap_or_else(|| repo.common_dir());
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
     let base = dir
@@ -112,17 +132,44 @@ fn default_name(repo: &Repo) -> String {
     }
 }
 
-/// `url` without the user information of `scheme://user:token@host/...`,
-/// which would otherwise travel with every exported row.
-fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
+/// A remote URL as `host/path` without `.git`, the user information
+/// (`user:token@`, which must not travel with every exported row), the
+/// port and the scheme: `https://github.com/owner/name.git`,
+/// `git@github.com:owner/name.git` and `ssh://git@github.com:22/owner/name`
+/// are all `github.com/owner/name`. `None` for a local path or a `file://`
+/// URL (git's rule: a colon after a slash is not the scp-like form).
+fn normalised(url: &str) -> Option<String> {
+    let (authority, path) = match url.split_once("://") {
+        Some((scheme, _)) if scheme.eq_ignore_ascii_case("file") => return None,
+        Some((_, rest)) => rest.split_at(rest.find('/').unwrap_or(rest.len())),
+        None => {
+            let colon = url.find(':')?;
+            if url[..colon].contains('/') {
+                return None;
+            }
+            (&url[..colon], &url[colon + 1..])
+        }
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-        None => url.to_owned(),
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = match host.strip_prefix('[') {
+        // [::1]:22
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => host.split(':').next().unwrap_or(host),
+    };
+    // A one-letter "host" is a Windows drive (`C:\repo`), not a host.
+    if host.len() < 2 {
+        return None;
     }
+    let path = path.trim_matches('/');
+    let path = path
+        .strip_suffix(".git")
+        .unwrap_or(path)
+        .trim_end_matches('/');
+    Some(if path.is_empty() {
+        host.to_ascii_lowercase()
+    } else {
+        format!("{}/{path}", host.to_ascii_lowercase())
+    })
 }
 
 /// Write to a temporary file beside `path`, then rename it into place, so
@@ -153,4 +200,41 @@ fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result
         .map_err(|e| e.error)
         .with_context(|| format!("cannot create '{}'", path.display()))?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalised;
+
+    #[test]
+    fn remote_urls_normalised() {
+        for (url, name) in [
+            (
+                "https://github.com/owner/name.git",
+                Some("github.com/owner/name"),
+            ),
+            (
+                "https://me:secret@GitHub.com/owner/name/",
+                Some("github.com/owner/name"),
+            ),
+            (
+                "git@github.com:owner/name.git",
+                Some("github.com/owner/name"),
+            ),
+            (
+                "ssh://git@github.com:22/owner/name",
+                Some("github.com/owner/name"),
+            ),
+            ("git://example.org/a/b/c.git", Some("example.org/a/b/c")),
+            ("ssh://git@[::1]:2222/x.git", Some("::1/x")),
+            ("example.com:project.git", Some("example.com/project")),
+            ("/srv/git/project.git", None),
+            ("../project", None),
+            ("./a:b", None),
+            ("file:///srv/git/project.git", None),
+            ("C:\\repos\\x", None),
+        ] {
+            assert_eq!(normalised(url).as_deref(), name, "{url}");
+        }
+    }
 }

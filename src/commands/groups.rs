@@ -70,7 +70,7 @@ pub(super) fn groups(
             output::json::write(out, &doc)?;
         }
         "sarif" => output::json::write(out, &output::sarif::Log::new(&found.groups))?,
-        _ => write_text(&found, args.show_common, out)?,
+        _ => write_text(&found, min_score, args.show_common, out)?,
     }
     out.flush()?;
     if found.groups.is_empty() && format == "text" {
@@ -198,8 +198,42 @@ fn all_blobs(repo: &Repo, feedback: &Feedback) -> Result<Vec<File>> {
         .collect())
 }
 
-fn write_text(found: &Found, show_common: bool, out: &mut impl Write) -> Result<()> {
+/// How a member is named: its path, and where one path holds two
+/// different blobs of the group (`--all`: two versions of a file),
+/// `@` and the blob id (12 hex digits), so that a reader sees why one
+/// path is listed twice.
+fn member_names(g: &groups::Group) -> Vec<Vec<u8>> {
+    let mut ids_at: HashMap<&[u8], Vec<ObjectId>> = HashMap::new();
+    for m in &g.members {
+        let ids = ids_at.entry(&m.path).or_default();
+        if !ids.contains(&m.id) {
+            ids.push(m.id);
+        }
+    }
+    g.members
+        .iter()
+        .map(|m| {
+            let mut name = m.path.clone();
+            if ids_at
+                .get(m.path.as_slice())
+                .is_some_and(|ids| ids.len() > 1)
+            {
+                name.push(b'@');
+                name.extend_from_slice(m.id.to_hex_with_len(12).to_string().as_bytes());
+            }
+            name
+        })
+        .collect()
+}
+
+fn write_text(
+    found: &Found,
+    min_score: u32,
+    show_common: bool,
+    out: &mut impl Write,
+) -> Result<()> {
     let mut buf = Vec::new();
+    let mut chained = false;
     if show_common {
         let c = &found.common;
         writeln!(
@@ -228,19 +262,36 @@ fn write_text(found: &Found, show_common: bool, out: &mut impl Write) -> Result<
             g.members.len(),
             g.waste
         )?;
-        for (i, m) in g.members.iter().enumerate() {
+        for (i, (m, name)) in g.members.iter().zip(member_names(g)).enumerate() {
             if i == 0 {
                 write!(buf, "rep\t{}\t", m.size)?;
             } else {
-                write!(buf, "{}%\t{}\t", score::percent(m.score), m.size)?;
+                // Under the threshold against the representative: it
+                // joined through other members, each link at the threshold.
+                let mark = if m.score < min_score {
+                    chained = true;
+                    "*"
+                } else {
+                    ""
+                };
+                write!(buf, "{}%{mark}\t{}\t", score::percent(m.score), m.size)?;
             }
-            write_quoted_path(&mut buf, &m.path)?;
+            write_quoted_path(&mut buf, &name)?;
             buf.push(b'\n');
         }
         if buf.len() > 1 << 16 {
             out.write_all(&buf)?;
             buf.clear();
         }
+    }
+    if chained {
+        writeln!(
+            buf,
+            "\n* under {}% against the representative: linked to it through other members, \
+             each link at least {}%",
+            score::percent(min_score),
+            score::percent(min_score)
+        )?;
     }
     out.write_all(&buf)?;
     Ok(())

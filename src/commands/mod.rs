@@ -93,7 +93,7 @@ pub fn run(
         Command::Origin(args) => origin::origin(&cwd, nc, args, fb, out, err),
         Command::Groups(args) => groups::groups(&cwd, nc, args, fb, out, err),
         Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),
-        Command::Check(args) => check::check(&cwd, nc, args, fb, err),
+        Command::Check(args) => check::check(&cwd, nc, args, fb, out, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
         Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),

@@ -52,18 +52,21 @@ pub(super) fn origin(
             args.limit.max(COMPARE_AT_LEAST)
         },
     };
-    let (mut matches, outcome) =
-        origin::find_origin(&upstream, &mut store, &files, &opts, feedback)?;
+    let (compared, outcome) = origin::find_origin(&upstream, &mut store, &files, &opts, feedback)?;
     flush_warnings(&mut store, err);
-    if args.limit != 0 {
-        matches.truncate(args.limit);
-    }
+    // Every state compared counts for the `exact:` line, listed or not.
+    let shown = if args.limit == 0 {
+        compared.len()
+    } else {
+        args.limit.min(compared.len())
+    };
+    let matches = &compared[..shown];
     let repository = args.repository.display().to_string();
     if args.json {
-        let doc = output::origin::Origin::new(&args.directory, &repository, &matches, &outcome);
+        let doc = output::origin::Origin::new(&args.directory, &repository, matches, &outcome);
         output::json::write(out, &doc)?;
     } else if let Some(best) = matches.first() {
-        output::origin::write_matches(out, &matches)?;
+        output::origin::write_matches(out, matches)?;
         writeln!(out)?;
         write!(out, "best: ")?;
         write_quoted_path(out, &output::origin::match_name(best))?;
@@ -96,6 +99,7 @@ pub(super) fn origin(
             )?;
         }
         writeln!(out, ")")?;
+        output::origin::write_exact(out, best, &compared[1..])?;
         output::origin::write_files(out, best)?;
     }
     if matches.is_empty() {

@@ -132,7 +132,7 @@ pub(super) fn renames(
     feedback.trace("renames: attribute sources");
     let split_opts = match &args.find_splits {
         Some(s) => {
-            let min = score::parse_rename_score(s)
+            let min = score::parse_threshold(s)
                 .with_context(|| format!("invalid --find-splits value '{s}'"))?;
             Some(git_simm::renames::splits::Options {
                 min: if min == 0 {

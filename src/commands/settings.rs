@@ -96,7 +96,7 @@ pub(super) fn threshold(
             None => (default.to_owned(), "default"),
         },
     };
-    score::parse_rename_score(&text).with_context(|| format!("invalid {origin} value '{text}'"))
+    score::parse_threshold(&text).with_context(|| format!("invalid {origin} value '{text}'"))
 }
 
 /// The attribute lookups of a comparison, from where git reads them: the

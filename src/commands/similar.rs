@@ -24,7 +24,7 @@ pub(super) fn similar(
     err: &mut impl Write,
 ) -> Result<Status> {
     let repo = Repo::discover(cwd)?;
-    let min_score = score::parse_rename_score(&args.threshold)
+    let min_score = score::parse_threshold(&args.threshold)
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
     let tree = repo.resolve_tree(&args.tree)?;
     let query_path = cwd.join(&args.query);
@@ -100,10 +100,14 @@ pub(super) fn similar(
         limit: args.limit,
         ignore_common: !args.no_ignore_common,
     };
-    if args.containment {
-        return containing(&repo, tree, &query, &opts, args, attributes, feedback, out);
-    }
     let mut store = open_store(&repo, no_cache)?;
+    if args.containment {
+        let status = containing(
+            &repo, &mut store, tree, &query, &opts, args, attributes, feedback, out,
+        );
+        flush_warnings(&mut store, err);
+        return status;
+    }
     let (matches, _outcome) = similar::find_similar(
         &repo,
         &mut store,
@@ -131,6 +135,7 @@ pub(super) fn similar(
 #[allow(clippy::too_many_arguments)]
 fn containing(
     repo: &Repo,
+    store: &mut git_simm::similarity::store::Store,
     tree: gix::ObjectId,
     query: &Query,
     opts: &similar::Options,
@@ -139,8 +144,15 @@ fn containing(
     feedback: &Feedback,
     out: &mut impl Write,
 ) -> Result<Status> {
-    let matches =
-        similar::find_containing(repo, tree, query, opts, Some(&mut attributes), feedback)?;
+    let matches = similar::find_containing(
+        repo,
+        store,
+        tree,
+        query,
+        opts,
+        Some(&mut attributes),
+        feedback,
+    )?;
     if args.json {
         let doc = output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
         output::json::write(out, &doc)?;

@@ -255,6 +255,7 @@ pub fn compare(
         };
         if local.ids[l] == upstream[u].id {
             shared += u128::from(size) * u128::from(score::MAX_SCORE);
+            files.identical_bytes += size;
             files.identical.push(pair);
         } else {
             shared += u128::from(size) * u128::from(s);
@@ -289,6 +290,7 @@ pub fn compare(
             u32::try_from(shared / u128::from(den)).unwrap_or(score::MAX_SCORE)
         }
     };
+    files.missing_bytes = missing_bytes;
     files.contained = ratio(local.bytes);
     files.resemblance = ratio(local.bytes + missing_bytes);
     Ok(files)

@@ -1,11 +1,15 @@
 //! `origin`: which commit of another repository a directory was copied
 //! from (a vendored library, years and patches later), and how it drifted.
 //!
-//! Broder's two measures answer it: resemblance ranks the upstream states
-//! (the local copy and the upstream directory alike as wholes), and
-//! containment says how much of the local copy upstream explains. Both are
-//! counted in bytes, a file's share being what git's rename score says
-//! (identical files count in full, a patched file by its score).
+//! Broder's two measures answer it: containment (how much of the local
+//! copy an upstream state explains) ranks the states, and resemblance (the
+//! two alike as wholes) breaks ties. A vendored copy is usually a subset
+//! (a library's sources without its tests, build files or other
+//! platforms), so the files upstream has and the copy lacks must not
+//! count against the release it came from. Both are counted in bytes, a
+//! file's share being what git's rename score says (identical files count
+//! in full, a patched file by its score); identical bytes come first, so a
+//! state holding every local file byte for byte ranks above any other.
 //!
 //! Two passes keep it fast on an upstream with a long history:
 //! 1. `states.rs`: blob-id overlap of every commit's directories with the
@@ -104,6 +108,45 @@ pub struct Files {
     pub resemblance: u32,
     /// The share of the local bytes upstream holds, same units.
     pub contained: u32,
+    /// The local bytes of the identical files.
+    pub identical_bytes: u64,
+    /// The bytes of the missing files: what the state adds to the copy.
+    pub missing_bytes: u64,
+}
+
+impl Files {
+    /// Whether every local file is byte for byte one of upstream's: the
+    /// copy is this state, or a subset of it.
+    pub fn exact(&self) -> bool {
+        self.modified.is_empty() && self.added.is_empty() && !self.identical.is_empty()
+    }
+
+    /// The local bytes of files paired with an upstream file at another
+    /// path: fewer when the directories line up.
+    pub fn moved_bytes(&self) -> u64 {
+        self.identical
+            .iter()
+            .chain(&self.modified)
+            .filter(|p| p.local.path != p.upstream.path)
+            .map(|p| p.local.size)
+            .sum()
+    }
+
+    /// How `self` ranks against `other` by what the copy holds, best
+    /// first: a state holding every local file byte for byte before any
+    /// that does not; then by how much of the local copy it explains
+    /// (identical bytes, then identical and modified bytes, a modified
+    /// file weighed by its score). What the state adds (missing files)
+    /// is not counted here: a vendored copy is usually a subset of a
+    /// release (a library's sources without its tests, build files or
+    /// other platforms), so it only breaks ties ([`Match::rank`]).
+    pub fn explains(&self, other: &Files) -> std::cmp::Ordering {
+        other
+            .exact()
+            .cmp(&self.exact())
+            .then(other.identical_bytes.cmp(&self.identical_bytes))
+            .then(other.contained.cmp(&self.contained))
+    }
 }
 
 /// One upstream commit and directory the local copy may come from.
@@ -127,6 +170,29 @@ pub struct Match {
     pub overlap: Overlap,
     /// File by file.
     pub files: Files,
+}
+
+impl Match {
+    /// Whether a release tag (not a pre-release) names this state.
+    pub fn is_release(&self) -> bool {
+        self.tag.as_deref().is_some_and(|t| !is_prerelease(t))
+    }
+
+    /// How `self` ranks against `other` as the origin of the copy, best
+    /// first: by what of the copy each explains ([`Files::explains`]);
+    /// among states the copy cannot tell apart that way, a release before
+    /// a commit between releases (copies are made from releases); then
+    /// the directory whose paths line up with the copy's (fewer bytes
+    /// found at another path); then by what the state adds, fewer missing
+    /// bytes first; then more identical files.
+    pub fn rank(&self, other: &Match) -> std::cmp::Ordering {
+        self.files
+            .explains(&other.files)
+            .then(other.is_release().cmp(&self.is_release()))
+            .then(self.files.moved_bytes().cmp(&other.files.moved_bytes()))
+            .then(self.files.missing_bytes.cmp(&other.files.missing_bytes))
+            .then(other.files.identical.len().cmp(&self.files.identical.len()))
+    }
 }
 
 /// What [`find_origin`] looked at.
@@ -220,10 +286,10 @@ pub fn candidates(upstream: &Repo, range: &Range) -> Result<Vec<Commit>, RepoErr
 }
 
 /// The commits and directories of `upstream` the local `files` most
-/// resemble, best first: the [`Options::compare`] best states of the
-/// first pass compared file by file and ordered by resemblance (then
-/// identical files, then candidate order). Empty when no upstream commit
-/// shares a file with the local copy.
+/// likely come from, best first: the [`Options::compare`] best states of
+/// the first pass compared file by file and ordered by [`Match::rank`]
+/// (then candidate order). Empty when no upstream commit shares a file
+/// with the local copy.
 ///
 /// `store` is upstream's fingerprint store: the few upstream blobs
 /// fingerprinted (files to pair by content) are looked up and kept there.
@@ -247,12 +313,19 @@ pub fn find_origin(
     outcome.commits = commits.len();
     let mut local = compare::Local::new(files, upstream.object_hash())?;
     let mut sizes = std::collections::HashMap::new();
+    let mut paths: std::collections::HashMap<ObjectId, Vec<Vec<u8>>> =
+        std::collections::HashMap::new();
     for (id, f) in local.ids.iter().zip(files) {
         sizes.insert(*id, f.data.len() as u64);
+        paths.entry(*id).or_default().push(f.path.clone());
     }
-    let local_files = u32::try_from(files.len()).unwrap_or(u32::MAX);
+    let first_pass = states::Local {
+        sizes: &sizes,
+        paths: &paths,
+        files: u32::try_from(files.len()).unwrap_or(u32::MAX),
+    };
     feedback.trace(&format!("origin: {} candidate commits", commits.len()));
-    let found = states::states(upstream, &commits, &sizes, local_files, feedback)?;
+    let found = states::states(upstream, &commits, &first_pass, feedback)?;
     feedback.trace(&format!(
         "origin: {} states of {} paths, {} trees read",
         found.states.len(),
@@ -305,13 +378,7 @@ pub fn find_origin(
     }
     stage.finish();
     outcome.compared = matches.len();
-    matches.sort_by(|(ia, a), (ib, b)| {
-        b.files
-            .resemblance
-            .cmp(&a.files.resemblance)
-            .then(b.files.identical.len().cmp(&a.files.identical.len()))
-            .then(ia.cmp(ib))
-    });
+    matches.sort_by(|(ia, a), (ib, b)| a.rank(b).then(ia.cmp(ib)));
     Ok((matches.into_iter().map(|(_, m)| m).collect(), outcome))
 }
 

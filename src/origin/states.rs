@@ -46,6 +46,30 @@ impl Overlap {
         (u64::from(self.shared), union.max(1))
     }
 
+    /// How much of the local copy `self` holds byte for byte, as far as
+    /// blob ids tell: the local bytes and files it holds, each at most the
+    /// local total (a blob upstream keeps at several paths counts at each,
+    /// and must not make a larger directory look better than the copy
+    /// itself).
+    pub fn holds(&self, local_files: u32, local_bytes: u64) -> (u64, u32) {
+        (
+            self.shared_bytes.min(local_bytes),
+            self.shared.min(local_files),
+        )
+    }
+
+    /// The tighter set first ([`Overlap::better_than`]), else equal.
+    pub fn tighter(&self, other: &Overlap, local: u32) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        if self.better_than(other, local) {
+            Ordering::Less
+        } else if other.better_than(self, local) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    }
+
     /// Whether `self` overlaps the local files better than `other`:
     /// higher Jaccard, then more shared bytes.
     pub fn better_than(&self, other: &Overlap, local: u32) -> bool {
@@ -134,12 +158,15 @@ impl<'a> Summaries<'a> {
             if frame.pos == frame.items.len() {
                 let Some(mut done) = stack.pop() else { break };
                 let own = done.acc.overlap;
+                // On a tie the directory inside wins: the same files under
+                // the longer path (`include/fmt` rather than `include`),
+                // where the local paths line up.
                 if own.shared > 0
                     && done
                         .acc
                         .best
                         .as_ref()
-                        .is_none_or(|(_, b)| !b.better_than(&own, self.local_files))
+                        .is_none_or(|(_, b)| own.better_than(b, self.local_files))
                 {
                     done.acc.best = Some((Vec::new(), own));
                 }
@@ -232,7 +259,7 @@ pub struct State {
 /// What [`states`] found, and what it cost.
 pub struct Found {
     /// Every state of every candidate path sharing a file with the local
-    /// copy, best overlap first.
+    /// copy, best first (see [`states`]).
     pub states: Vec<State>,
     /// The directories looked at in every commit.
     pub paths: Vec<Vec<u8>>,
@@ -243,14 +270,18 @@ pub struct Found {
 }
 
 /// Every state of the directories where upstream keeps the local files,
-/// over `commits`, best overlap first (ties: the earlier commit first).
+/// over `commits`, best first: the most of the local copy held byte for
+/// byte ([`Overlap::holds`]), then a release before other commits, then
+/// the tighter set ([`Overlap::tighter`]), then the earlier commit.
 pub fn states(
     repo: &Repo,
     commits: &[Commit],
-    local: &HashMap<ObjectId, u64>,
-    local_files: u32,
+    local: &Local<'_>,
     feedback: &Feedback,
 ) -> Result<Found, StatesError> {
+    let local_files = local.files;
+    let (local_paths, local) = (local.paths, local.sizes);
+    let local_bytes: u64 = local.values().sum();
     let stage = feedback.stage("Reading upstream commits", commits.len() as u64);
     let roots: Vec<ObjectId> = commits
         .par_iter()
@@ -267,19 +298,7 @@ pub fn states(
 
     let mut summaries = Summaries::new(local, local_files);
     let probes = probe_indices(commits.len());
-    let mut paths: Vec<Vec<u8>> = Vec::new();
-    let stage = feedback.stage("Finding the directory upstream", probes.len() as u64);
-    for &i in &probes {
-        feedback.check()?;
-        let (_, best) = summaries.summary(repo, roots[i])?;
-        if let Some((path, _)) = best
-            && !paths.contains(&path)
-        {
-            paths.push(path);
-        }
-        stage.inc(1);
-    }
-    stage.finish();
+    let paths = find_paths(repo, &mut summaries, &roots, &probes, local_paths, feedback)?;
 
     let stage = feedback.stage("Comparing upstream commits", commits.len() as u64);
     let at: Vec<Vec<Option<ObjectId>>> = roots
@@ -339,14 +358,26 @@ pub fn states(
         }
     }
     let mut states: Vec<State> = by_state.into_values().collect();
+    // The order the file by file comparison ranks in, as far as blob ids
+    // tell (`Match::rank`): a state holding more of the copy byte for
+    // byte first; among those holding the same, a release before a
+    // commit between releases, then the tighter set.
+    let release = |s: &State| {
+        s.tags.iter().any(|&i| {
+            commits[i]
+                .tag
+                .as_deref()
+                .is_some_and(|t| !super::is_prerelease(t))
+        })
+    };
     states.sort_by(|a, b| {
-        if a.overlap.better_than(&b.overlap, local_files) {
-            std::cmp::Ordering::Less
-        } else if b.overlap.better_than(&a.overlap, local_files) {
-            std::cmp::Ordering::Greater
-        } else {
-            a.first.cmp(&b.first).then(a.path.cmp(&b.path))
-        }
+        b.overlap
+            .holds(local_files, local_bytes)
+            .cmp(&a.overlap.holds(local_files, local_bytes))
+            .then(release(b).cmp(&release(a)))
+            .then(a.overlap.tighter(&b.overlap, local_files))
+            .then(a.first.cmp(&b.first))
+            .then(a.path.cmp(&b.path))
     });
     Ok(Found {
         states,
@@ -354,6 +385,114 @@ pub fn states(
         trees_read: summaries.trees_read,
         probes: probes.len(),
     })
+}
+
+/// The directories where upstream keeps the local files: in each probed
+/// commit (`probes`, positions in `roots`), the one overlapping them
+/// best, and the one above it where the local paths line up
+/// ([`aligned_parent`]).
+fn find_paths(
+    repo: &Repo,
+    summaries: &mut Summaries<'_>,
+    roots: &[ObjectId],
+    probes: &[usize],
+    local_paths: &HashMap<ObjectId, Vec<Vec<u8>>>,
+    feedback: &Feedback,
+) -> Result<Vec<Vec<u8>>, StatesError> {
+    let mut paths: Vec<Vec<u8>> = Vec::new();
+    let stage = feedback.stage("Finding the directory upstream", probes.len() as u64);
+    for &i in probes {
+        feedback.check()?;
+        let (_, best) = summaries.summary(repo, roots[i])?;
+        if let Some((path, _)) = best
+            && !paths.contains(&path)
+        {
+            // The local paths may start higher up: `lib/x.c` for
+            // upstream's `lib`, a copy of the root's `lib/` with its
+            // license beside it. That directory is looked at too.
+            let parent = aligned_parent(repo, roots[i], &path, local_paths, summaries.local)?;
+            paths.push(path);
+            if let Some(parent) = parent
+                && !paths.contains(&parent)
+            {
+                paths.push(parent);
+            }
+        }
+        stage.inc(1);
+    }
+    stage.finish();
+    Ok(paths)
+}
+
+/// The local files, as the first pass sees them.
+pub struct Local<'a> {
+    /// Blob id to size.
+    pub sizes: &'a HashMap<ObjectId, u64>,
+    /// Blob id to the local paths holding it.
+    pub paths: &'a HashMap<ObjectId, Vec<Vec<u8>>>,
+    /// How many local files.
+    pub files: u32,
+}
+
+/// The directory above `path` (in the tree `root`) where the local paths
+/// line up with upstream's, when most of the shared bytes say so: local
+/// `lib/common/mem.h` for upstream `lib`'s `common/mem.h` gives the
+/// directory holding `lib`. `None` when the paths line up at `path`
+/// itself, or nowhere above it.
+fn aligned_parent(
+    repo: &Repo,
+    root: ObjectId,
+    path: &[u8],
+    local: &HashMap<ObjectId, Vec<Vec<u8>>>,
+    sizes: &HashMap<ObjectId, u64>,
+) -> Result<Option<Vec<u8>>, RepoError> {
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let mut reader = repo.reader();
+    let Some(tree) = reader.subtree(root, path, &mut Vec::new(), &mut Vec::new())? else {
+        return Ok(None);
+    };
+    let mut votes: HashMap<&[u8], u64> = HashMap::new();
+    let entries = repo.tree_files(tree)?;
+    for e in &entries {
+        let Some(paths) = local.get(&e.id) else {
+            continue;
+        };
+        // The local size: a partial clone may lack the blob.
+        let size = sizes.get(&e.id).copied().unwrap_or(0).max(1);
+        for l in paths {
+            let prefix: &[u8] = if *l == e.path {
+                b""
+            } else if l.len() > e.path.len() + 1
+                && l.ends_with(&e.path)
+                && l[l.len() - e.path.len() - 1] == b'/'
+            {
+                &l[..l.len() - e.path.len() - 1]
+            } else {
+                continue;
+            };
+            *votes.entry(prefix).or_default() += size;
+        }
+    }
+    let Some((&prefix, &bytes)) = votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+    else {
+        return Ok(None);
+    };
+    if prefix.is_empty() || bytes <= votes.get(&b""[..]).copied().unwrap_or(0) {
+        return Ok(None);
+    }
+    let parent = if path == prefix {
+        Vec::new()
+    } else if path.len() > prefix.len()
+        && path.ends_with(prefix)
+        && path[path.len() - prefix.len() - 1] == b'/'
+    {
+        path[..path.len() - prefix.len() - 1].to_vec()
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(parent))
 }
 
 /// At most [`PROBES`] indices spread evenly over `n`, the first and the

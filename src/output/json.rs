@@ -330,6 +330,10 @@ pub struct GroupDoc {
 /// One file of a group.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemberDoc {
+    /// Whether its score against the representative is under the
+    /// threshold: it joined the group through other members (each link
+    /// at the threshold), not through the representative.
+    pub chained: bool,
     /// Its blob id in hex.
     pub id: String,
     /// Its path (exact when `path_bytes` is `null`).
@@ -442,6 +446,7 @@ impl Groups {
                     .map(|(i, m)| {
                         let (path, path_bytes) = json_path(&m.path);
                         MemberDoc {
+                            chained: i > 0 && m.score < min_score,
                             id: m.id.to_string(),
                             path,
                             path_bytes,

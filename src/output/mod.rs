@@ -7,6 +7,7 @@
 //! a backslash or any byte >= 0x80 is printed C-style in double quotes, and
 //! `-z` output prints raw bytes with no quoting at all.
 
+pub mod check;
 pub mod json;
 mod name_status;
 pub mod origin;

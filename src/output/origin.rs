@@ -24,11 +24,18 @@ pub fn match_name(m: &Match) -> Vec<u8> {
 }
 
 /// One line per match:
-/// `<resemblance>%<TAB><name>:<path><TAB><n> identical, <n> modified, <n>
-/// missing, <n> added`.
+/// `<contained>%<TAB><resemblance>%<TAB><name>:<path><TAB><n> identical,
+/// <n> modified, <n> missing, <n> added`: how much of the local copy the
+/// state explains (what ranks it), then how alike the two are as wholes
+/// (what the state adds lowers it).
 pub fn write_matches(w: &mut impl Write, matches: &[Match]) -> io::Result<()> {
     for m in matches {
-        write!(w, "{}%\t", percent(m.files.resemblance))?;
+        write!(
+            w,
+            "{}%\t{}%\t",
+            percent(m.files.contained),
+            percent(m.files.resemblance)
+        )?;
         write_quoted_path(w, &match_name(m))?;
         writeln!(
             w,
@@ -40,6 +47,45 @@ pub fn write_matches(w: &mut impl Write, matches: &[Match]) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The line saying that the copy is, byte for byte, the best match or a
+/// subset of it, and which other matches (`others`, compared and ranked
+/// after it) hold it byte for byte too; nothing when it is not.
+pub fn write_exact(w: &mut impl Write, best: &Match, others: &[Match]) -> io::Result<()> {
+    if !best.files.exact() {
+        return Ok(());
+    }
+    let f = &best.files;
+    let upstream_files = f.identical.len() + f.missing.len();
+    write!(w, "exact: ")?;
+    if f.missing.is_empty() {
+        write!(w, "the copy is byte for byte ")?;
+        write_quoted_path(w, &match_name(best))?;
+    } else {
+        write!(w, "the copy is byte for byte a subset of ")?;
+        write_quoted_path(w, &match_name(best))?;
+        write!(
+            w,
+            " ({} of its {upstream_files} files; {} not copied)",
+            f.identical.len(),
+            f.missing.len()
+        )?;
+    }
+    let also: Vec<&Match> = others.iter().filter(|m| m.files.exact()).collect();
+    if !also.is_empty() {
+        write!(w, "; also of ")?;
+        for (i, m) in also.iter().take(6).enumerate() {
+            if i > 0 {
+                write!(w, ", ")?;
+            }
+            write_quoted_path(w, &match_name(m))?;
+        }
+        if also.len() > 6 {
+            write!(w, " and {} more", also.len() - 6)?;
+        }
+    }
+    writeln!(w)
 }
 
 /// The files of one match as `git diff --name-status -M` from the
@@ -105,8 +151,12 @@ pub struct OriginMatch {
     /// The commit's full id (the first candidate with this directory
     /// state: a tag's commit before later commits).
     pub commit: String,
-    /// The share of the local bytes upstream holds, in percent.
+    /// The share of the local bytes upstream holds, in percent (modified
+    /// files weighed by their score).
     pub contained: u32,
+    /// Whether every local file is byte for byte one of this state's:
+    /// the copy is this state, or a subset of it (`missing` says which).
+    pub exact: bool,
     /// Files byte for byte upstream's.
     pub identical: Vec<OriginPair>,
     /// The last candidate commit with the same directory state.
@@ -120,7 +170,8 @@ pub struct OriginMatch {
     /// The path's bytes when it is not valid UTF-8; else `null`.
     pub path_bytes: Option<Vec<u8>>,
     /// The bytes both hold over the bytes either holds, in percent
-    /// (modified files weighed by their score): the ranking.
+    /// (modified files weighed by their score; what the state adds, its
+    /// missing files, lowers it).
     pub resemblance: u32,
     /// How many candidate commits have this directory state.
     pub same_state: usize,
@@ -215,6 +266,7 @@ impl Origin {
                         added: m.files.added.iter().map(file).collect(),
                         commit: m.commit.to_string(),
                         contained: percent(m.files.contained),
+                        exact: m.files.exact(),
                         identical: m.files.identical.iter().map(pair).collect(),
                         last_commit: m.last_commit.to_string(),
                         missing: m.files.missing.iter().map(file).collect(),

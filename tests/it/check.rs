@@ -465,7 +465,8 @@ fn copy_source_ties_break_as_git_does() {
         assert_eq!(
             stderr(&o),
             format!(
-                "warning: 'd/new.c' is a {}% copy of '{source}': probable copy-paste duplication.\n",
+                "warning: 'd/new.c' is a {}% copy of '{source}': probable copy-paste duplication.\n\
+                 git-simm: this commit adds 1 near-copy of a tracked file.\n",
                 score.trim_start_matches('0')
             )
         );
@@ -597,4 +598,154 @@ fn staged_split_and_merge_warn() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `n` distinct real texts of the pinned corpus, 1 to 16 KiB.
+fn corpus_texts(n: usize) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    let texts: Vec<Vec<u8>> = util::corpus_files()
+        .iter()
+        .filter(|p| util::wanted(p))
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|d| (1024..=16384).contains(&d.len()) && util::is_text(d))
+        .filter(|d| seen.insert(d.clone()))
+        .take(n)
+        .collect();
+    assert_eq!(texts.len(), n, "the corpus has too few texts");
+    texts
+}
+
+/// `text` with three of every five lines replaced: git scores it 25-50%
+/// against the original, a rename only at a low threshold.
+fn rewritten(text: &[u8], seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    for (i, line) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+        if i % 5 < 3 {
+            out.extend_from_slice(&rng.fresh_line());
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
+/// One directory of 1,500 real files moved to another, a third of them
+/// rewritten on the way (git's defaults see those as deletions and
+/// additions): the hook says so in one warning with a few examples and a
+/// summary, on one screen; `-v` lists every file, `--json` keeps every
+/// file, and the files named are exactly those git's own diff loses.
+#[test]
+fn a_large_move_is_one_warning_on_one_screen() {
+    let r = hooked_repo();
+    let texts = corpus_texts(1500);
+    for (i, t) in texts.iter().enumerate() {
+        r.write(format!("src/m{:02}/f{i:04}.txt", i % 20), t);
+    }
+    r.commit_all("base");
+    r.git(&["mv", "src", "lib"]);
+    for (i, t) in texts.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        r.write(
+            format!("lib/m{:02}/f{i:04}.txt", i % 20),
+            &rewritten(t, i as u64),
+        );
+    }
+    r.git(&["add", "-A"]);
+
+    // What git's own diff will lose: the deletions it does not pair that
+    // git pairs at -M25% (the check's threshold), every one under 50%.
+    let git = git_status(&r, &["-M"]);
+    let deleted: std::collections::HashSet<&str> =
+        git.lines().filter_map(|l| l.strip_prefix("D\t")).collect();
+    let low = git_status(&r, &["-M25%", "-l0"]);
+    let mut lost: Vec<String> = low
+        .lines()
+        .filter(|l| l.starts_with('R'))
+        .filter(|l| deleted.contains(l.split('\t').nth(1).unwrap()))
+        .map(|l| {
+            assert!(l[1..4].parse::<u32>().unwrap() < 50, "{l}");
+            l.split('\t').nth(1).unwrap().to_owned()
+        })
+        .collect();
+    lost.sort();
+    assert!(lost.len() > 400, "git loses only {} renames", lost.len());
+
+    let json = r.simm(&["check", "--staged", "--json"]);
+    assert!(json.status.success(), "{}", stderr(&json));
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(doc["version"], 1);
+    let findings = doc["findings"].as_array().unwrap();
+    let mut old: Vec<String> = findings
+        .iter()
+        .map(|f| {
+            assert_eq!(f["kind"], "lost-rename", "{f}");
+            assert_eq!(f["reason"], "below-threshold", "{f}");
+            assert_eq!(f["move"], 0, "{f}");
+            f["old"][0]["path"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    old.sort();
+    assert_eq!(old, lost);
+    assert_eq!(
+        doc["moves"].as_array().unwrap().len(),
+        1,
+        "{}",
+        doc["moves"]
+    );
+    assert_eq!(doc["moves"][0]["from"]["path"], "src");
+    assert_eq!(doc["moves"][0]["to"]["path"], "lib");
+    assert_eq!(doc["moves"][0]["files"], lost.len());
+    assert_eq!(doc["summary"]["lost_renames"], lost.len());
+    assert_eq!(doc["summary"]["lost_history"], lost.len());
+
+    let o = commit(&r, "move src to lib", &path_with_simm());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    // One screen: 24 rows of 80 columns.
+    let rows: usize = err.lines().map(|l| l.len().div_ceil(80).max(1)).sum();
+    assert!(
+        rows <= 24,
+        "{} lines, {rows} rows:\n{err}",
+        err.lines().count()
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "warning: {} files moved from 'src/' to 'lib/' are renames that git will not \
+             detect (below its 50% threshold)",
+            lost.len()
+        )),
+        "{err}"
+    );
+    assert!(
+        lines[1..4].iter().all(|l| l.starts_with("  'src/")),
+        "{err}"
+    );
+    assert_eq!(
+        lines[4],
+        format!(
+            "  ... and {} more ('git simm check --staged -v' lists them)",
+            lost.len() - 3
+        )
+    );
+    assert_eq!(
+        lines.last().copied(),
+        Some(&*format!(
+            "git-simm: this commit would lose the history of {n} files ({n} renames git will not detect).",
+            n = lost.len()
+        )),
+        "{err}"
+    );
+
+    // -v lists every file, under the same warning.
+    r.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    let o = r.simm(&["check", "--staged", "-v"]);
+    let verbose = stderr(&o);
+    let mut listed: Vec<String> = verbose
+        .lines()
+        .filter_map(|l| l.strip_prefix("  '"))
+        .map(|l| l.split('\'').next().unwrap().to_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, lost);
 }

@@ -414,3 +414,89 @@ fn sorted(v: &[String]) -> Vec<String> {
     v.sort();
     v
 }
+
+/// libgit2's sources and public headers from the pinned corpus (a real C
+/// project: every file behind the same six-line license comment), into a
+/// new repository; with `strip`, that comment taken off every file.
+fn libgit2_tree(strip: bool) -> Repo {
+    const LICENSE: &str = "/*\n * Copyright (C) the libgit2 contributors. All rights reserved.\n *\n * \
+                           This file is part of libgit2, distributed under the GNU GPL v2 with\n * \
+                           a Linking Exception. For full terms see the included COPYING file.\n */\n";
+    let root = util::corpus_dir().join("rust/libgit2-sys-0.17.0+1.8.1/libgit2");
+    let r = Repo::new();
+    let mut licensed = 0;
+    for p in util::corpus_files() {
+        let Ok(rel) = p.strip_prefix(&root) else {
+            continue;
+        };
+        let rel = rel.to_str().unwrap();
+        if !(rel.starts_with("src/") || rel.starts_with("include/"))
+            || !(rel.ends_with(".c") || rel.ends_with(".h"))
+        {
+            continue;
+        }
+        let data = std::fs::read(p).unwrap();
+        let data = match data.strip_prefix(LICENSE.as_bytes()) {
+            Some(rest) => {
+                licensed += 1;
+                if strip { rest.to_vec() } else { data }
+            }
+            None => data,
+        };
+        r.write(rel, &data);
+    }
+    assert!(licensed > 300, "{licensed} files behind the license");
+    r.commit_all("libgit2 1.8.1");
+    r
+}
+
+/// The paths `similar --containment` lists for `query`, with `args`.
+fn containing(r: &Repo, query: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["similar", "--containment", "--limit", "0"];
+    all.extend_from_slice(args);
+    all.push(query);
+    let o = r.simm(&all);
+    assert!(o.status.success(), "{}", util::stderr(&o));
+    util::stdout(&o)
+        .lines()
+        .map(|l| l.rsplit('\t').next().unwrap().to_owned())
+        .filter(|p| p != query)
+        .collect()
+}
+
+/// Containment without boilerplate: in a C project whose files all carry
+/// the same license comment, a short header that is mostly license text
+/// was "74-76% in" any large file (it holds the license too). By default
+/// the tree's boilerplate is now taken out of both files, as `similar`
+/// and `groups` already do for similarity: what is listed is what is
+/// listed with the license taken off every file beforehand (nothing
+/// contains anything through the license), and `--no-ignore-common`, the
+/// same switch as for similarity, gives git's plain containment back.
+#[test]
+fn containment_does_not_count_license_headers() {
+    let licensed = libgit2_tree(false);
+    let bare = libgit2_tree(true);
+    for query in [
+        "src/libgit2/streams/openssl.c",
+        "src/libgit2/attr.h",
+        "src/util/hash/builtin.h",
+    ] {
+        let plain = containing(&licensed, query, &["--no-ignore-common"]);
+        let without_license = containing(&bare, query, &["--no-ignore-common"]);
+        let by_license: Vec<&String> = plain
+            .iter()
+            .filter(|p| !without_license.contains(p))
+            .collect();
+        assert!(
+            by_license.len() >= 3,
+            "{query}: the license makes only {by_license:?} match"
+        );
+        let default = containing(&licensed, query, &[]);
+        for p in &default {
+            assert!(
+                without_license.contains(p),
+                "{query}: {p} is listed only through the license header ({default:?})"
+            );
+        }
+    }
+}

@@ -546,35 +546,43 @@ fn default_name_is_the_origin_url_else_the_directory() {
         "https://example.com/team/project.git",
     ]);
     let (rows, _) = export(&r, &[]);
-    assert_eq!(rows[0].repo, "https://example.com/team/project.git");
-    for (url, repo) in [
-        // Credentials in the URL stay out of the export.
-        (
-            "https://me:secret@example.com/team/project.git",
-            "https://example.com/team/project.git",
-        ),
-        (
-            "git@example.com:team/project.git",
-            "git@example.com:team/project.git",
-        ),
+    assert_eq!(rows[0].repo, "example.com/team/project");
+    // What a fleet joins on: one name for one repository, however it was
+    // cloned, and no credentials.
+    for url in [
+        "https://me:secret@example.com/team/project.git",
+        "git@example.com:team/project.git",
+        "ssh://git@Example.com:2222/team/project",
+        "https://example.com/team/project/",
     ] {
         r.git(&["remote", "set-url", "origin", url]);
         let (rows, _) = export(&r, &[]);
-        assert_eq!(rows[0].repo, repo);
+        assert_eq!(rows[0].repo, "example.com/team/project", "{url}");
     }
+    // A clone of a local clone (a mirror's, a cache's) is named by where
+    // that one came from.
     let bare = r.path.join("../bare.git");
     r.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
-    let out = r.path.join("../b.parquet");
-    let o = simm_in(&bare, &["export", "-q", "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(o.stderr.is_empty(), "-q prints nothing: {}", stderr(&o));
-    let batches = read(&out);
-    // A clone's origin is the repository it was cloned from.
     let origin = git_command(&bare)
         .args(["config", "remote.origin.url"])
         .output()
         .unwrap();
-    assert_eq!(rows_of(&batches)[0].repo, stdout(&origin).trim());
+    assert!(
+        !stdout(&origin).contains("example.com"),
+        "{}",
+        stdout(&origin)
+    );
+    let out = r.path.join("../b.parquet");
+    let o = simm_in(&bare, &["export", "-q", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "-q prints nothing: {}", stderr(&o));
+    assert_eq!(rows_of(&read(&out))[0].repo, "example.com/team/project");
+    // Without a remote that has a host: the directory name only, not the
+    // path of the repository it was cloned from.
+    r.git(&["remote", "remove", "origin"]);
+    let o = simm_in(&bare, &["export", "-q", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows_of(&read(&out))[0].repo, "bare");
 }
 
 #[test]

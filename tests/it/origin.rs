@@ -128,7 +128,7 @@ fn origin_ranks_the_vendored_release_first_with_the_right_files() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     let first = text.lines().next().unwrap();
-    assert_eq!(first.split('\t').nth(1), Some("v1.2:src"), "{text}");
+    assert_eq!(first.split('\t').nth(2), Some("v1.2:src"), "{text}");
 
     let doc = json(
         &f.vendoring
@@ -408,4 +408,176 @@ fn origin_in_a_partial_clone_answers_as_in_the_full_one() {
         partial.to_str().unwrap(),
     ]));
     assert_eq!(from_partial["matches"], full["matches"]);
+}
+
+/// An upstream library whose later releases add optional back ends: `lib/`
+/// has 24 core files of real text; each of four releases (two untagged
+/// commits editing core files before it) edits one more, adds four back
+/// ends under `lib/backends/` and a build script outside `lib/`.
+fn growing_upstream() -> Repo {
+    let texts = util::texts(11, 60);
+    let mut next = texts.iter();
+    let mut take = || next.next().unwrap().clone();
+    let up = Repo::new();
+    for i in 0..24 {
+        up.write(format!("lib/core{i:02}.txt"), &take());
+    }
+    up.write("README", &take());
+    up.write("tests/t.txt", &take());
+    up.commit_all("initial");
+    let edit = |up: &Repo, i: u64, seed: u64| {
+        let f = format!("lib/core{:02}.txt", i % 24);
+        let old = std::fs::read(up.abs(f.as_bytes())).unwrap();
+        up.write(&f, &util::edit(&old, 9, seed));
+    };
+    for release in 0..4u64 {
+        for k in 0..2u64 {
+            edit(&up, release * 5 + k * 2, release * 10 + k);
+            up.commit_all(&format!("work {release}.{k}"));
+        }
+        edit(&up, release * 7 + 3, release + 100);
+        for k in 0..4 {
+            up.write(format!("lib/backends/b{release}{k}.txt"), &take());
+        }
+        up.write(format!("build/script{release}"), &take());
+        up.commit_all(&format!("release 2.{release}"));
+        up.git(&["tag", "-a", "-m", "release", &format!("v2.{release}")]);
+    }
+    edit(&up, 20, 900);
+    up.write("lib/backends/late.txt", &take());
+    up.commit_all("after the last release");
+    up
+}
+
+/// `third_party/lib/` of a new repository: the files of `<rev>:lib` that
+/// `keep` keeps, the `patched` ones edited; returns the files dropped.
+fn vendor_subset(
+    up: &Repo,
+    rev: &str,
+    keep: impl Fn(usize, &str) -> bool,
+    patched: &[&str],
+) -> (Repo, Vec<String>) {
+    let v = Repo::new();
+    v.write("main.txt", b"the project's own file\n");
+    let mut dropped = Vec::new();
+    let listing = up.git_str(&["ls-tree", "-r", "--name-only", &format!("{rev}:lib")]);
+    for (i, name) in listing.lines().enumerate() {
+        if !keep(i, name) {
+            dropped.push(name.to_owned());
+            continue;
+        }
+        let data = up.git(&["cat-file", "blob", &format!("{rev}:lib/{name}")]);
+        let data = if patched.contains(&name) {
+            util::edit(&data, 13, 7000 + i as u64)
+        } else {
+            data
+        };
+        v.write(format!("third_party/lib/{name}"), &data);
+    }
+    v.commit_all("vendor lib 2.2");
+    (v, dropped)
+}
+
+/// A vendored subset of a release: a third of its files dropped (the
+/// optional back ends, or every third file), none edited, or a few
+/// patched. Upstream's later releases add files the copy leaves out, and
+/// its earlier states lack files the copy left out anyway, so the
+/// resemblance of the two directories as wholes favours the wrong states:
+/// the release must still come first, ranked by how much of the copy it
+/// explains, and an exact subset must be said so.
+#[test]
+fn origin_names_the_release_a_vendored_subset_came_from() {
+    let up = growing_upstream();
+    let url = up.path.to_str().unwrap();
+    type Keep = fn(usize, &str) -> bool;
+    let drops: [(&str, Keep); 2] = [
+        ("the back ends", |_, n| !n.starts_with("backends/")),
+        ("every third file", |i, _| i % 3 != 0),
+    ];
+    for (what, keep) in drops {
+        for patched in [&[][..], &["core01.txt", "core05.txt", "core10.txt"][..]] {
+            let (v, dropped) = vendor_subset(&up, "v2.2", keep, patched);
+            let case = format!("{what} dropped, {} patched", patched.len());
+            let total = up
+                .git_str(&["ls-tree", "-r", "--name-only", "v2.2:lib"])
+                .lines()
+                .count();
+            assert_eq!(dropped.len(), total / 3, "{case}");
+            let doc = json(&v.simm(&["origin", "--json", "third_party/lib", "--in", url]));
+            let best = &doc["matches"][0];
+            let names: Vec<String> = doc["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| format!("{}:{}", m["tag"], m["commit"]))
+                .collect();
+            assert_eq!(best["tag"], "v2.2", "{case}: ranked {names:?}");
+            assert_eq!(best["path"], "lib", "{case}");
+            assert_eq!(paths(&best["missing"]), dropped, "{case}");
+            assert_eq!(
+                paths(&best["modified"]),
+                patched.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                "{case}"
+            );
+            assert_eq!(best["exact"], patched.is_empty(), "{case}");
+            // Every other state compared explains less of the copy, or
+            // as much and adds more.
+            for m in doc["matches"].as_array().unwrap().iter().skip(1) {
+                let key = |m: &serde_json::Value| {
+                    (
+                        m["identical"].as_array().unwrap().len(),
+                        m["contained"].as_u64().unwrap(),
+                    )
+                };
+                assert!(key(m) <= key(best), "{case}: {names:?}");
+            }
+
+            let o = v.simm(&["origin", "third_party/lib", "--in", url]);
+            let text = stdout(&o);
+            let first: Vec<&str> = text.lines().next().unwrap().split('\t').collect();
+            assert_eq!(
+                first[..3],
+                [
+                    &*format!("{}%", best["contained"]),
+                    &*format!("{}%", best["resemblance"]),
+                    "v2.2:lib"
+                ],
+                "{case}: {text}"
+            );
+            let exact = text.lines().find(|l| l.starts_with("exact: "));
+            if patched.is_empty() {
+                let kept = total - dropped.len();
+                let expected = format!(
+                    "exact: the copy is byte for byte a subset of v2.2:lib ({kept} of its {total} files; {} not copied)",
+                    dropped.len()
+                );
+                assert_eq!(
+                    exact.map(|l| l.split(';').take(2).collect::<Vec<_>>().join(";")),
+                    Some(expected),
+                    "{case}: {text}"
+                );
+            } else {
+                assert_eq!(exact, None, "{case}: {text}");
+            }
+        }
+    }
+}
+
+/// The whole release copied byte for byte is said to be it.
+#[test]
+fn origin_says_when_the_copy_is_a_release_byte_for_byte() {
+    let up = growing_upstream();
+    let (v, dropped) = vendor_subset(&up, "v2.1", |_, _| true, &[]);
+    assert!(dropped.is_empty());
+    let text = stdout(&v.simm(&[
+        "origin",
+        "third_party/lib",
+        "--in",
+        up.path.to_str().unwrap(),
+    ]));
+    assert!(text.starts_with("100%\t100%\tv2.1:lib\t"), "{text}");
+    assert!(
+        text.contains("\nexact: the copy is byte for byte v2.1:lib\n"),
+        "{text}"
+    );
 }

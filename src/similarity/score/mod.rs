@@ -44,12 +44,12 @@
 //!
 //! The stage is split by topic: the histograms and how files are cut
 //! into chunks ([`spans`](self::Spans)), the score of two histograms (here),
-//! and git's `-M<n>` syntax (`parse`).
+//! git's `-M<n>` syntax and git-simm's own thresholds (`parse`).
 
 mod parse;
 mod spans;
 
-pub use parse::{ScoreParseError, parse_rename_score};
+pub use parse::{ScoreParseError, ThresholdError, parse_rename_score, parse_threshold};
 use spans::HASH_BASE;
 pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary};
 

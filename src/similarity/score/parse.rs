@@ -1,4 +1,5 @@
-//! git's `-M<n>`, `-C<n>` and `-B<n>` numbers, in [`MAX_SCORE`] units.
+//! git's `-M<n>`, `-C<n>` and `-B<n>` numbers, and the thresholds of
+//! git-simm's own options, in [`MAX_SCORE`] units.
 
 use super::MAX_SCORE;
 
@@ -75,5 +76,72 @@ pub enum ScoreParseError {
         input: String,
         /// The part that was not understood.
         rest: String,
+    },
+}
+
+/// Parse a threshold of git-simm's own options (`--threshold`,
+/// `--rename-threshold`, `--copy-threshold`, `--find-splits=<n>`, the
+/// `simm.*Threshold` settings) into [`MAX_SCORE`] units: a percentage,
+/// with or without `%` (`80`, `80%`, `92.5%`; `100` is 100%), or a
+/// fraction written with a dot (`0.8`, `1.0`). git's rule for `-M<n>`
+/// ([`parse_rename_score`]), where the digits are a fraction (`100` is
+/// 10%, `101` 10.1%), belongs to `-M`, `-C` and `-B`, where git users
+/// expect it; here it would silently turn `100` into 10%.
+///
+/// # Errors
+///
+/// [`ThresholdError::NotANumber`] for anything but digits with at most
+/// one dot and an optional `%`; [`ThresholdError::OutOfRange`] above
+/// 100% (`101`, `100.5%`, `1.5`).
+pub fn parse_threshold(s: &str) -> Result<u32, ThresholdError> {
+    let (number, percent) = match s.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (s, false),
+    };
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + frac.len() == 0 || !digits(whole) || !digits(frac) {
+        return Err(ThresholdError::NotANumber {
+            input: s.to_owned(),
+        });
+    }
+    // A dot without `%` is a fraction; digits alone are a percentage.
+    let per_hundred = percent || !number.contains('.');
+    // At most 9 digits after the dot count: finer than one unit anyway.
+    let frac = &frac[..frac.len().min(9)];
+    let whole_value: u128 = whole.trim_start_matches('0').parse().unwrap_or(
+        if whole.trim_start_matches('0').is_empty() {
+            0
+        } else {
+            u128::MAX
+        },
+    );
+    let scale = 10u128.pow(frac.len() as u32);
+    let frac_value: u128 = frac.parse().unwrap_or(0);
+    let value = whole_value.saturating_mul(scale).saturating_add(frac_value);
+    let unit = if per_hundred { 100 * scale } else { scale };
+    if value > unit {
+        return Err(ThresholdError::OutOfRange {
+            input: s.to_owned(),
+        });
+    }
+    // value <= unit, so the result is at most MAX_SCORE.
+    Ok((u128::from(MAX_SCORE) * value / unit) as u32)
+}
+
+/// The error returned by [`parse_threshold()`].
+#[derive(Debug, thiserror::Error)]
+pub enum ThresholdError {
+    /// Not a percentage or a fraction.
+    #[error("invalid threshold '{input}': give a percentage (80, 80%) or a fraction (0.8)")]
+    NotANumber {
+        /// The argument as given.
+        input: String,
+    },
+    /// Above 100%.
+    #[error("threshold '{input}' is out of range: give at most 100% (100, 100%, 1.0)")]
+    OutOfRange {
+        /// The argument as given.
+        input: String,
     },
 }

@@ -232,6 +232,49 @@ fn parse_rename_score_rejects_leftovers() {
     }
 }
 
+#[test]
+fn own_thresholds_are_percentages() {
+    let ok = |s: &str| parse_threshold(s).unwrap();
+    assert_eq!(ok("100"), MAX_SCORE, "100 is 100%, not git's 10%");
+    assert_eq!(ok("100%"), MAX_SCORE);
+    assert_eq!(ok("1.0"), MAX_SCORE);
+    assert_eq!(ok("1"), 600, "1 is 1%");
+    assert_eq!(ok("5"), 3000, "5 is 5%, not git's 50%");
+    assert_eq!(ok("80"), 48000);
+    assert_eq!(ok("80%"), 48000);
+    assert_eq!(ok("0.8"), 48000);
+    assert_eq!(ok(".8"), 48000);
+    assert_eq!(ok("92.5%"), 55500);
+    assert_eq!(ok("0"), 0);
+    assert_eq!(ok("0%"), 0);
+    assert_eq!(ok("00080"), 48000);
+    assert_eq!(ok("99.9999999999%"), 59999);
+    for over in [
+        "101",
+        "101%",
+        "100.5%",
+        "1.5",
+        "1.01",
+        "99999999999999999999999999",
+    ] {
+        let e = parse_threshold(over).unwrap_err();
+        assert!(
+            matches!(e, ThresholdError::OutOfRange { .. }),
+            "{over}: {e}"
+        );
+        assert!(e.to_string().contains(over), "{e}");
+    }
+    for bad in [
+        "", "%", ".", "5x", "50%%", "1.2.3", "-5", " 5", "5 ", "ab", "٥", "+5",
+    ] {
+        let e = parse_threshold(bad).unwrap_err();
+        assert!(
+            matches!(e, ThresholdError::NotANumber { .. }),
+            "{bad:?}: {e}"
+        );
+    }
+}
+
 /// Real text of the pinned corpus.
 fn corpus_texts() -> Vec<Vec<u8>> {
     crate::testing::real_text()

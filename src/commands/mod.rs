@@ -139,6 +139,17 @@ pub fn describe_error(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
+/// What git warns about before the refusal `e` carries (git's warnings
+/// while it read `safe.directory`), each to print after `warning: `.
+pub fn warnings_before(e: &anyhow::Error) -> Vec<String> {
+    e.chain()
+        .find_map(|c| match c.downcast_ref::<RepoError>() {
+            Some(RepoError::DubiousOwnership { warnings, .. }) => Some(warnings.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// What git says of a revision it cannot resolve (`setup.c`,
 /// `die_verify_filename`).
 fn unknown_revision(spec: &str) -> String {

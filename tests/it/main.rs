@@ -19,6 +19,7 @@ mod fixtures;
 mod gc;
 mod groups;
 mod origin;
+mod ownership;
 mod partial_clone;
 mod pathspecs;
 mod quality;

@@ -13,9 +13,9 @@
 //!    set after equals the one before;
 //! 3. `git pack-objects` writes the pack into a private temporary directory
 //!    inside `objects/pack`, where git never looks for packs;
-//! 4. the new pack is verified (checksums, object count, every listed id),
-//!    fsynced and renamed into place, index last, since the index is what
-//!    makes a pack visible;
+//! 4. the new pack is verified (checksums, object count, every listed id,
+//!    every object rebuilt and hashed to its id), fsynced and renamed into
+//!    place, index last, since the index is what makes a pack visible;
 //! 5. only then are the old packs (index first) and loose copies removed;
 //! 6. a multi-pack bitmap is written where git would write a bitmap
 //!    (`repack.writeBitmaps`, else bare repositories).

@@ -137,6 +137,29 @@ pub enum RepoError {
         /// The kind it has.
         actual: gix::object::Kind,
     },
+    /// A loose object fails a check git makes when it reads one (its zlib
+    /// stream, its checksum, its size), or its file cannot be read: git's
+    /// words.
+    #[error("loose object {id} (stored in {}) is corrupt: {reason}", path.display())]
+    CorruptLoose {
+        /// The object.
+        id: ObjectId,
+        /// Its file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A packed object's content does not hash to its id (read along a
+    /// pack's delta tree, where the content is checked against the id).
+    #[error("packed object {id} (stored in {}) is corrupt: {reason}", path.display())]
+    CorruptPacked {
+        /// The object.
+        id: ObjectId,
+        /// Its pack.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// An object could not be read: corrupt loose object, broken pack, I/O error.
     #[error("object {id} is corrupt or unreadable")]
     ReadObject {

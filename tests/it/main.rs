@@ -18,6 +18,7 @@ mod export;
 mod fixtures;
 mod gc;
 mod groups;
+mod hangs;
 mod integrity;
 mod origin;
 mod ownership;

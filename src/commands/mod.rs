@@ -56,7 +56,7 @@ pub fn run(
 ) -> Result<Status> {
     // Like `git -C`: everything, including relative paths, as if started
     // there.
-    if let Some(dir) = &cli.directory {
+    if let Some(dir) = cli.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) {
         std::env::set_current_dir(dir)
             .with_context(|| format!("cannot change to '{}'", dir.display()))?;
     }

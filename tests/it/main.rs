@@ -20,6 +20,7 @@ mod gc;
 mod groups;
 mod hangs;
 mod integrity;
+mod non_utf8;
 mod origin;
 mod ownership;
 mod partial_clone;

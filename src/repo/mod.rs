@@ -152,9 +152,9 @@ impl Repo {
     /// which `GIT_DIR` set by a hook must not redirect.
     pub fn open(path: &Path) -> Result<Repo, RepoError> {
         if let Err(source) = std::fs::metadata(path) {
-            return Err(RepoError::BadDirectory {
+            return Err(RepoError::NotARepositoryAt {
                 path: path.to_owned(),
-                source,
+                source: gix::Error::from_error(source),
             });
         }
         ownership::check_named(path)?;

@@ -21,6 +21,7 @@ mod groups;
 mod hangs;
 mod integrity;
 mod non_utf8;
+mod only_ours;
 mod origin;
 mod ownership;
 mod partial_clone;

@@ -41,6 +41,7 @@
 
 pub mod check;
 pub mod export;
+pub mod fsutil;
 pub mod groups;
 pub mod origin;
 pub mod output;

@@ -45,6 +45,9 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             drop(out);
+            for warning in commands::warnings_before(&e) {
+                eprintln!("warning: {warning}");
+            }
             eprintln!("fatal: {}", commands::describe_error(&e));
             ExitCode::from(128)
         }

@@ -49,7 +49,7 @@ Examples:
 pub struct GroupsArgs {
     /// The tree to search (default `HEAD`).
     #[arg(value_name = "tree-ish", conflicts_with_all = ["cached", "worktree", "all"])]
-    pub tree: Option<String>,
+    pub tree: Option<std::ffi::OsString>,
 
     /// Group the files of the index.
     #[arg(long, visible_alias = "staged", conflicts_with_all = ["worktree", "all"])]

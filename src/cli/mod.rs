@@ -16,6 +16,7 @@ pub use pack::{PackOrderArgs, RepackArgs};
 use renames::RENAMES_HELP;
 pub use renames::{RenamesArgs, normalize_args};
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -49,8 +50,9 @@ warned), 128 on errors (as git's `fatal:`), 129 on usage errors, 130 when\n\
 interrupted (Ctrl-C; a second Ctrl-C exits at once)."
 )]
 pub struct Cli {
-    /// Run as if started in <path> (like `git -C`; before the subcommand).
-    #[arg(short = 'C', value_name = "path")]
+    /// Run as if started in <path> (like `git -C`; before the subcommand;
+    /// an empty path leaves the directory as it is, as in git).
+    #[arg(short = 'C', value_name = "path", value_parser = any_path())]
     pub directory: Option<PathBuf>,
 
     /// `--no-cache` before the command (`git simm --no-cache renames`),
@@ -135,6 +137,14 @@ pub enum Command {
 /// A similarity as git's `-M<n>` takes it, checked here so that a bad
 /// value is a usage error (exit 129) like any other bad option; kept as
 /// text, since the empty value of a bare `-M` means git's default.
+/// A path as git takes one: any bytes, the empty string included (which
+/// the command then judges as git does), not clap's default for paths,
+/// which refuses an empty one as a usage error.
+fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(PathBuf::from)
+}
+
 fn score_text(s: &str) -> Result<String, String> {
     if s.is_empty() {
         return Ok(String::new());
@@ -393,10 +403,10 @@ pub struct FingerprintArgs {
     /// Tree-ishes (`HEAD`, `v1.0:src`) or paths on disk. A name that is both
     /// is an error, as in git; put paths after `--` to settle it.
     #[arg(value_name = "tree-ish|path")]
-    pub targets: Vec<String>,
+    pub targets: Vec<OsString>,
 
     /// Paths after `--` are always files or directories on disk.
-    #[arg(last = true, value_name = "path")]
+    #[arg(last = true, value_name = "path", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
 
     /// Fingerprint every blob in the object database (as `git cat-file
@@ -430,7 +440,7 @@ pub struct ExportArgs {
     /// Tree-ishes whose files to export (`HEAD`, `v2.0`, `main:src`);
     /// HEAD when none is given.
     #[arg(value_name = "tree-ish")]
-    pub trees: Vec<String>,
+    pub trees: Vec<OsString>,
 
     /// Export every blob in the object database, once each, without paths
     /// (as `fingerprint --all` fingerprints them).
@@ -460,11 +470,11 @@ pub struct ExportArgs {
 pub struct SimilarArgs {
     /// The file to look for: a path on disk, or a blob (`HEAD:path`, an id).
     #[arg(value_name = "path|blob")]
-    pub query: String,
+    pub query: OsString,
 
     /// The tree to search.
     #[arg(value_name = "tree-ish", default_value = "HEAD")]
-    pub tree: String,
+    pub tree: OsString,
 
     /// Minimum similarity: a percentage (50, 50%) or a fraction (0.5); 100
     /// is 100%, more is an error (git's -M digits rule, where 100 is 10%,
@@ -509,7 +519,7 @@ pub struct SimilarArgs {
 pub struct OriginArgs {
     /// The directory: a path in the work tree, or a tree (`<rev>:<dir>`).
     #[arg(value_name = "path|tree-ish")]
-    pub directory: String,
+    pub directory: OsString,
 
     /// The repository it may come from: a path to a clone (bare or not).
     #[arg(long = "in", value_name = "repository", required = true)]
@@ -519,7 +529,7 @@ pub struct OriginArgs {
     /// them (`v1.0..v2.0`, `main`); default: every tag, then the
     /// first-parent history of its HEAD.
     #[arg(value_name = "rev-range")]
-    pub range: Vec<String>,
+    pub range: Vec<OsString>,
 
     /// Show at most this many matches; 0 means every state that shares a
     /// file (each compared file by file, which takes longer).

@@ -63,7 +63,7 @@ fn diff_filter_text(s: &str) -> Result<String, String> {
 pub struct RenamesArgs {
     /// Zero, one or two tree-ishes (see below).
     #[arg(value_name = "tree-ish", num_args = 0..=2)]
-    pub revs: Vec<String>,
+    pub revs: Vec<std::ffi::OsString>,
 
     /// Compare a tree with the index instead of the work tree.
     #[arg(long, visible_alias = "staged")]
@@ -172,7 +172,7 @@ pub struct RenamesArgs {
     /// rename detection, as git diff does: a file moved in from elsewhere
     /// shows as added.
     #[arg(last = true, value_name = "path")]
-    pub pathspecs: Vec<String>,
+    pub pathspecs: Vec<std::ffi::OsString>,
 
     /// Exit 1 when there are changes (after --diff-filter), 0 when there
     /// are none, as git diff --exit-code.

@@ -1,11 +1,13 @@
 //! `git simm export`: fingerprints as Parquet, to a file or to stdout
 //! when stdout is not a terminal.
 
+use std::ffi::OsStr;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git_simm::export::{self, Selection, TreeSource};
+use git_simm::fsutil;
 use git_simm::progress::Feedback;
 use git_simm::repo::Repo;
 
@@ -33,7 +35,7 @@ pub(super) fn export(
         Selection::All
     } else {
         let specs = if args.trees.is_empty() {
-            vec!["HEAD".to_owned()]
+            vec!["HEAD".into()]
         } else {
             args.trees.clone()
         };
@@ -75,12 +77,13 @@ pub(super) fn export(
 
 /// A tree-ish as the export names it: the commit behind it when there is
 /// one (through tags), and its tree.
-fn tree_source(repo: &Repo, spec: &str) -> Result<TreeSource> {
+fn tree_source(repo: &Repo, given: &OsStr) -> Result<TreeSource> {
+    let spec = given.as_encoded_bytes();
     let (id, kind) = repo.resolve_object(spec)?;
     let commit = match kind {
         gix::object::Kind::Commit => Some(id),
         gix::object::Kind::Tag => repo
-            .resolve_object(&format!("{spec}^{{commit}}"))
+            .resolve_object(&[spec, b"^{commit}"].concat())
             .ok()
             .filter(|(_, k)| *k == gix::object::Kind::Commit)
             .map(|(c, _)| c),
@@ -88,7 +91,7 @@ fn tree_source(repo: &Repo, spec: &str) -> Result<TreeSource> {
     };
     let tree = repo.peel_to_tree(id, spec)?;
     Ok(TreeSource {
-        revision: spec.to_owned(),
+        revision: given.to_string_lossy().into_owned(),
         commit,
         tree,
     })
@@ -172,23 +175,29 @@ fn normalised(url: &str) -> Option<String> {
     })
 }
 
-/// Write to a temporary file beside `path`, then rename it into place, so
-/// a failed or interrupted export leaves no truncated Parquet behind.
+/// How the temporaries of `export -o` are named: `.<file name>` and this,
+/// then random letters, beside the file.
+const TMP_MARK: &str = ".simm-tmp-";
+
+/// Write to a temporary file beside `path`, synced, then rename it into
+/// place and sync the directory, so a failed, interrupted or killed export
+/// leaves no truncated Parquet behind and a finished one survives a crash.
+/// The temporary is locked while written; the ones killed exports left
+/// (unlocked, empty or Parquet) are removed first, and those of earlier
+/// versions (`.simm-export-` and six letters) once an hour old.
 fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result<export::Written> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".simm-export-");
-    // A plain file's mode (the umask applies), not a temporary's 0600.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder
-        .tempfile_in(dir)
+    let dir = fsutil::parent_dir(path);
+    let name = path
+        .file_name()
+        .with_context(|| format!("'{}' is not a file name", path.display()))?;
+    fsutil::clean_dead_temporaries(
+        dir,
+        |n| n.starts_with('.') && n.contains(TMP_MARK),
+        PARQUET_MAGIC,
+    );
+    remove_old_temporaries(dir);
+    let prefix = format!(".{}{TMP_MARK}", name.to_string_lossy());
+    let tmp = fsutil::locked_temporary(dir, &prefix)
         .with_context(|| format!("cannot create '{}'", path.display()))?;
     let file = tmp
         .as_file()
@@ -196,10 +205,45 @@ fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result
         .with_context(|| format!("cannot create '{}'", path.display()))?;
     let written = export::write_parquet(rows, std::io::BufWriter::new(file), feedback)
         .with_context(|| format!("cannot write '{}'", path.display()))?;
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("cannot write '{}'", path.display()))?;
     tmp.persist(path)
         .map_err(|e| e.error)
         .with_context(|| format!("cannot create '{}'", path.display()))?;
+    fsutil::sync_dir(dir).with_context(|| format!("cannot sync '{}'", dir.display()))?;
     Ok(written)
+}
+
+/// Every Parquet file begins so.
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// Temporaries of earlier versions (`.simm-export-` and six letters or
+/// digits, not locked): removed once an hour old, if Parquet.
+fn remove_old_temporaries(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in read.filter_map(Result::ok) {
+        let old_name = e
+            .file_name()
+            .to_str()
+            .and_then(|n| n.strip_prefix(".simm-export-"))
+            .is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric()));
+        let old = e
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 3600);
+        if old_name
+            && old
+            && fsutil::head(&e.path(), PARQUET_MAGIC.len()).is_some_and(|h| h == PARQUET_MAGIC)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! every blob with `--all`.
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -21,17 +22,27 @@ use crate::cli::FingerprintArgs;
 /// What one `fingerprint` argument named.
 pub(super) enum Target {
     Tree(ObjectId),
-    Blob(ObjectId, String),
+    /// A blob, and the name it was given by (any bytes).
+    Blob(ObjectId, Vec<u8>),
     Disk(PathBuf),
 }
 
-pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Target> {
+/// What `given` names: a revision or a path on disk, any bytes as git
+/// takes them (named in messages as text).
+pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, given: &OsStr) -> Result<Target> {
+    let arg = given.to_string_lossy();
+    if given.is_empty() {
+        // git's words for an empty pathspec: `''` never means "all".
+        bail!(
+            "empty string is not a valid pathspec. please use . instead if you meant to match all paths"
+        );
+    }
     // As in git, a bare repository has no files to confuse with revisions
     // (its own `HEAD` file is not one).
     let bare = repo.is_some_and(|r| r.work_dir().is_none());
-    let on_disk = !bare && cwd.join(arg).symlink_metadata().is_ok();
+    let on_disk = !bare && cwd.join(given).symlink_metadata().is_ok();
     let object = match repo {
-        Some(repo) => match repo.resolve_object(arg) {
+        Some(repo) => match repo.resolve_object(given.as_encoded_bytes()) {
             Ok(found) => Some(found),
             Err(RepoError::UnknownRevision { .. }) => None,
             Err(e) => return Err(e.into()),
@@ -44,12 +55,16 @@ pub(super) fn resolve_target(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Resu
              Use '--' to separate paths from revisions, like this:\n\
              'git-simm fingerprint [<revision>...] -- [<file>...]'"
         ),
-        (Some((id, gix::object::Kind::Blob)), false) => Ok(Target::Blob(id, arg.to_owned())),
+        (Some((id, gix::object::Kind::Blob)), false) => {
+            Ok(Target::Blob(id, given.as_encoded_bytes().to_vec()))
+        }
         (Some((id, _)), false) => {
             let repo = repo.context("no repository")?;
-            Ok(Target::Tree(repo.peel_to_tree(id, arg)?))
+            Ok(Target::Tree(
+                repo.peel_to_tree(id, given.as_encoded_bytes())?,
+            ))
         }
-        (None, true) => Ok(Target::Disk(PathBuf::from(arg))),
+        (None, true) => Ok(Target::Disk(PathBuf::from(given))),
         (None, false) if repo.is_none() => bail!(
             "'{arg}' is not a file, and there is no repository here to look up a revision \
              (not a git repository (or any of the parent directories): {})",
@@ -105,6 +120,11 @@ pub(super) fn fingerprint(
     for t in &args.targets {
         targets.push(resolve_target(repo.as_ref(), cwd, t)?);
     }
+    if args.paths.iter().any(|p| p.as_os_str().is_empty()) {
+        bail!(
+            "empty string is not a valid pathspec. please use . instead if you meant to match all paths"
+        );
+    }
     targets.extend(args.paths.iter().map(|p| Target::Disk(p.clone())));
 
     for target in targets {
@@ -133,7 +153,7 @@ pub(super) fn fingerprint(
                     .map(|p| Line {
                         fingerprint: p.fingerprint,
                         size: p.size,
-                        name: name.clone().into_bytes(),
+                        name: name.clone(),
                     })
                     .collect()
             }

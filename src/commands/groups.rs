@@ -161,8 +161,8 @@ fn files(repo: &Repo, args: &GroupsArgs, feedback: &Feedback) -> Result<(Vec<Fil
         return Ok((files, contents));
     }
     let (spec, defaulted) = match &args.tree {
-        Some(t) => (t.as_str(), false),
-        None => ("HEAD", true),
+        Some(t) => (t.as_encoded_bytes(), false),
+        None => (b"HEAD".as_slice(), true),
     };
     let entries = tree_side(repo, spec, defaulted)?;
     Ok((

@@ -56,7 +56,7 @@ pub fn run(
 ) -> Result<Status> {
     // Like `git -C`: everything, including relative paths, as if started
     // there.
-    if let Some(dir) = &cli.directory {
+    if let Some(dir) = cli.directory.as_ref().filter(|d| !d.as_os_str().is_empty()) {
         std::env::set_current_dir(dir)
             .with_context(|| format!("cannot change to '{}'", dir.display()))?;
     }
@@ -137,6 +137,17 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+/// What git warns about before the refusal `e` carries (git's warnings
+/// while it read `safe.directory`), each to print after `warning: `.
+pub fn warnings_before(e: &anyhow::Error) -> Vec<String> {
+    e.chain()
+        .find_map(|c| match c.downcast_ref::<RepoError>() {
+            Some(RepoError::DubiousOwnership { warnings, .. }) => Some(warnings.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// What git says of a revision it cannot resolve (`setup.c`,

@@ -1,6 +1,7 @@
 //! `git simm origin`: which commit of another repository a directory was
 //! copied from.
 
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 
@@ -34,9 +35,10 @@ pub(super) fn origin(
         Err(RepoError::NotARepository { .. }) => None,
         Err(e) => return Err(e.into()),
     };
+    let directory = args.directory.to_string_lossy();
     let files = local_files(here.as_ref(), cwd, &args.directory)?;
     if files.is_empty() {
-        bail!("'{}' has no files to compare", args.directory);
+        bail!("'{directory}' has no files to compare");
     }
     let upstream = Repo::open(&cwd.join(&args.repository))?;
     let mut store = open_store(&upstream, no_cache)?;
@@ -63,7 +65,7 @@ pub(super) fn origin(
     let matches = &compared[..shown];
     let repository = args.repository.display().to_string();
     if args.json {
-        let doc = output::origin::Origin::new(&args.directory, &repository, matches, &outcome);
+        let doc = output::origin::Origin::new(&directory, &repository, matches, &outcome);
         output::json::write(out, &doc)?;
     } else if let Some(best) = matches.first() {
         output::origin::write_matches(out, matches)?;
@@ -105,8 +107,7 @@ pub(super) fn origin(
     if matches.is_empty() {
         let _ = writeln!(
             err,
-            "no commit of '{repository}' shares a file with '{}'",
-            args.directory
+            "no commit of '{repository}' shares a file with '{directory}'"
         );
         return Ok(Status::NothingFound);
     }
@@ -115,8 +116,9 @@ pub(super) fn origin(
 
 /// The files of the directory `arg` names, paths relative to it, in path
 /// order.
-fn local_files(repo: Option<&Repo>, cwd: &Path, arg: &str) -> Result<Vec<LocalFile>> {
-    let target = match resolve_target(repo, cwd, arg) {
+fn local_files(repo: Option<&Repo>, cwd: &Path, given: &OsStr) -> Result<Vec<LocalFile>> {
+    let arg = given.to_string_lossy();
+    let target = match resolve_target(repo, cwd, given) {
         Ok(t) => t,
         Err(e) if repo.is_none() => {
             return Err(e.context(format!("'{arg}' is not a directory")));

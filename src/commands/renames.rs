@@ -29,7 +29,11 @@ pub(super) struct Side {
 
 /// The tree of a tree-ish; `None` for a defaulted `HEAD` that does not
 /// resolve (an unborn branch), which git takes as the empty tree.
-pub(super) fn tree_or_unborn(repo: &Repo, spec: &str, defaulted: bool) -> Result<Option<ObjectId>> {
+pub(super) fn tree_or_unborn(
+    repo: &Repo,
+    spec: &(impl AsRef<[u8]> + ?Sized),
+    defaulted: bool,
+) -> Result<Option<ObjectId>> {
     match repo.resolve_tree(spec) {
         Ok(tree) => Ok(Some(tree)),
         Err(RepoError::UnknownRevision { .. }) if defaulted => Ok(None),
@@ -40,7 +44,7 @@ pub(super) fn tree_or_unborn(repo: &Repo, spec: &str, defaulted: bool) -> Result
 /// The entries of a tree-ish ([`tree_or_unborn`]; unborn is empty).
 pub(super) fn tree_side(
     repo: &Repo,
-    spec: &str,
+    spec: &(impl AsRef<[u8]> + ?Sized),
     defaulted: bool,
 ) -> Result<Vec<git_simm::repo::Entry>> {
     match tree_or_unborn(repo, spec, defaulted)? {
@@ -103,7 +107,10 @@ pub(super) fn renames(
     // and unmerged entries take the general path.
     let staged = match (args.cached, args.revs.as_slice()) {
         (true, [] | [_]) if opts.detect != Detect::CopiesHarder && args.pathspecs.is_empty() => {
-            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let spec = args
+                .revs
+                .first()
+                .map_or(b"HEAD".as_slice(), |r| r.as_encoded_bytes());
             cached_changes(&repo, spec, args.revs.is_empty())?
         }
         _ => None,
@@ -208,7 +215,7 @@ pub(super) fn renames(
 fn attr_source_of(args: &RenamesArgs) -> AttrSource {
     let two_trees = match args.revs.as_slice() {
         [_, _] => true,
-        [one] => !args.cached && (one.contains("..")),
+        [one] => !args.cached && one.as_encoded_bytes().windows(2).any(|w| w == b".."),
         _ => false,
     };
     if two_trees {
@@ -224,7 +231,7 @@ fn attr_source_of(args: &RenamesArgs) -> AttrSource {
 /// reports as git does.
 pub(super) fn cached_changes(
     repo: &Repo,
-    spec: &str,
+    spec: &(impl AsRef<[u8]> + ?Sized),
     defaulted: bool,
 ) -> Result<Option<Vec<git_simm::repo::changes::Change>>> {
     match repo.staged(tree_or_unborn(repo, spec, defaulted)?) {
@@ -256,7 +263,7 @@ pub(super) fn general_changes(
     let mut unmerged: Vec<Vec<u8>> = Vec::new();
     // `A..B` and `A...B`, read as git diff reads them.
     let range = match (args.cached, args.revs.as_slice()) {
-        (false, [one]) => repo.resolve_diff_range(one)?,
+        (false, [one]) => repo.resolve_diff_range(one.as_encoded_bytes())?,
         _ => None,
     };
     let (old, new) = match (args.cached, args.revs.as_slice(), range) {
@@ -269,7 +276,10 @@ pub(super) fn general_changes(
             },
         ),
         (true, [] | [_], None) => {
-            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let spec = args
+                .revs
+                .first()
+                .map_or(b"HEAD".as_slice(), |r| r.as_encoded_bytes());
             let old = tree_side(repo, spec, args.revs.is_empty())?;
             let (entries, conflicts) = repo.index_entries_with_conflicts()?;
             unmerged = conflicts;
@@ -281,22 +291,30 @@ pub(super) fn general_changes(
             (old, new)
         }
         (false, [a, b], None) => (
-            tree_side(repo, a, false)?,
+            tree_side(repo, a.as_encoded_bytes(), false)?,
             Side {
-                entries: tree_side(repo, b, false)?,
+                entries: tree_side(repo, b.as_encoded_bytes(), false)?,
                 contents: Default::default(),
                 stale: Default::default(),
             },
         ),
         (false, [] | [_], None) => {
-            let spec = args.revs.first().map_or("HEAD", String::as_str);
+            let spec = args
+                .revs
+                .first()
+                .map_or(b"HEAD".as_slice(), |r| r.as_encoded_bytes());
             let old = tree_side(repo, spec, args.revs.is_empty())?;
             let new = worktree_side(repo, &old, ignores)?;
             (old, new)
         }
         _ => bail!("--cached takes at most one tree-ish"),
     };
-    let (old, new) = match repo.pathspec(&args.pathspecs, cwd)? {
+    let pathspecs: Vec<&[u8]> = args
+        .pathspecs
+        .iter()
+        .map(|p| p.as_encoded_bytes())
+        .collect();
+    let (old, new) = match repo.pathspec(&pathspecs, cwd)? {
         Some(mut specs) => {
             let mut old = old;
             let mut new = new;

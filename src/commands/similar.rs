@@ -26,7 +26,10 @@ pub(super) fn similar(
     let repo = Repo::discover(cwd)?;
     let min_score = score::parse_threshold(&args.threshold)
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
-    let tree = repo.resolve_tree(&args.tree)?;
+    let tree = repo.resolve_tree(args.tree.as_encoded_bytes())?;
+    // Paths and revisions are any bytes, as git takes them; named as text.
+    let query_bytes = args.query.as_encoded_bytes();
+    let query_text = args.query.to_string_lossy().into_owned();
     let query_path = cwd.join(&args.query);
     let mut attributes = diff_attributes(&repo, None, AttrSource::WorktreeThenIndex)?;
     let query = if query_path.is_file() || query_path.is_symlink() {
@@ -35,13 +38,13 @@ pub(super) fn similar(
             None => Binary::Auto,
         };
         Query {
-            name: args.query.clone(),
+            name: query_text.clone(),
             data: read_as_git_would(&query_path)?,
             binary,
         }
     } else {
         if repo.is_partial()
-            && let Ok(id) = repo.resolve_id(&args.query)
+            && let Ok(id) = repo.resolve_id(query_bytes)
         {
             // The query and every file of the tree are read: one fetch
             // for all that a partial clone lacks, not one for the query
@@ -60,29 +63,34 @@ pub(super) fn similar(
             ids.push(id);
             repo.fetch_missing(&ids, feedback)?;
         }
-        let (id, kind) = match repo.resolve_object(&args.query) {
+        let (id, kind) = match repo.resolve_object(query_bytes) {
             Ok(found) => found,
             Err(RepoError::UnknownRevision { .. }) => bail!(
                 "'{}' is neither a file nor a blob (paths are relative to the current directory; \
                  name a blob as <rev>:<path>)",
-                args.query
+                query_text
             ),
             Err(e) => return Err(e.into()),
         };
         if kind != gix::object::Kind::Blob {
-            bail!("'{}' is a {kind}, not a file or blob", args.query);
+            bail!("'{query_text}' is a {kind}, not a file or blob");
         }
         // `<rev>:<path>` names the path its attributes are read for; a
         // path relative to the current directory (`:./x`) or a bare blob
         // id has none.
-        let binary = match args.query.split_once(':') {
-            Some((_, path)) if !path.is_empty() && !path.starts_with('.') => {
-                attributes.binary(path.trim_start_matches('/').as_bytes())?
+        let path = query_bytes
+            .iter()
+            .position(|&b| b == b':')
+            .map(|colon| &query_bytes[colon + 1..]);
+        let binary = match path {
+            Some(path) if !path.is_empty() && !path.starts_with(b".") => {
+                let start = path.iter().take_while(|&&b| b == b'/').count();
+                attributes.binary(&path[start..])?
             }
             _ => Binary::Auto,
         };
         Query {
-            name: args.query.clone(),
+            name: query_text.clone(),
             data: repo.reader().blob(&id)?,
             binary,
         }
@@ -119,7 +127,12 @@ pub(super) fn similar(
     )?;
     flush_warnings(&mut store, err);
     if args.json {
-        let doc = output::json::Similar::new(&query.name, &args.tree, min_score, &matches);
+        let doc = output::json::Similar::new(
+            &query.name,
+            &args.tree.to_string_lossy(),
+            min_score,
+            &matches,
+        );
         output::json::write(out, &doc)?;
     } else {
         let lines = matches
@@ -154,7 +167,12 @@ fn containing(
         feedback,
     )?;
     if args.json {
-        let doc = output::json::Containing::new(&query.name, &args.tree, opts.min_score, &matches);
+        let doc = output::json::Containing::new(
+            &query.name,
+            &args.tree.to_string_lossy(),
+            opts.min_score,
+            &matches,
+        );
         output::json::write(out, &doc)?;
     } else {
         let lines = matches.iter().map(|m| {

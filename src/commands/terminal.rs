@@ -28,8 +28,13 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// On SIGINT or SIGTERM, set [`INTERRUPTED`], so the work stops at its
 /// next check and cleans up after itself; a second signal, when the flag
-/// is already set, exits at once with [`EXIT_INTERRUPTED`].
+/// is already set, exits at once with [`EXIT_INTERRUPTED`]. Whatever the
+/// work waits on, the first signal ends the run within a second (see
+/// [`watchdog`]).
 pub fn catch_interrupts() -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("interrupt watchdog".into())
+        .spawn(watchdog)?;
     use signal_hook::consts::{SIGINT, SIGTERM};
     for signal in [SIGINT, SIGTERM] {
         // Registered first, so it sees the flag as the previous signal
@@ -42,6 +47,77 @@ pub fn catch_interrupts() -> std::io::Result<()> {
         signal_hook::flag::register(signal, &INTERRUPTED)?;
     }
     Ok(())
+}
+
+/// How long after the flag is set the git commands still running get
+/// SIGTERM: the work stops its own children sooner (git's plumbing, when
+/// it is polled), but some waits are plain (`git rev-parse`, `git
+/// fetch`, a FIFO named on the command line) and only end with them.
+const STOP_CHILDREN_AFTER: Duration = Duration::from_millis(150);
+
+/// How long after the flag is set the process ends, if the work has not
+/// ended it: whatever it waits on, a run stops within a second of the
+/// first SIGINT or SIGTERM. What it leaves is what a `kill -9` would
+/// leave, which every command is made to survive (temporaries locked by
+/// their writer, the repack journal), and its children are killed.
+const EXIT_AFTER: Duration = Duration::from_millis(700);
+
+/// Watch [`INTERRUPTED`]; once it is set, stop the children still running
+/// and, if the run has not ended [`EXIT_AFTER`] it, end it.
+fn watchdog() {
+    while !interrupted() {
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let set = Instant::now();
+    std::thread::sleep(STOP_CHILDREN_AFTER);
+    signal_children(false);
+    std::thread::sleep(EXIT_AFTER.saturating_sub(set.elapsed()));
+    signal_children(true);
+    std::process::exit(i32::from(EXIT_INTERRUPTED));
+}
+
+/// SIGTERM (SIGKILL with `kill`) to every process this one started and
+/// the processes they started in turn (what Ctrl-C in a terminal reaches:
+/// `git fetch` leaves its ssh running on a SIGTERM of its own), found in
+/// `/proc` (Linux; elsewhere nothing is sent).
+fn signal_children(kill: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{Pid, Signal, kill_process};
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        // (pid, parent) of every process.
+        let parents: Vec<(u32, u32)> = procs
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+                // `pid (comm) state ppid ...`; comm may hold anything, so
+                // the fields are counted from its closing parenthesis.
+                let at = stat.rfind(')')?;
+                let ppid = stat[at + 1..].split_whitespace().nth(1)?.parse().ok()?;
+                Some((pid, ppid))
+            })
+            .collect();
+        let mut family = vec![std::process::id()];
+        let mut i = 0;
+        while i < family.len() {
+            let parent = family[i];
+            family.extend(parents.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            i += 1;
+        }
+        let signal = if kill { Signal::KILL } else { Signal::TERM };
+        // The deepest first: once a child of this process ends, the work
+        // waiting on it may end the process before the rest are sent.
+        for &pid in family[1..].iter().rev() {
+            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(pid, signal);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = kill;
 }
 
 /// Whether a signal asked this run to stop.

@@ -55,8 +55,9 @@ pub struct LocalFile {
 pub enum Range {
     /// Every tag, then the first-parent history of `HEAD`.
     Default,
-    /// The commits `git rev-list <args>` lists.
-    RevList(Vec<String>),
+    /// The commits `git rev-list <args>` lists (any bytes, as git takes
+    /// them).
+    RevList(Vec<std::ffi::OsString>),
 }
 
 /// Options of [`find_origin`].

@@ -143,6 +143,7 @@ pub fn run_with(
         return Err(PackError::Git {
             command,
             message: git_message(&stderr_text, status),
+            said: git_words(&stderr_text, status),
         });
     }
     fed.map_err(spawn_error)?;
@@ -218,6 +219,18 @@ pub fn git_message(stderr: &[u8], status: std::process::ExitStatus) -> String {
             .map(|l| l.strip_prefix("fatal: ").unwrap_or(l))
             .collect::<Vec<_>>()
             .join("; ")
+    }
+}
+
+/// git's stderr as it wrote it, less the `fatal: ` of its first line
+/// (which git-simm's own adds back).
+pub fn git_words(stderr: &[u8], status: std::process::ExitStatus) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    if text.is_empty() {
+        format!("exited with {status}")
+    } else {
+        text.strip_prefix("fatal: ").unwrap_or(text).to_owned()
     }
 }
 

@@ -64,7 +64,11 @@ pub fn rev_list_objects(
         }
     }
     let command = describe(&cmd);
-    let stdout = run(cmd, None, feedback)?;
+    let stdout = run(cmd, None, feedback).map_err(|e| match e {
+        // The user's revisions: git's verdict on them, in its words.
+        PackError::Git { said, .. } if !revs.is_empty() => PackError::Refused { message: said },
+        e => e,
+    })?;
     let hex_len = repo.object_hash().len_in_hex();
     let mut listed = Vec::new();
     for line in stdout.lines() {

@@ -47,7 +47,17 @@ pub enum PackError {
     Git {
         /// The command line.
         command: String,
-        /// git's stderr, trimmed.
+        /// git's stderr, trimmed, on one line.
+        message: String,
+        /// git's stderr as git wrote it, less its first `fatal: `.
+        said: String,
+    },
+    /// git refused the revisions or options the user gave it: its own
+    /// words, as it says them (`ambiguous argument 'x': unknown
+    /// revision ...`).
+    #[error("{message}")]
+    Refused {
+        /// git's message.
         message: String,
     },
     /// git printed something that is not what its documentation promises.

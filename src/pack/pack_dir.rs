@@ -347,35 +347,72 @@ pub(super) fn parse_expiry(v: &str) -> Option<Option<Duration>> {
 /// repack never blocks the next one and there is no pid to judge stale,
 /// while two repacks can never both hold it.
 ///
-/// The file stays when the lock is released: deleting it would let a
-/// process that opened it just before lock the deleted file while a third
-/// creates and locks a new one.
+/// The holder removes the file before it lets the lock go, so none stays
+/// behind. That is safe because a taker checks, once it holds the lock,
+/// that the name still leads to the file it locked: a process that opened
+/// the file just before the holder removed it finds it gone and starts
+/// over with a new one, rather than holding a lock on a deleted file while
+/// a third process locks a new one.
 pub(super) struct Lock {
-    _file: std::fs::File,
+    file: std::fs::File,
+    path: PathBuf,
 }
 
 impl Lock {
     pub(super) fn take(git_dir: &Path) -> Result<Lock, RepackError> {
         let path = git_dir.join(LOCK_NAME);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|source| RepackError::NotWritable {
-                path: git_dir.to_owned(),
-                source,
-            })?;
-        match file.try_lock() {
-            Ok(()) => Ok(Lock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(RepackError::Locked { path }),
-            Err(std::fs::TryLockError::Error(source)) => Err(RepackError::Io {
-                what: "lock",
-                path,
-                source,
-            }),
+        loop {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|source| RepackError::NotWritable {
+                    path: git_dir.to_owned(),
+                    source,
+                })?;
+            match file.try_lock() {
+                Ok(()) if same_file(&file, &path) => return Ok(Lock { file, path }),
+                // Removed (or replaced) by the holder before it let go.
+                Ok(()) => continue,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(RepackError::Locked { path });
+                }
+                Err(std::fs::TryLockError::Error(source)) => {
+                    return Err(RepackError::Io {
+                        what: "lock",
+                        path,
+                        source,
+                    });
+                }
+            }
         }
     }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Still ours: removed while locked, then the lock goes with the
+        // file. Where the name cannot be checked (not Unix) it stays.
+        if cfg!(unix) && same_file(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether `path` names the file `file` has open.
+#[cfg(unix)]
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::File, path: &Path) -> bool {
+    path.exists()
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@
 //!    set after equals the one before;
 //! 3. `git pack-objects` writes the pack into a private temporary directory
 //!    inside `objects/pack`, where git never looks for packs;
-//! 4. the new pack is verified (checksums, object count, every listed id),
-//!    fsynced and renamed into place, index last, since the index is what
-//!    makes a pack visible;
+//! 4. the new pack is verified (checksums, object count, every listed id,
+//!    every object rebuilt and hashed to its id), fsynced and renamed into
+//!    place, index last, since the index is what makes a pack visible;
 //! 5. only then are the old packs (index first) and loose copies removed;
 //! 6. a multi-pack bitmap is written where git would write a bitmap
 //!    (`repack.writeBitmaps`, else bare repositories).
@@ -402,9 +402,13 @@ fn simm_pack(
         level: pack::bases::compression_level(repo),
     };
     let run = || pack::bases::write_pack(repo, list, &bases_opts, tmp, feedback);
-    let name = match opts.threads {
+    let threads = opts
+        .threads
+        .filter(|&t| t != 0)
+        .map(|t| delta_search_threads(t, list.objects.len(), bases_opts.window));
+    let name = match threads {
         Some(t) => rayon::ThreadPoolBuilder::new()
-            .num_threads(t as usize)
+            .num_threads(t)
             .build()
             .map_err(|e| RepackError::PackObjects(format!("cannot start {t} threads: {e}")))?
             .install(run),
@@ -415,6 +419,37 @@ fn simm_pack(
     fault_point(opts, "packed");
     feedback.check()?;
     Ok(name.trim_start_matches("pack-").to_owned())
+}
+
+/// How many threads the delta search of `objects` objects with `window`
+/// uses when `requested` are asked for, as `git pack-objects` decides
+/// (`ll_find_deltas`): work is cut into parts of at least twice the
+/// window, and a part without work starts no thread, so `--threads`
+/// beyond the work there is (`--threads=100000`) starts no more threads
+/// than that. No window, no search: one thread.
+pub(crate) fn delta_search_threads(requested: u32, objects: usize, window: usize) -> usize {
+    let requested = requested.max(1) as usize;
+    if window == 0 {
+        return 1;
+    }
+    // git's loop: part i takes what is left / (threads - i), unless that
+    // is under 2 * window and it is not the last part. Parts before
+    // `requested - objects / (2 * window)` cannot get that much, so the
+    // loop starts there.
+    let may_work = (objects / (2 * window)).clamp(1, requested);
+    let mut left = objects;
+    let mut started = 0;
+    for i in requested - may_work..requested {
+        let mut part = left / (requested - i);
+        if part < 2 * window && i + 1 < requested {
+            part = 0;
+        }
+        if part > 0 {
+            started += 1;
+        }
+        left -= part;
+    }
+    started.max(1)
 }
 
 /// Step 1: everything that makes a repack unsafe or impossible, checked
@@ -466,5 +501,43 @@ fn interrupted_or(e: PackError) -> RepackError {
         RepackError::Interrupted(Interrupted)
     } else {
         RepackError::List(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delta_search_threads;
+
+    /// git's partition loop, run in full.
+    fn git_threads(requested: usize, objects: usize, window: usize) -> usize {
+        let mut left = objects;
+        let mut started = 0;
+        for i in 0..requested {
+            let mut part = left / (requested - i);
+            if part < 2 * window && i + 1 < requested {
+                part = 0;
+            }
+            started += usize::from(part > 0);
+            left -= part;
+        }
+        started.max(1)
+    }
+
+    #[test]
+    fn threads_are_capped_as_git_caps_them() {
+        for requested in [1, 2, 3, 7, 64, 1000] {
+            for objects in [0, 1, 19, 20, 21, 99, 1000, 12345] {
+                for window in [1, 10, 250] {
+                    assert_eq!(
+                        delta_search_threads(requested as u32, objects, window),
+                        git_threads(requested, objects, window),
+                        "{requested} {objects} {window}"
+                    );
+                }
+            }
+        }
+        assert_eq!(delta_search_threads(100_000, 500, 10), 25);
+        assert_eq!(delta_search_threads(u32::MAX, 500, 10), 25);
+        assert_eq!(delta_search_threads(100_000, 500, 0), 1);
     }
 }

@@ -13,12 +13,11 @@
 //!   zlib stream ends exactly where the next entry starts and inflates to
 //!   the size in the header, and the CRC-32 of the inflated bytes is the one
 //!   taken of the content or delta before it was compressed;
-//! - [`crate::pack::verify::verify_pack`] then checks both files' checksums
-//!   and that the index lists exactly the objects of the old packs.
-//!
-//! Like `git pack-objects` itself, this trusts that reading an object by its
-//! id from the old packs gave its content (git does not rehash what it
-//! repacks either).
+//! - [`crate::pack::verify::verify_pack`] then checks both files' checksums,
+//!   that the index lists exactly the objects of the old packs, and that
+//!   every object rebuilt from the new pack hashes to its id: a copy read
+//!   from the old packs or loose files whose content was not its id's
+//!   stops the repack before anything is installed.
 
 use std::path::Path;
 

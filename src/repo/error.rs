@@ -30,6 +30,37 @@ pub enum RepoError {
         #[source]
         source: gix::Error,
     },
+    /// The repository belongs to another user and `safe.directory` does
+    /// not allow it: git's refusal (`setup.c`), in git's words.
+    #[error(
+        "detected dubious ownership in repository at '{}'\nTo add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {quoted}",
+        path.display()
+    )]
+    DubiousOwnership {
+        /// The work tree (or the bare repository) refused.
+        path: PathBuf,
+        /// The path as git quotes it for a shell.
+        quoted: String,
+        /// What git warns about while it reads `safe.directory` (values
+        /// that are not absolute paths), printed before the refusal.
+        warnings: Vec<String>,
+    },
+    /// `safe.bareRepository=explicit` and a bare repository was found by
+    /// searching, not named with `GIT_DIR`.
+    #[error("cannot use bare repository '{}' (safe.bareRepository is '{value}')", path.display())]
+    BareNotAllowed {
+        /// The bare repository.
+        path: PathBuf,
+        /// The setting.
+        value: String,
+    },
+    /// The system, global and command-line configuration, where
+    /// `safe.directory` is read, could not be read.
+    #[error("{reason}")]
+    ProtectedConfig {
+        /// git's message.
+        reason: String,
+    },
     /// The directory to start from cannot be accessed.
     #[error("cannot change to '{}'", path.display())]
     BadDirectory {
@@ -105,6 +136,29 @@ pub enum RepoError {
         expected: gix::object::Kind,
         /// The kind it has.
         actual: gix::object::Kind,
+    },
+    /// A loose object fails a check git makes when it reads one (its zlib
+    /// stream, its checksum, its size), or its file cannot be read: git's
+    /// words.
+    #[error("loose object {id} (stored in {}) is corrupt: {reason}", path.display())]
+    CorruptLoose {
+        /// The object.
+        id: ObjectId,
+        /// Its file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A packed object's content does not hash to its id (read along a
+    /// pack's delta tree, where the content is checked against the id).
+    #[error("packed object {id} (stored in {}) is corrupt: {reason}", path.display())]
+    CorruptPacked {
+        /// The object.
+        id: ObjectId,
+        /// Its pack.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
     },
     /// An object could not be read: corrupt loose object, broken pack, I/O error.
     #[error("object {id} is corrupt or unreadable")]

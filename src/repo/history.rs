@@ -30,10 +30,10 @@ impl Repo {
     /// its short name. Tags of trees or blobs are left out.
     pub fn tagged_commits(&self) -> Result<Vec<(String, ObjectId)>, RepoError> {
         let out = self.run_listing(&[
-            "for-each-ref",
-            "--sort=creatordate",
-            "--format=%(objectname) %(refname:strip=2)",
-            "refs/tags",
+            "for-each-ref".as_ref(),
+            "--sort=creatordate".as_ref(),
+            "--format=%(objectname) %(refname:strip=2)".as_ref(),
+            "refs/tags".as_ref(),
         ])?;
         let hash = self.object_hash();
         let repo = self.local();
@@ -73,14 +73,18 @@ impl Repo {
     /// The commits `git rev-list <args>` lists, in its order (newest
     /// first). `args` are revisions and ranges only: they follow
     /// `--end-of-options`, so none is taken for an option.
-    pub fn rev_list(&self, options: &[&str], args: &[String]) -> Result<Vec<ObjectId>, RepoError> {
-        let mut all: Vec<&str> = vec!["rev-list"];
-        all.extend_from_slice(options);
-        all.push("--end-of-options");
-        all.extend(args.iter().map(String::as_str));
+    pub fn rev_list(
+        &self,
+        options: &[&str],
+        args: &[impl AsRef<std::ffi::OsStr>],
+    ) -> Result<Vec<ObjectId>, RepoError> {
+        let mut all: Vec<&std::ffi::OsStr> = vec!["rev-list".as_ref()];
+        all.extend(options.iter().map(|o| std::ffi::OsStr::new(o)));
+        all.push("--end-of-options".as_ref());
+        all.extend(args.iter().map(AsRef::as_ref));
         // Revisions only: a file named like one (a bare repository's own
         // `HEAD`, in the current directory) must not make them ambiguous.
-        all.push("--");
+        all.push("--".as_ref());
         let out = self.run_listing(&all)?;
         Ok(out
             .lines()
@@ -88,13 +92,13 @@ impl Repo {
             .collect())
     }
 
-    fn run_listing(&self, args: &[&str]) -> Result<String, RepoError> {
+    fn run_listing(&self, args: &[&std::ffi::OsStr]) -> Result<String, RepoError> {
         let out = self
             .git_command()
             .args(args)
             .output()
             .map_err(|e| RepoError::Listing {
-                message: format!("cannot run git {}: {e}", args[0]),
+                message: format!("cannot run git {}: {e}", args[0].to_string_lossy()),
             })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);

@@ -41,7 +41,9 @@ mod entry;
 mod error;
 mod history;
 mod index;
+mod loose;
 mod odb;
+mod ownership;
 mod pathspec;
 mod promisor;
 mod refs;
@@ -58,6 +60,7 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use history::TreeItem;
 pub use index::IndexEntries;
+pub use loose::inflate_loose;
 pub use odb::Reader;
 pub use pathspec::Pathspec;
 pub use promisor::Fetched;
@@ -100,36 +103,47 @@ impl Repo {
                 source,
             });
         }
+        // git's ownership rule, before anything reads the repository's
+        // configuration (see `ownership.rs`).
+        let found = ownership::check_discovered(dir)?;
         let git_dir_env = std::env::var_os("GIT_DIR");
-        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(dir).map_err(
-            |source| {
-                if let Some(git_dir) = &git_dir_env {
-                    return RepoError::BadGitDir {
-                        path: PathBuf::from(git_dir),
-                        source,
-                    };
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            trusted(),
+        )
+        .map_err(|source| {
+            if let Some(git_dir) = &git_dir_env {
+                return RepoError::BadGitDir {
+                    path: PathBuf::from(git_dir),
+                    source,
+                };
+            }
+            use gix::discover::upwards::Error as Upwards;
+            if matches!(
+                source.downcast_any_ref::<Upwards>(),
+                Some(
+                    Upwards::NoGitRepository { .. }
+                        | Upwards::NoGitRepositoryWithinCeiling { .. }
+                        | Upwards::NoGitRepositoryWithinFs { .. }
+                )
+            ) {
+                RepoError::NotARepository {
+                    path: dir.to_owned(),
+                    source,
                 }
-                use gix::discover::upwards::Error as Upwards;
-                if matches!(
-                    source.downcast_any_ref::<Upwards>(),
-                    Some(
-                        Upwards::NoGitRepository { .. }
-                            | Upwards::NoGitRepositoryWithinCeiling { .. }
-                            | Upwards::NoGitRepositoryWithinFs { .. }
-                    )
-                ) {
-                    RepoError::NotARepository {
-                        path: dir.to_owned(),
-                        source,
-                    }
-                } else {
-                    RepoError::Open {
-                        path: dir.to_owned(),
-                        source,
-                    }
+            } else {
+                RepoError::Open {
+                    path: dir.to_owned(),
+                    source,
                 }
-            },
-        )?;
+            }
+        })?;
+        if found == ownership::Found::Nothing {
+            // gix found what git's search did not: its owners are checked
+            // all the same.
+            ownership::check_paths(repo.work_dir(), repo.git_dir())?;
+        }
         Repo::finish(repo)
     }
 
@@ -139,17 +153,19 @@ impl Repo {
     /// which `GIT_DIR` set by a hook must not redirect.
     pub fn open(path: &Path) -> Result<Repo, RepoError> {
         if let Err(source) = std::fs::metadata(path) {
-            return Err(RepoError::BadDirectory {
-                path: path.to_owned(),
-                source,
-            });
-        }
-        let repo = gix::ThreadSafeRepository::open(path).map_err(|source| {
-            RepoError::NotARepositoryAt {
+            return Err(RepoError::NotARepositoryAt {
                 path: path.to_owned(),
                 source: gix::Error::from_error(source),
-            }
-        })?;
+            });
+        }
+        ownership::check_named(path)?;
+        let repo = trusted()
+            .full
+            .open(path)
+            .map_err(|source| RepoError::NotARepositoryAt {
+                path: path.to_owned(),
+                source: gix::Error::from_error(source),
+            })?;
         Repo::finish(repo)
     }
 
@@ -248,5 +264,20 @@ impl Repo {
 
     fn local(&self) -> gix::Repository {
         self.repo.to_thread_local()
+    }
+}
+
+/// gix's options for a repository [`ownership`] let through, whatever
+/// gix's own view of its owner: full permissions and configuration, and
+/// no size limit on objects (gix's default for repositories it does not
+/// trust is 16 MiB).
+fn trusted() -> gix::sec::trust::Mapping<gix::open::Options> {
+    use gix::sec::trust::DefaultForLevel;
+    let full = gix::open::Options::default_for_level(gix::sec::Trust::Full)
+        .filter_config_section(|_| true)
+        .config_overrides(["gitoxide.objects.allocLimitIfReducedTrust=0"]);
+    gix::sec::trust::Mapping {
+        full: full.clone(),
+        reduced: full,
     }
 }

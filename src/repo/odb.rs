@@ -9,6 +9,7 @@ use gix::ObjectId;
 use gix::objs::{Find, FindHeader};
 use rayon::prelude::*;
 
+use super::loose::Loose;
 use super::{Repo, RepoError};
 
 /// Delta-base cache per reader (per thread). When blobs are read in pack
@@ -96,11 +97,7 @@ impl Repo {
         Reader {
             repo,
             buf: Vec::new(),
-            loose: Loose {
-                dirs: self.object_dirs(),
-                compressed: Vec::new(),
-                inflate: gix::zlib::Inflate::default(),
-            },
+            loose: Loose::new(self.object_dirs()),
         }
     }
 
@@ -342,99 +339,6 @@ pub struct Reader {
     loose: Loose,
 }
 
-/// A reader's own way to loose objects, for blobs known not to be packed.
-///
-/// Why not gix's loose store: it maps every file (`mmap`, then `munmap`,
-/// which on a multi-threaded process is a TLB shootdown of every other
-/// core), checks the file's existence with `stat` first, and builds a new
-/// inflate state (tens of KiB, freed again) per object. Right after a large
-/// move is committed thousands of blobs are loose; read here they cost one
-/// `open`, `read` and `close` each, into buffers and an inflate state that
-/// live as long as the reader.
-struct Loose {
-    /// The objects directory and those of its alternates, searched in
-    /// that order as git does.
-    dirs: Vec<PathBuf>,
-    /// The compressed file, read whole; its length is its capacity, so
-    /// reads never zero it again.
-    compressed: Vec<u8>,
-    inflate: gix::zlib::Inflate,
-}
-
-/// Longest loose object header, `<kind> <size>\0` (as gix bounds it).
-const LOOSE_HEADER_MAX: usize = 64;
-
-impl Loose {
-    /// Read the loose object `id` into `out` and return its kind, or `None`
-    /// when it is not a loose object here or cannot be decoded: the caller
-    /// then asks gix, which finds it wherever it is or reports exactly
-    /// what is wrong with it.
-    fn read(&mut self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::object::Kind> {
-        use std::io::Read;
-        let hex = id.to_hex().to_string();
-        let mut file = None;
-        for dir in &self.dirs {
-            match std::fs::File::open(dir.join(&hex[..2]).join(&hex[2..])) {
-                Ok(f) => {
-                    file = Some(f);
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => return None,
-            }
-        }
-        let mut file = file?;
-        let mut filled = 0;
-        loop {
-            if filled == self.compressed.len() {
-                let grown = (self.compressed.len() * 2).max(64 * 1024);
-                self.compressed.resize(grown, 0);
-            }
-            match file.read(&mut self.compressed[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        let input = &self.compressed[..filled];
-        // The same steps and checks as gix's loose store.
-        self.inflate.reset();
-        let mut header = [0u8; LOOSE_HEADER_MAX];
-        let (status, consumed_in, consumed_out) = self.inflate.prefix(input, &mut header).ok()?;
-        if status == gix::zlib::Status::BufError {
-            return None;
-        }
-        let (kind, size, header_len) =
-            gix::objs::decode::loose_header(&header[..consumed_out]).ok()?;
-        let size = usize::try_from(size).ok()?;
-        let body_prefix = consumed_out.checked_sub(header_len)?;
-        if body_prefix > size || (status == gix::zlib::Status::StreamEnd && body_prefix != size) {
-            return None;
-        }
-        if status == gix::zlib::Status::StreamEnd {
-            out.clear();
-            out.extend_from_slice(&header[header_len..consumed_out]);
-        } else {
-            out.try_reserve(size.saturating_sub(out.len())).ok()?;
-            let n = self
-                .inflate
-                .rest(
-                    &input[consumed_in..],
-                    &header[..consumed_out],
-                    header_len,
-                    out,
-                    size,
-                )
-                .ok()?;
-            if n != size {
-                return None;
-            }
-        }
-        Some(kind)
-    }
-}
-
 impl Reader {
     /// Read a blob's bytes into a new vector.
     pub fn blob(&mut self, id: &gix::oid) -> Result<Vec<u8>, RepoError> {
@@ -450,15 +354,36 @@ impl Reader {
             buf.clear();
             return Ok(());
         }
-        let data = find(&self.repo.objects, id, buf)?;
-        if data.kind != gix::object::Kind::Blob {
+        let kind = self.find_checked(id, buf)?;
+        if kind != gix::object::Kind::Blob {
             return Err(RepoError::WrongKind {
                 id: id.to_owned(),
                 expected: gix::object::Kind::Blob,
-                actual: data.kind,
+                actual: kind,
             });
         }
         Ok(())
+    }
+
+    /// Read `id` into `buf` as git reads it: from a pack (gix checks that
+    /// the entry's zlib stream ends where its size says), else as a loose
+    /// object through [`Loose`], which checks its stream to the end.
+    fn find_checked(
+        &mut self,
+        id: &gix::oid,
+        buf: &mut Vec<u8>,
+    ) -> Result<gix::object::Kind, RepoError> {
+        match gix::odb::pack::Find::try_find(&*self.repo.objects, id, buf) {
+            Ok(Some((data, Some(_)))) => return Ok(data.kind),
+            Ok(None) => return Err(RepoError::MissingObject { id: id.to_owned() }),
+            // Loose, or unreadable: the loose file decides.
+            Ok(Some((_, None))) | Err(_) => {}
+        }
+        match self.loose.read(id, buf)? {
+            Some(kind) => Ok(kind),
+            // No loose file (anymore): gix reports what it finds.
+            None => find(&self.repo.objects, id, buf).map(|d| d.kind),
+        }
     }
 
     /// Read any object's bytes into `buf`, replacing its contents, and
@@ -476,16 +401,15 @@ impl Reader {
             buf.clear();
             return Ok(gix::object::Kind::Tree);
         }
-        let data = find(&self.repo.objects, id, buf)?;
-        Ok(data.kind)
+        self.find_checked(id, buf)
     }
 
     /// [`Reader::blob_ref`] for a blob that is most likely a loose object
     /// (not in any pack when the caller looked): read from its file
-    /// directly, and only if that fails through gix, which looks
-    /// everywhere and names what is wrong.
+    /// directly, and only if there is none through gix, which looks
+    /// everywhere.
     pub(super) fn loose_blob_ref(&mut self, id: &gix::oid) -> Result<&[u8], RepoError> {
-        match self.loose.read(id, &mut self.buf) {
+        match self.loose.read(id, &mut self.buf)? {
             Some(gix::object::Kind::Blob) => Ok(self.buf.as_slice()),
             Some(actual) => Err(RepoError::WrongKind {
                 id: id.to_owned(),
@@ -548,19 +472,52 @@ pub(super) fn chunk_len(n: usize) -> usize {
     (n / (rayon::current_num_threads().max(1) * 64)).clamp(16, 4096)
 }
 
+/// Read `id` into `buf` through gix, a loose object read again through
+/// [`Loose`] to check its zlib stream to the end (gix stops at the size
+/// its header gives), as git checks it.
 pub(super) fn find<'a>(
     objects: &gix::OdbHandle,
     id: &gix::oid,
     buf: &'a mut Vec<u8>,
 ) -> Result<gix::objs::Data<'a>, RepoError> {
-    match objects.try_find(id, buf) {
-        Ok(Some(data)) => Ok(data),
-        Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
-        Err(source) => Err(RepoError::ReadObject {
-            id: id.to_owned(),
-            source,
-        }),
+    // gix leaves exactly the object's bytes in `buf`, as the readers rely on.
+    let (kind, loose) = match gix::odb::pack::Find::try_find(&**objects, id, buf) {
+        Ok(Some((data, location))) => (data.kind, location.is_none()),
+        Ok(None) => return Err(RepoError::MissingObject { id: id.to_owned() }),
+        Err(source) => {
+            // A corrupt loose object is named as git names it.
+            Loose::new(object_dirs(objects)).read(id, &mut Vec::new())?;
+            return Err(RepoError::ReadObject {
+                id: id.to_owned(),
+                source,
+            });
+        }
+    };
+    if loose {
+        match Loose::new(object_dirs(objects)).read(id, buf)? {
+            Some(kind) => return Ok(gix::objs::Data::new(buf, kind, id.kind())),
+            // Packed meanwhile: read it from its pack.
+            None => {
+                return match objects.try_find(id, buf) {
+                    Ok(Some(data)) => Ok(data),
+                    Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
+                    Err(source) => Err(RepoError::ReadObject {
+                        id: id.to_owned(),
+                        source,
+                    }),
+                };
+            }
+        }
     }
+    Ok(gix::objs::Data::new(buf, kind, id.kind()))
+}
+
+/// The objects directory of `objects` and those of its alternates.
+fn object_dirs(objects: &gix::OdbHandle) -> Vec<PathBuf> {
+    let store = objects.store_ref();
+    let mut dirs = vec![store.path().to_owned()];
+    dirs.extend(store.alternate_db_paths().unwrap_or_default());
+    dirs
 }
 
 pub(super) fn header(
@@ -577,9 +534,13 @@ pub(super) fn header(
     match objects.try_header(id) {
         Ok(Some(h)) => Ok((h.kind, h.size)),
         Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
-        Err(source) => Err(RepoError::ReadObject {
-            id: id.to_owned(),
-            source,
-        }),
+        Err(source) => {
+            // A corrupt loose object is named as git names it.
+            Loose::new(object_dirs(objects)).read(id, &mut Vec::new())?;
+            Err(RepoError::ReadObject {
+                id: id.to_owned(),
+                source,
+            })
+        }
     }
 }

@@ -144,10 +144,20 @@ impl Repo {
     /// A pathspec git would refuse: unknown or incompatible magic, an empty
     /// string, a path outside the repository, conflicting `GIT_*_PATHSPECS`
     /// settings.
-    pub fn pathspec(&self, given: &[String], cwd: &Path) -> Result<Option<Pathspec>, RepoError> {
+    pub fn pathspec(
+        &self,
+        given: &[impl AsRef<[u8]>],
+        cwd: &Path,
+    ) -> Result<Option<Pathspec>, RepoError> {
         if given.is_empty() {
             return Ok(None);
         }
+        // Any bytes, as git takes them; named in messages as text.
+        let bytes: Vec<&[u8]> = given.iter().map(AsRef::as_ref).collect();
+        let given: Vec<String> = bytes
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
         let defaults = defaults()?;
         let root = match self.work_dir() {
             Some(top) => top.canonicalize().unwrap_or_else(|_| top.to_path_buf()),
@@ -159,7 +169,7 @@ impl Repo {
             None => None,
         };
         let mut patterns = Vec::with_capacity(given.len());
-        for spec in given {
+        for (spec, spec_bytes) in given.iter().zip(&bytes) {
             if spec.is_empty() {
                 return Err(fatal(
                     "empty string is not a valid pathspec. please use . instead if you meant to match all paths"
@@ -169,7 +179,7 @@ impl Repo {
             if !defaults.literal {
                 magic_of(spec)?;
             }
-            let pattern = gix::pathspec::parse(spec.as_bytes(), defaults)
+            let pattern = gix::pathspec::parse(spec_bytes, defaults)
                 .map_err(|e| fatal(format!("{spec}: {e}")))?;
             patterns.push(pattern);
         }

@@ -92,19 +92,21 @@ impl Repo {
     pub(super) fn rev_parse_with_git(
         &self,
         repo: &gix::Repository,
-        spec: &str,
+        spec: &[u8],
     ) -> Result<ObjectId, RepoError> {
         let mut cmd = self.git_command();
-        cmd.args(["rev-parse", "-q", "--verify", "--end-of-options", spec]);
+        cmd.args(["rev-parse", "-q", "--verify", "--end-of-options"])
+            .arg(crate::fsutil::os_str(spec));
+        let text = String::from_utf8_lossy(spec).into_owned();
         let failed = |reason: String| RepoError::Reftable {
-            spec: spec.to_owned(),
+            spec: text.clone(),
             reason,
         };
         let out = cmd
             .output()
             .map_err(|e| failed(format!("cannot run git: {e}")))?;
         let unknown = |why: &str| RepoError::UnknownRevision {
-            spec: spec.to_owned(),
+            spec: text.clone(),
             source: gix::Error::from_error(std::io::Error::other(why.to_owned())),
         };
         match out.status.code() {

@@ -1,18 +1,29 @@
 //! Revisions to objects: tree-ishes peeled the way git peels them.
 
+//!
+//! Revisions are bytes, as git takes them: a path in `<rev>:<path>` need
+//! not be UTF-8. Every function takes any `AsRef<[u8]>` (`&str` included)
+//! and names the revision in errors as text.
+
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 
 use super::{Repo, RepoError, find, header};
 
+/// A revision as text, for messages.
+fn text(spec: &[u8]) -> String {
+    String::from_utf8_lossy(spec).into_owned()
+}
+
 impl Repo {
-    fn rev_parse(&self, repo: &gix::Repository, spec: &str) -> Result<ObjectId, RepoError> {
+    fn rev_parse(&self, repo: &gix::Repository, spec: &[u8]) -> Result<ObjectId, RepoError> {
         if self.refs == super::RefStorage::Reftable {
             return self.rev_parse_with_git(repo, spec);
         }
-        repo.rev_parse_single(spec)
+        repo.rev_parse_single(spec.as_bstr())
             .map(|id| id.detach())
             .map_err(|source| RepoError::UnknownRevision {
-                spec: spec.to_owned(),
+                spec: text(spec),
                 source,
             })
     }
@@ -22,18 +33,19 @@ impl Repo {
     /// out is `HEAD`. `None` when `spec` is not a range (no `..`).
     pub fn resolve_diff_range(
         &self,
-        spec: &str,
+        spec: &(impl AsRef<[u8]> + ?Sized),
     ) -> Result<Option<(ObjectId, ObjectId)>, RepoError> {
         use gix::revision::plumbing::Spec;
-        if !spec.contains("..") {
+        let spec = spec.as_ref();
+        if spec.find(b"..").is_none() {
             return Ok(None);
         }
         let repo = self.local();
         let unknown = |source: gix::Error| RepoError::UnknownRevision {
-            spec: spec.to_owned(),
+            spec: text(spec),
             source,
         };
-        let parsed = repo.rev_parse(spec).map_err(unknown)?.detach();
+        let parsed = repo.rev_parse(spec.as_bstr()).map_err(unknown)?.detach();
         let (old, new) = match parsed {
             Spec::Range { from, to } => (from, to),
             Spec::Merge { theirs, ours } => {
@@ -41,9 +53,7 @@ impl Repo {
                     .merge_base(theirs, ours)
                     .ok()
                     .flatten()
-                    .ok_or_else(|| RepoError::NoMergeBase {
-                        spec: spec.to_owned(),
-                    })?;
+                    .ok_or_else(|| RepoError::NoMergeBase { spec: text(spec) })?;
                 (base.detach(), ours)
             }
             _ => return Ok(None),
@@ -56,23 +66,27 @@ impl Repo {
 
     /// Resolve a tree-ish (commit, tag, tree, `HEAD~2`, `v1.0^{tree}`,
     /// `HEAD:dir`) to a tree id, peeling tags and commits like git does.
-    pub fn resolve_tree(&self, spec: &str) -> Result<ObjectId, RepoError> {
+    pub fn resolve_tree(&self, spec: &(impl AsRef<[u8]> + ?Sized)) -> Result<ObjectId, RepoError> {
         let repo = self.local();
-        let id = self.rev_parse(&repo, spec)?;
-        self.peel(&repo, id, spec)
+        let id = self.rev_parse(&repo, spec.as_ref())?;
+        self.peel(&repo, id, spec.as_ref())
     }
 
     /// The tree of an object [`Repo::resolve_object`] found for `spec`
     /// (named in errors): itself if a tree, a commit's, a tag's target's.
-    pub fn peel_to_tree(&self, id: ObjectId, spec: &str) -> Result<ObjectId, RepoError> {
-        self.peel(&self.local(), id, spec)
+    pub fn peel_to_tree(
+        &self,
+        id: ObjectId,
+        spec: &(impl AsRef<[u8]> + ?Sized),
+    ) -> Result<ObjectId, RepoError> {
+        self.peel(&self.local(), id, spec.as_ref())
     }
 
     fn peel(
         &self,
         repo: &gix::Repository,
         mut id: ObjectId,
-        spec: &str,
+        spec: &[u8],
     ) -> Result<ObjectId, RepoError> {
         let hash = self.object_hash();
         let mut buf = Vec::new();
@@ -101,14 +115,14 @@ impl Repo {
                 }
                 kind @ gix::object::Kind::Blob => {
                     return Err(RepoError::NotATreeish {
-                        spec: spec.to_owned(),
+                        spec: text(spec),
                         kind,
                     });
                 }
             }
         }
         Err(RepoError::NotATreeish {
-            spec: spec.to_owned(),
+            spec: text(spec),
             kind: gix::object::Kind::Tag,
         })
     }
@@ -118,9 +132,12 @@ impl Repo {
     ///
     /// In a partial clone a missing object is fetched, as git fetches an
     /// object a command names (`git cat-file -t`): one object, one fetch.
-    pub fn resolve_object(&self, spec: &str) -> Result<(ObjectId, gix::object::Kind), RepoError> {
+    pub fn resolve_object(
+        &self,
+        spec: &(impl AsRef<[u8]> + ?Sized),
+    ) -> Result<(ObjectId, gix::object::Kind), RepoError> {
         let repo = self.local();
-        let id = self.rev_parse(&repo, spec)?;
+        let id = self.rev_parse(&repo, spec.as_ref())?;
         let kind = match header(&repo.objects, &id) {
             Err(RepoError::MissingObject { .. }) if self.is_partial() => {
                 self.fetch_missing(&[id], &crate::progress::Feedback::none())?;
@@ -134,7 +151,7 @@ impl Repo {
     /// The object id a revision names, without looking the object up: in
     /// a partial clone it may be missing, and a caller fetching it with
     /// others needs its id first.
-    pub fn resolve_id(&self, spec: &str) -> Result<ObjectId, RepoError> {
-        self.rev_parse(&self.local(), spec)
+    pub fn resolve_id(&self, spec: &(impl AsRef<[u8]> + ?Sized)) -> Result<ObjectId, RepoError> {
+        self.rev_parse(&self.local(), spec.as_ref())
     }
 }

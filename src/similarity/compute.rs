@@ -106,9 +106,14 @@ pub fn fingerprint_blobs_with<T: Send>(
             .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
             .collect();
         if let Err(e) = read {
-            // What was computed is correct whatever stopped the rest:
-            // keep it, so the next run starts from there. The store writes
-            // whole tables, so it stays valid however this ends.
+            // Interrupted, what was computed is kept, so the next run
+            // starts from there (the store writes whole tables, so it
+            // stays valid however this ends). A read that failed (a
+            // corrupt object) leaves the store as it was: the run is
+            // refused, not half done.
+            let RepoError::Interrupted(i) = e else {
+                return Err(ComputeError::Repo(e));
+            };
             let partial: Vec<(ObjectId, Sketch)> = missing
                 .iter()
                 .zip(&computed)
@@ -118,10 +123,7 @@ pub fn fingerprint_blobs_with<T: Send>(
             if !partial.is_empty() {
                 let _ = store.insert(partial);
             }
-            return Err(match e {
-                RepoError::Interrupted(i) => ComputeError::Interrupted(i),
-                e => ComputeError::Repo(e),
-            });
+            return Err(ComputeError::Interrupted(i));
         }
         let mut new: Vec<(ObjectId, Sketch)> = Vec::with_capacity(computed.len());
         for (id, c) in missing.iter().copied().zip(computed) {

@@ -31,7 +31,7 @@
 //! however many blobs a run reads. A disabled store (`--no-cache`) keeps
 //! its tables in memory instead.
 
-use std::fs::{self, File};
+use std::fs::{self};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -145,10 +145,8 @@ impl HistTable {
     }
 
     fn open(path: &Path, hash_len: usize) -> Result<Option<Self>, String> {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+        let Some(file) = super::files::open_table(path)? else {
+            return Ok(None);
         };
         // SAFETY: as for fingerprint tables: never written after the
         // rename that publishes them, only ever deleted.
@@ -259,11 +257,12 @@ impl Histograms {
     }
 
     fn discard_file(&mut self, path: &Path, why: &str) {
+        let done = super::files::dispose_damaged(path, KIND, MAGIC);
         self.warnings.push(format!(
-            "histogram table {} is damaged ({why}); discarding it, its blobs will be read again",
-            path.display()
+            "histogram table {} is damaged ({why}); discarding it ({}), its blobs will be read again",
+            path.display(),
+            super::files::disposal_note(&done)
         ));
-        let _ = fs::remove_file(path);
     }
 
     /// Warnings gathered so far (damaged tables, unwritable directory).
@@ -463,9 +462,7 @@ impl Histograms {
         let paths: Vec<PathBuf> = self.tables.iter().filter_map(|t| t.path.clone()).collect();
         self.tables.clear();
         for p in paths {
-            if let Err(e) = fs::remove_file(&p)
-                && e.kind() != io::ErrorKind::NotFound
-            {
+            if let Err(e) = super::files::remove_if_ours(&p, KIND, MAGIC) {
                 return Err(StoreError::Write { path: p, source: e });
             }
         }
@@ -537,7 +534,7 @@ impl Histograms {
             .collect();
         self.tables.clear();
         for p in old {
-            let _ = fs::remove_file(p);
+            let _ = super::files::remove_if_ours(&p, KIND, MAGIC);
         }
         clean_stale_temporaries(&dir);
         self.load_tables()?;
@@ -562,10 +559,13 @@ fn verify(path: &Path, hash_len: usize, records: &[(&[u8], &[u8])]) -> Result<()
     Ok(())
 }
 
+/// The kind in a histogram table's name (`hist-<8 hex>-<8 hex>.table`).
+const KIND: &str = "hist";
+
 fn is_histogram_table(p: &Path) -> bool {
     p.file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("hist-") && n.ends_with(".table"))
+        .is_some_and(|n| super::files::is_table_name_of(n, KIND))
 }
 
 /// Write sorted, distinct `(id, record)` pairs as a table in `dir`; the
@@ -582,8 +582,9 @@ fn write_table(dir: &Path, hash_len: usize, records: &[(&[u8], &[u8])]) -> io::R
         w.crc.finalize()
     };
     tmp.as_file().sync_all()?;
-    let path = dir.join(format!("hist-{crc:08x}-{:08x}.table", records.len()));
+    let path = dir.join(format!("{KIND}-{crc:08x}-{:08x}.table", records.len()));
     tmp.persist(&path).map_err(|e| e.error)?;
+    crate::fsutil::sync_dir(dir)?;
     Ok(path)
 }
 
@@ -734,7 +735,7 @@ mod tests {
         // Cut short: refused when opened.
         let path = write_table(dir.path(), &files);
         let len = fs::metadata(&path).unwrap().len();
-        File::options()
+        fs::File::options()
             .write(true)
             .open(&path)
             .unwrap()

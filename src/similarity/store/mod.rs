@@ -32,6 +32,7 @@
 //!   can share one `simm.storeDir` without either confusing or destroying
 //!   the other's fingerprints.
 
+mod files;
 pub mod histograms;
 mod table;
 #[cfg(test)]
@@ -141,6 +142,19 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Dispose of a damaged table: removed if provably the store's, set
+    /// aside (with a warning) if not.
+    fn dispose(&mut self, path: &Path) {
+        let done = files::dispose_damaged(path, table::KIND, table::MAGIC);
+        if !matches!(done, files::Disposal::Removed) {
+            self.warnings.push(format!(
+                "fingerprint store table {}: {}",
+                path.display(),
+                files::disposal_note(&done)
+            ));
+        }
     }
 
     fn discard(&mut self, path: PathBuf, why: &str) {
@@ -306,7 +320,7 @@ impl Store {
             return Ok(());
         };
         for bad in std::mem::take(&mut self.bad) {
-            let _ = fs::remove_file(bad);
+            self.dispose(&bad);
         }
         entries.retain(|(id, _)| id.as_slice().len() == self.hash_len);
         if entries.is_empty() {
@@ -444,11 +458,13 @@ impl Store {
             .tables
             .iter()
             .map(|t| t.path.clone())
-            .chain(std::mem::take(&mut self.bad))
             .filter(|p| Some(p) != path.as_ref())
             .collect();
         for p in old {
-            let _ = fs::remove_file(p);
+            let _ = files::remove_if_ours(&p, table::KIND, table::MAGIC);
+        }
+        for bad in std::mem::take(&mut self.bad) {
+            self.dispose(&bad);
         }
         clean_stale_temporaries(&dir);
         self.load_tables()?;

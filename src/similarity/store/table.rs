@@ -2,7 +2,7 @@
 //! sorted ids, records with a CRC), reading it through a memory map,
 //! writing it atomically, and the temporaries a killed writer leaves.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -34,10 +34,8 @@ impl Table {
     /// Open and validate a table. `Ok(None)` means it vanished (another
     /// process compacted it away) or belongs to another fingerprint version.
     pub(super) fn open(path: &Path, hash_len: usize) -> Result<Option<Table>, String> {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+        let Some(file) = super::files::open_table(path)? else {
+            return Ok(None);
         };
         // SAFETY: tables are never written after the rename that publishes
         // them, and git-simm only ever deletes them (unlinking keeps an
@@ -240,8 +238,11 @@ pub(super) fn list(
             });
         }
     };
+    // Regular files only: a directory or a FIFO of a table's name is not
+    // the store's.
     let mut paths: Vec<PathBuf> = read
         .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .filter(|p| is_table(p))
         .collect();
@@ -249,38 +250,16 @@ pub(super) fn list(
     Ok(paths)
 }
 
+/// The kind in a fingerprint table's name (`fp-<8 hex>-<8 hex>.table`).
+pub(super) const KIND: &str = "fp";
+
 pub(super) fn is_table_name(p: &Path) -> bool {
     p.file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("fp-") && n.ends_with(".table"))
+        .is_some_and(|n| super::files::is_table_name_of(n, KIND))
 }
 
-/// Temporary files older than this belong to a process that died.
-pub(super) const STALE_TEMP_SECS: u64 = 3600;
-
-/// How temporary tables start ([`temporary_in`]).
-pub(super) const TMP_PREFIX: &str = "tmp-";
-
-/// Remove temporary tables of processes that died before renaming them
-/// (a temporary file is deleted when dropped, but not by a killed process).
-pub(super) fn clean_stale_temporaries(dir: &Path) {
-    let Ok(read) = fs::read_dir(dir) else { return };
-    for e in read.filter_map(|e| e.ok()) {
-        let is_tmp = e
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with(TMP_PREFIX));
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age.as_secs() > STALE_TEMP_SECS);
-        if is_tmp && old {
-            let _ = fs::remove_file(e.path());
-        }
-    }
-}
+pub(super) use super::files::{clean_stale_temporaries, temporary_in};
 
 /// Write sorted, deduplicated entries as a table; returns its final path.
 /// The name is derived from the content, so two processes writing the same
@@ -329,9 +308,11 @@ pub(super) fn write_table(
         w.flush()?;
     }
     tmp.as_file().sync_all()?;
-    let name = format!("fp-{:08x}-{:08x}.table", crc.finalize(), entries.len());
+    let name = format!("{KIND}-{:08x}-{:08x}.table", crc.finalize(), entries.len());
     let path = dir.join(name);
     tmp.persist(&path).map_err(|e| e.error)?;
+    // The rename is durable once the directory is.
+    crate::fsutil::sync_dir(dir)?;
     Ok(path)
 }
 
@@ -358,21 +339,6 @@ pub(super) fn verify(
         }
     }
     Ok(())
-}
-
-/// A new temporary file in `dir` (`tmp-` and a random name), created
-/// exclusively and deleted when dropped unless persisted. Its mode is a
-/// plain file's (0666 less the umask), not tempfile's private 0600: in a
-/// shared repository other users read the tables.
-pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TMP_PREFIX);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    builder.tempfile_in(dir)
 }
 
 /// The position of the key `cmp` finds equal in the sorted positions

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 
-use super::table::{RECORD_LEN, TMP_PREFIX};
+use super::table::RECORD_LEN;
 use super::*;
 use crate::similarity::fingerprint::Fingerprint;
 
@@ -57,8 +57,9 @@ fn many_lookups_agree_with_single_ones() {
     }
 }
 
-/// Writes leave no temporary file behind; compaction removes the ones
-/// a killed process left (older than an hour), and only those.
+/// Writes leave no temporary file behind; compaction removes the ones a
+/// killed process left (unlocked, the store's content), old-style ones
+/// after an hour, and nothing that is not provably the store's.
 #[test]
 fn temporaries_are_renamed_or_cleaned_up() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -67,7 +68,7 @@ fn temporaries_are_renamed_or_cleaned_up() {
             .expect("read")
             .filter_map(Result::ok)
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with(TMP_PREFIX))
+            .filter(|n| n.starts_with("tmp-"))
             .collect();
         v.sort();
         v
@@ -77,14 +78,40 @@ fn temporaries_are_renamed_or_cleaned_up() {
         .insert((0..10).map(|n| (id(n), entry(n))).collect())
         .expect("insert");
     assert_eq!(names(dir.path()), Vec::<String>::new());
-    let dead = dir.path().join("tmp-dead");
     let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-    File::create(&dead)
-        .and_then(|f| f.set_modified(two_hours_ago))
-        .expect("old temporary");
-    File::create(dir.path().join("tmp-live")).expect("new temporary");
+    let old = |name: &str, content: &[u8]| {
+        fs::write(dir.path().join(name), content).expect("write");
+        File::options()
+            .write(true)
+            .open(dir.path().join(name))
+            .and_then(|f| f.set_modified(two_hours_ago))
+            .expect("old file");
+    };
+    // A killed writer's: unlocked, the store's magic (or empty).
+    fs::write(dir.path().join("tmp-simm-dead01"), b"GSIMMFP\0 partial").expect("write");
+    fs::write(dir.path().join("tmp-simm-dead02"), b"").expect("write");
+    // A live writer's: locked.
+    let live = files::temporary_in(dir.path()).expect("temporary");
+    // Old style: removed only when old and the store's.
+    old("tmp-a1b2c3", b"GSIMMHS\0 partial");
+    old("tmp-d4e5f6", b"not the store's");
+    old("tmp-important", b"GSIMMFP\0 a user's file of that name");
+    fs::write(dir.path().join("tmp-simm-notes"), b"mine").expect("write");
     store.compact().expect("compact");
-    assert_eq!(names(dir.path()), ["tmp-live"]);
+    let live_name = live
+        .path()
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let mut want = vec![
+        live_name,
+        "tmp-d4e5f6".to_owned(),
+        "tmp-important".to_owned(),
+        "tmp-simm-notes".to_owned(),
+    ];
+    want.sort();
+    assert_eq!(names(dir.path()), want);
     assert_eq!(store.get(&id(3)), Some(entry(3)));
 }
 

@@ -1,0 +1,152 @@
+//! Opening and publishing files safely: the helpers the store, the export
+//! and repository discovery share.
+//!
+//! - A file git-simm reads because of its name (a store table, `HEAD`) is
+//!   opened without blocking and refused unless it is a regular file: a
+//!   FIFO or a device named like one must not stall a command, and a
+//!   directory must not be mapped.
+//! - A file renamed into place is synced first, and the directory after,
+//!   so a crash leaves either the old state or the new one.
+//! - A temporary file is locked (`flock`) by its writer for as long as it
+//!   is open; the system drops the lock when the writer ends, however it
+//!   ends, so a later run knows a temporary whose lock it can take was
+//!   left by a writer that died ([`clean_dead_temporaries`]), with no pid
+//!   or age to guess from, even on a file system shared by several
+//!   machines (where `flock` is carried by the file system's locks).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Open `path` for reading without blocking on it (a FIFO with no writer
+/// would), and fail with [`io::ErrorKind::InvalidInput`] unless it is a
+/// regular file. Symbolic links are followed.
+pub fn open_regular_nonblocking(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    // Reads of a regular file never block anyway; clearing the flag keeps
+    // the descriptor ordinary for whoever reads it next.
+    #[cfg(unix)]
+    {
+        let flags = rustix::fs::fcntl_getfl(&file)?;
+        rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)?;
+    }
+    Ok(file)
+}
+
+/// Make the entries of `dir` (a rename into it, a removal) durable. Where
+/// directories cannot be opened for it (not Unix), a no-op.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// The directory a file `path` is in (`.` for a bare name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// The first `n` bytes of `path` (a regular file only, opened without
+/// blocking); `None` when it cannot be read.
+pub fn head(path: &Path, n: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(n);
+    let file = open_regular_nonblocking(path).ok()?;
+    file.take(n as u64).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
+/// A new temporary file in `dir` named `<prefix><random>`, created
+/// exclusively, locked for as long as it is open, deleted when dropped
+/// unless persisted. Its mode is a plain file's (0666 less the umask),
+/// not tempfile's private 0600: what is renamed into place from it is a
+/// file like any other.
+pub fn locked_temporary(dir: &Path, prefix: &str) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    lock(tmp.as_file())?;
+    Ok(tmp)
+}
+
+/// Take an exclusive lock on `file`, without waiting, for as long as it is
+/// open.
+#[cfg(unix)]
+fn lock(file: &File) -> io::Result<()> {
+    use rustix::fs::{FlockOperation, flock};
+    flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn lock(_: &File) -> io::Result<()> {
+    Ok(())
+}
+
+/// Remove the temporaries in `dir` whose writers are gone: regular files
+/// whose name `ours` accepts, whose lock can be taken (nobody writes
+/// them), and which are empty (a writer killed before its first write) or
+/// begin with `magic`. Anything else is left alone.
+pub fn clean_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool, magic: &[u8]) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in read.filter_map(Result::ok) {
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if !e.file_name().to_str().is_some_and(&ours) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(file) = open_regular_nonblocking(&path) else {
+            continue;
+        };
+        // Where locks do not exist (not Unix), nothing is known dead.
+        if cfg!(unix)
+            && lock(&file).is_ok()
+            && head(&path, magic.len()).is_some_and(|h| h.is_empty() || h == magic)
+        {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Bytes as an OS string, as git passes arguments and paths: exactly the
+/// bytes on Unix; elsewhere, where OS strings are not bytes, as text.
+pub fn os_str(bytes: &[u8]) -> std::borrow::Cow<'_, std::ffi::OsStr> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(std::ffi::OsStr::from_bytes(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        std::borrow::Cow::Owned(String::from_utf8_lossy(bytes).into_owned().into())
+    }
+}

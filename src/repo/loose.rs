@@ -1,0 +1,242 @@
+//! Loose objects read as git reads them (`object-file.c`,
+//! `unpack_loose_rest`): the zlib stream must end (its Adler-32 checked)
+//! exactly where the header's size says, with nothing after it, or the
+//! object is corrupt, whatever bytes came out.
+//!
+//! gix reads loose objects too, but stops inflating once it has the size
+//! the header promised: a flipped byte in the stream's last block or its
+//! checksum then goes unseen, and a fingerprint of the damaged content
+//! would be stored under the object's id. So every loose object git-simm
+//! reads is read here, or checked here after gix read it.
+//!
+//! [`inflate_loose`] is a pure function over the file's bytes.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::zlib::{Decompress, FlushDecompress, Status};
+
+use super::RepoError;
+
+/// Longest loose object header git reads (`MAX_HEADER_LEN` is 32; gix
+/// allows 64).
+const LOOSE_HEADER_MAX: usize = 64;
+
+/// Inflate the bytes of a loose object file into `out` and return the
+/// object's kind, checking what git checks: a header `<kind> <size>\0`,
+/// a zlib stream that ends (checksum verified) after exactly `size` bytes
+/// of content, and no bytes after the stream. The error says what is
+/// wrong, in zlib's words where zlib found it.
+pub fn inflate_loose(
+    input: &[u8],
+    zlib: &mut Decompress,
+    out: &mut Vec<u8>,
+) -> Result<gix::object::Kind, String> {
+    let failed = |zlib: &Decompress, e: gix::Error| {
+        format!(
+            "inflate: {}",
+            zlib.error_message()
+                .map_or_else(|| e.to_string(), str::to_owned)
+        )
+    };
+    zlib.reset();
+    let mut header = [0u8; LOOSE_HEADER_MAX];
+    let mut status = zlib
+        .decompress(input, &mut header, FlushDecompress::None)
+        .map_err(|e| failed(zlib, e))?;
+    let got = zlib.total_out() as usize;
+    let mut at = zlib.total_in() as usize;
+    let (kind, size, header_len) = gix::objs::decode::loose_header(&header[..got])
+        .map_err(|_| "unable to unpack its header".to_owned())?;
+    let size = usize::try_from(size).map_err(|_| "too large for this machine".to_owned())?;
+    let prefix = got - header_len;
+    if prefix > size {
+        return Err("longer than its header says".into());
+    }
+    out.clear();
+    out.try_reserve(size)
+        .map_err(|_| format!("cannot allocate {size} bytes"))?;
+    out.extend_from_slice(&header[header_len..got]);
+    out.resize(size, 0);
+    let mut filled = prefix;
+    let mut beyond = [0u8; 1];
+    while status != Status::StreamEnd {
+        let (before_in, before_out) = (zlib.total_in(), zlib.total_out());
+        let room: &mut [u8] = if filled < size {
+            &mut out[filled..]
+        } else {
+            // Asked for one byte more than the header promised: the
+            // stream must end instead.
+            &mut beyond
+        };
+        status = zlib
+            .decompress(&input[at..], room, FlushDecompress::Finish)
+            .map_err(|e| failed(zlib, e))?;
+        let produced = (zlib.total_out() - before_out) as usize;
+        let consumed = (zlib.total_in() - before_in) as usize;
+        if filled >= size && produced > 0 {
+            return Err("longer than its header says".into());
+        }
+        filled += produced;
+        at += consumed;
+        if status != Status::StreamEnd && produced == 0 && consumed == 0 {
+            return Err("its zlib stream is cut short".into());
+        }
+    }
+    if filled != size {
+        return Err("shorter than its header says".into());
+    }
+    if at != input.len() {
+        return Err("garbage at its end".into());
+    }
+    Ok(kind)
+}
+
+/// A reader's way to loose objects: its own buffers and zlib state, kept
+/// for many reads.
+///
+/// Why not gix's loose store: besides the check above, it maps every file
+/// (`mmap`, then `munmap`, which on a multi-threaded process is a TLB
+/// shootdown of every other core), checks the file's existence with
+/// `stat` first, and builds a new inflate state (tens of KiB, freed
+/// again) per object. Right after a large move is committed thousands of
+/// blobs are loose; read here they cost one `open`, `read` and `close`
+/// each.
+pub(super) struct Loose {
+    /// The objects directory and those of its alternates, searched in
+    /// that order as git does.
+    dirs: Vec<PathBuf>,
+    /// The compressed file, read whole; its length is its capacity, so
+    /// reads never zero it again.
+    compressed: Vec<u8>,
+    zlib: Decompress,
+}
+
+impl Loose {
+    pub(super) fn new(dirs: Vec<PathBuf>) -> Loose {
+        Loose {
+            dirs,
+            compressed: Vec::new(),
+            zlib: Decompress::new(),
+        }
+    }
+
+    /// Read the loose object `id` into `out` and return its kind; `None`
+    /// when there is no such file (a packed object, or a missing one).
+    ///
+    /// # Errors
+    ///
+    /// [`RepoError::CorruptLoose`] naming the object and its file when the
+    /// file cannot be read or fails a check.
+    pub(super) fn read(
+        &mut self,
+        id: &gix::oid,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<gix::object::Kind>, RepoError> {
+        use std::io::Read;
+        let hex = id.to_hex().to_string();
+        let mut found = None;
+        for dir in &self.dirs {
+            let path = dir.join(&hex[..2]).join(&hex[2..]);
+            match std::fs::File::open(&path) {
+                Ok(f) => {
+                    found = Some((f, path));
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(corrupt(id, &path, e.to_string())),
+            }
+        }
+        let Some((mut file, path)) = found else {
+            return Ok(None);
+        };
+        let mut filled = 0;
+        loop {
+            if filled == self.compressed.len() {
+                let grown = (self.compressed.len() * 2).max(64 * 1024);
+                self.compressed.resize(grown, 0);
+            }
+            match file.read(&mut self.compressed[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(corrupt(id, &path, e.to_string())),
+            }
+        }
+        inflate_loose(&self.compressed[..filled], &mut self.zlib, out)
+            .map(Some)
+            .map_err(|why| corrupt(id, &path, why))
+    }
+}
+
+fn corrupt(id: &gix::oid, path: &Path, reason: String) -> RepoError {
+    RepoError::CorruptLoose {
+        id: ObjectId::from(id),
+        path: path.to_owned(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deflate(data: &[u8]) -> Vec<u8> {
+        use gix::zlib::stream::deflate::Compress;
+        let mut out = Vec::new();
+        let mut z = Compress::new(gix::zlib::Compression::DEFAULT);
+        crate::pack::write::deflate_into(&mut z, data, &mut out).expect("deflate");
+        out
+    }
+
+    fn object(body: &[u8]) -> Vec<u8> {
+        let mut raw = format!("blob {}\0", body.len()).into_bytes();
+        raw.extend_from_slice(body);
+        raw
+    }
+
+    fn inflate(input: &[u8]) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        inflate_loose(input, &mut Decompress::new(), &mut out).map(|kind| {
+            assert_eq!(kind, gix::object::Kind::Blob);
+            out
+        })
+    }
+
+    #[test]
+    fn whole_objects_come_back() {
+        for body in [&b""[..], b"x", &b"line of text\n".repeat(5000)] {
+            assert_eq!(inflate(&deflate(&object(body))).as_deref(), Ok(body));
+        }
+    }
+
+    /// Every single flipped byte is caught, in the stream, its last block
+    /// and its checksum alike; so are a cut stream, trailing bytes and a
+    /// header that lies about the size.
+    #[test]
+    fn every_damage_is_refused() {
+        let body = b"some text that compresses, some text that compresses\n".repeat(200);
+        let file = deflate(&object(&body));
+        for i in 0..file.len() {
+            let mut bad = file.clone();
+            bad[i] ^= 0x01;
+            assert!(
+                inflate(&bad).is_err_and(|e| !e.is_empty()),
+                "byte {i} flipped"
+            );
+        }
+        assert!(inflate(&file[..file.len() - 1]).is_err());
+        let mut longer = file.clone();
+        longer.push(0);
+        assert_eq!(inflate(&longer), Err("garbage at its end".into()));
+        let mut raw = object(&body);
+        raw[5] = b'9';
+        assert!(inflate(&deflate(&raw)).is_err());
+        let lying = format!("blob {}\0", body.len() + 1).into_bytes();
+        let mut raw = lying;
+        raw.extend_from_slice(&body);
+        raw.pop();
+        raw.pop();
+        assert!(inflate(&deflate(&raw)).is_err());
+    }
+}

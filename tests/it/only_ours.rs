@@ -1,0 +1,315 @@
+//! git-simm removes only what it can prove it made, and leaves nothing of
+//! its own behind: a store directory shared with other files (through
+//! `simm.storeDir` or a `.git/simm` symbolic link) keeps them, damaged or
+//! not, whatever runs there (`gc --force` included); the temporaries a
+//! killed `export -o` left are recognised and removed by the next export;
+//! tables and exports are synced with their directory when renamed into
+//! place; `repack` leaves no lock file; and a few refusals say what git
+//! (or the documentation) says.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::util::{Repo, corpus_text, lossy};
+
+fn small_repo() -> Repo {
+    let repo = Repo::new();
+    let text = corpus_text("rust/toml-0.8.19/src/ser.rs");
+    repo.write("a.txt", &text);
+    repo.write("b.txt", &text[..text.len() / 2]);
+    repo.commit_all("one");
+    repo
+}
+
+/// The user's files a store directory may hold, with their bytes.
+fn plant(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    let files: [(&str, &[u8]); 6] = [
+        ("fp-notes.table", b"notes that happen to end in .table"),
+        ("hist-notes.table", b"more notes"),
+        (
+            "tmp-important",
+            b"GSIMMFP\0 a user's file named like an old temporary",
+        ),
+        ("tmp-simm-notes", b"a user's file named like a temporary"),
+        ("notes.txt", b"plain notes"),
+        ("tmp-a1b2c3", b"not the store's content"),
+    ];
+    let mut planted = BTreeMap::new();
+    for (name, data) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, data).expect("write");
+        // Old enough for any age rule.
+        let old = SystemTime::now() - Duration::from_secs(30 * 86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(old))
+            .expect("mtime");
+        planted.insert(path, data.to_vec());
+    }
+    planted
+}
+
+/// Files named exactly as the store names its tables, holding something
+/// else: not provably the store's, so set aside, never removed.
+fn plant_lookalikes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    ["fp-00000000-00000001.table", "hist-00000000-00000002.table"]
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let data = format!("my {name}").into_bytes();
+            std::fs::write(&path, &data).expect("write");
+            (path, data)
+        })
+        .collect()
+}
+
+fn assert_kept(planted: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
+    for (path, data) in planted {
+        assert_eq!(
+            std::fs::read(path).ok().as_deref(),
+            Some(data.as_slice()),
+            "{what}: {} was removed or changed",
+            path.display()
+        );
+    }
+}
+
+fn assert_set_aside(lookalikes: &[(PathBuf, Vec<u8>)], what: &str) {
+    for (path, data) in lookalikes {
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".damaged");
+        let aside = PathBuf::from(aside);
+        let kept = std::fs::read(path)
+            .ok()
+            .or_else(|| std::fs::read(&aside).ok());
+        assert_eq!(
+            kept.as_deref(),
+            Some(data.as_slice()),
+            "{what}: {} was lost",
+            path.display()
+        );
+    }
+}
+
+fn commands() -> Vec<Vec<&'static str>> {
+    vec![
+        vec!["fingerprint", "HEAD"],
+        vec!["similar", "a.txt"],
+        vec!["groups", "--threshold", "30", "HEAD"],
+        vec!["gc", "--force"],
+        vec!["gc", "--force", "--drop-histograms"],
+        vec!["fingerprint", "HEAD"],
+    ]
+}
+
+#[test]
+fn a_shared_store_directory_keeps_every_file_that_is_not_the_stores() {
+    let repo = small_repo();
+    let shared = repo.path.parent().expect("parent").join("shared");
+    let planted = plant(&shared);
+    let lookalikes = plant_lookalikes(&shared);
+    repo.git(&["config", "simm.storeDir", &shared.display().to_string()]);
+    for args in commands() {
+        let o = repo.simm(&args);
+        assert!(
+            o.status.success() || o.status.code() == Some(1),
+            "{args:?}: {}",
+            lossy(&o.stderr)
+        );
+        assert_kept(&planted, &format!("simm.storeDir, {args:?}"));
+        assert_set_aside(&lookalikes, &format!("simm.storeDir, {args:?}"));
+    }
+    // The store works there all the same.
+    assert!(
+        std::fs::read_dir(&shared)
+            .expect("read")
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with("fp-")
+                && e.file_name().to_string_lossy().ends_with(".table")
+                && !planted.contains_key(&e.path())
+                && !lookalikes.iter().any(|(p, _)| *p == e.path()))
+    );
+}
+
+#[test]
+fn a_store_that_is_a_symbolic_link_keeps_every_file_that_is_not_the_stores() {
+    let repo = small_repo();
+    let elsewhere = repo.path.parent().expect("parent").join("elsewhere");
+    let planted = plant(&elsewhere);
+    let lookalikes = plant_lookalikes(&elsewhere);
+    std::os::unix::fs::symlink(&elsewhere, repo.store_dir()).expect("symlink");
+    for args in commands() {
+        let o = repo.simm(&args);
+        assert!(
+            o.status.success() || o.status.code() == Some(1),
+            "{args:?}: {}",
+            lossy(&o.stderr)
+        );
+        assert_kept(&planted, &format!(".git/simm -> elsewhere, {args:?}"));
+        assert_set_aside(&lookalikes, &format!(".git/simm -> elsewhere, {args:?}"));
+    }
+}
+
+/// What killed exports leave beside the file (the temporary, whole or
+/// not, no longer locked by its writer) is removed by the next export to
+/// that directory; a live export's temporary (locked) and a user's file of
+/// a similar name are not.
+#[test]
+fn a_killed_exports_temporaries_are_removed_by_the_next() {
+    let repo = small_repo();
+    let out = repo.path.parent().expect("parent").join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    let dead = out.join(".f.parquet.simm-tmp-AbC123");
+    let dead_empty = out.join(".g.parquet.simm-tmp-XyZ789");
+    let live = out.join(".f.parquet.simm-tmp-Live42");
+    let users = out.join(".f.parquet.simm-tmp-notes");
+    std::fs::write(&dead, b"PAR1 and half a file").expect("write");
+    std::fs::write(&dead_empty, b"").expect("write");
+    std::fs::write(&live, b"PAR1 being written").expect("write");
+    std::fs::write(&users, b"my notes").expect("write");
+    let held = std::fs::File::open(&live).expect("open");
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).expect("lock");
+    let target = out.join("f.parquet");
+    let o = repo.simm(&["export", "-q", "-o", &target.display().to_string()]);
+    assert!(o.status.success(), "{}", lossy(&o.stderr));
+    assert!(target.is_file());
+    assert!(!dead.exists(), "a dead export's temporary stayed");
+    assert!(
+        !dead_empty.exists(),
+        "a dead export's empty temporary stayed"
+    );
+    assert!(live.exists(), "a live export's temporary was removed");
+    assert_eq!(std::fs::read(&users).expect("kept"), b"my notes");
+    drop(held);
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .expect("read")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+/// A repack leaves no lock file behind, however it ended the time before.
+#[test]
+fn repack_leaves_no_lock_file() {
+    let repo = small_repo();
+    let lock = repo.path.join(".git/simm-repack.lock");
+    for args in [&["repack", "-q"][..], &["repack", "-q", "--bases=git"]] {
+        let o = repo.simm(args);
+        assert!(o.status.success(), "{}", lossy(&o.stderr));
+        assert!(!lock.exists(), "{args:?} left {}", lock.display());
+    }
+    // A lock file a killed run left: taken, then removed.
+    std::fs::write(&lock, b"").expect("write");
+    let o = repo.simm(&["repack", "-q"]);
+    assert!(o.status.success(), "{}", lossy(&o.stderr));
+    assert!(!lock.exists());
+}
+
+/// Tables and the export are synced and so is their directory after the
+/// rename that publishes them (seen with strace: a rename into the
+/// directory, then an fsync of a descriptor opened on that directory).
+#[test]
+fn renamed_files_are_made_durable_with_their_directory() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let repo = small_repo();
+    let out = repo.path.parent().expect("parent").join("durable");
+    std::fs::create_dir(&out).expect("mkdir");
+    let export = out.join("f.parquet");
+    for (args, dir) in [
+        (
+            vec!["fingerprint".to_owned(), "HEAD".to_owned()],
+            repo.store_dir(),
+        ),
+        (
+            vec![
+                "export".into(),
+                "-q".into(),
+                "-o".into(),
+                export.display().to_string(),
+            ],
+            out.clone(),
+        ),
+    ] {
+        let log = repo.path.parent().expect("parent").join("strace.log");
+        let mut cmd = std::process::Command::new("strace");
+        crate::util::git_env(&mut cmd);
+        let o = cmd
+            .args([
+                "-f",
+                "-qq",
+                "-e",
+                "trace=openat,fsync,rename,renameat,renameat2",
+            ])
+            .arg("-o")
+            .arg(&log)
+            .arg(env!("CARGO_BIN_EXE_git-simm"))
+            .args(&args)
+            .current_dir(&repo.path)
+            .output()
+            .expect("strace");
+        assert!(o.status.success(), "{args:?}: {}", lossy(&o.stderr));
+        let log = std::fs::read_to_string(&log).expect("log");
+        assert!(
+            synced_after_rename(&log, &dir),
+            "{args:?}: no fsync of {} after the rename:\n{log}",
+            dir.display()
+        );
+    }
+}
+
+/// Whether `log` (strace) shows a rename into `dir` followed by an fsync of
+/// a descriptor opened on `dir` itself.
+fn synced_after_rename(log: &str, dir: &Path) -> bool {
+    let dir = dir.display().to_string();
+    let Some(renamed) = log.lines().position(|l| {
+        l.contains("rename") && l.contains(&format!("\"{dir}/")) && !l.contains("= -1")
+    }) else {
+        return false;
+    };
+    let mut fds = Vec::new();
+    for line in log.lines().skip(renamed + 1) {
+        if line.contains("openat(") && line.contains(&format!("\"{dir}\"")) {
+            if let Some(fd) = line
+                .rsplit("= ")
+                .next()
+                .and_then(|f| f.trim().parse::<i32>().ok())
+            {
+                fds.push(fd);
+            }
+        }
+        if fds.iter().any(|fd| line.contains(&format!("fsync({fd})"))) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `origin --in` a path that does not exist says what the documentation
+/// says; `pack-order` with an unknown revision says what git says,
+/// without a git command line of its own.
+#[test]
+fn refusals_in_git_and_documented_words() {
+    let repo = small_repo();
+    let o = repo.simm(&["origin", ".", "--in", "/nonexistent/repo"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert_eq!(
+        lossy(&o.stderr),
+        "fatal: not a git repository: '/nonexistent/repo'\n"
+    );
+    let git = repo.git_output(&["rev-list", "--objects", "nosuchrev"]);
+    let o = repo.simm(&["pack-order", "nosuchrev"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert_eq!(lossy(&o.stderr), lossy(&git.stderr));
+    assert!(!lossy(&o.stderr).contains("--git-dir"));
+}

@@ -16,6 +16,9 @@ use crate::similarity::score::{Binary, Spans};
 use crate::similarity::store::histograms::Histograms;
 use crate::similarity::store::{Store, StoreError};
 
+/// Histograms found in the store (decoded) and the keys it lacks.
+type StoredSplit = (Vec<(SpanKey, Arc<Spans>)>, Vec<SpanKey>);
+
 /// Blob contents for rename detection: sizes and fingerprints through the
 /// store, chunk histograms from the histogram store or read on demand, and
 /// work-tree files (which are not in the object database) held in memory
@@ -104,10 +107,7 @@ impl<'a> RepoContent<'a> {
     /// The histograms of `keys` the histogram store has, decoded, and the
     /// keys it lacks. A stored histogram serves a path whose attributes
     /// force a decision only if the content decided the same.
-    fn stored(
-        &mut self,
-        keys: Vec<SpanKey>,
-    ) -> Result<(Vec<(SpanKey, Arc<Spans>)>, Vec<SpanKey>), StoreError> {
+    fn stored(&mut self, keys: Vec<SpanKey>) -> Result<StoredSplit, StoreError> {
         let Some(h) = self.histogram_store()? else {
             return Ok((Vec::new(), keys));
         };

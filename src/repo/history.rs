@@ -79,7 +79,7 @@ impl Repo {
         args: &[impl AsRef<std::ffi::OsStr>],
     ) -> Result<Vec<ObjectId>, RepoError> {
         let mut all: Vec<&std::ffi::OsStr> = vec!["rev-list".as_ref()];
-        all.extend(options.iter().map(|o| std::ffi::OsStr::new(o)));
+        all.extend(options.iter().map(std::ffi::OsStr::new));
         all.push("--end-of-options".as_ref());
         all.extend(args.iter().map(AsRef::as_ref));
         // Revisions only: a file named like one (a bare repository's own

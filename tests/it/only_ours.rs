@@ -279,14 +279,14 @@ fn synced_after_rename(log: &str, dir: &Path) -> bool {
     };
     let mut fds = Vec::new();
     for line in log.lines().skip(renamed + 1) {
-        if line.contains("openat(") && line.contains(&format!("\"{dir}\"")) {
-            if let Some(fd) = line
+        if line.contains("openat(")
+            && line.contains(&format!("\"{dir}\""))
+            && let Some(fd) = line
                 .rsplit("= ")
                 .next()
                 .and_then(|f| f.trim().parse::<i32>().ok())
-            {
-                fds.push(fd);
-            }
+        {
+            fds.push(fd);
         }
         if fds.iter().any(|fd| line.contains(&format!("fsync({fd})"))) {
             return true;

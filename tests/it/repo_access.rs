@@ -856,8 +856,9 @@ fn missing_and_corrupt_objects() {
     std::fs::remove_file(&file).expect("rm read-only object");
     std::fs::write(&file, b"this is not zlib data at all").expect("corrupt object");
     let err = repo.reader().blob(&corrupt).expect_err("corrupt");
+    // Named with its file, as git's "loose object ... is corrupt".
     assert!(
-        matches!(err, RepoError::ReadObject { id, .. } if id == corrupt),
+        matches!(&err, RepoError::CorruptLoose { id, path, .. } if *id == corrupt && *path == file),
         "{err:?}"
     );
     assert!(err.to_string().contains(&corrupt.to_string()), "{err}");

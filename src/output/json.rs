@@ -154,18 +154,21 @@ pub struct Side {
 pub struct Stats {
     /// Pairs found by the unique-basename pass.
     pub basename: usize,
-    /// Pairs scored because the bound could not rule them out: the
+    /// Pairs proposed because the bound could not rule them out: the
     /// source might score as high as the destination's 4th best (or the
     /// minimum score).
     pub bound_pairs: usize,
     /// Modifications broken into a deletion and an addition by `-B`
     /// (0 without it).
     pub broken: usize,
+    /// Proposed pairs that 64 bins of each histogram ruled out without
+    /// scoring (the bins bound git's copied bytes from above).
+    pub ceiling_ruled_out: usize,
     /// Destinations considered: the added files detection tries to pair.
     pub destinations: usize,
     /// Pairs found by object id (identical content).
     pub exact: usize,
-    /// Pairs scored because fingerprints put the source among a
+    /// Pairs proposed because fingerprints put the source among a
     /// destination's nearest.
     pub fingerprint_pairs: usize,
     /// Pairs found by scoring content.
@@ -176,7 +179,7 @@ pub struct Stats {
     /// because equal scores decided their pairing.
     pub replayed_destinations: usize,
     /// Pairs scored by the inexact step (`fingerprint_pairs` plus
-    /// `bound_pairs`).
+    /// `bound_pairs`, less `ceiling_ruled_out`).
     pub scored_pairs: usize,
     /// Sources considered: the deleted files, with `-C` also the modified
     /// ones, with `-C -C` every file of the old side.
@@ -218,6 +221,7 @@ impl Renames {
                 basename: outcome.basename,
                 bound_pairs: outcome.bound_pairs,
                 broken: outcome.broken,
+                ceiling_ruled_out: outcome.ceiling_ruled_out,
                 destinations: outcome.destinations,
                 exact: outcome.exact,
                 fingerprint_pairs: outcome.fingerprint_pairs,
@@ -668,6 +672,7 @@ mod tests {
                 basename: 1,
                 bound_pairs: 2,
                 broken: 12,
+                ceiling_ruled_out: 13,
                 destinations: 3,
                 exact: 4,
                 fingerprint_pairs: 5,
@@ -735,6 +740,7 @@ mod tests {
     "basename": 1,
     "bound_pairs": 2,
     "broken": 12,
+    "ceiling_ruled_out": 13,
     "destinations": 3,
     "exact": 4,
     "fingerprint_pairs": 5,

@@ -36,7 +36,7 @@ use crate::repo::Entry;
 use crate::similarity::candidates;
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::prefix::{PrefixIndex, Probe};
-use crate::similarity::score::{self, Spans};
+use crate::similarity::score::{self, Coarse, Spans};
 
 /// git's `NUM_CANDIDATE_PER_DST`: the sources a destination keeps.
 pub(super) const SLOTS: usize = 4;
@@ -169,9 +169,12 @@ pub(super) struct Found {
     pub(super) bound: u32,
     /// Pairs the fingerprints proposed and scoring looked at.
     pub(super) by_fingerprint: usize,
-    /// Pairs scoring looked at in all (some only far enough to see they
+    /// Pairs proposed in all (some only scored far enough to see they
     /// score below what they needed).
     pub(super) tried: usize,
+    /// Pairs of `tried` that the bins' ceiling ([`score::Coarse`]) ruled
+    /// out without scoring.
+    pub(super) ruled_out: usize,
 }
 
 /// The kept entries of git's matrix, in the order git's stable sort leaves
@@ -189,6 +192,11 @@ pub(super) fn inexact_matrix(
     feedback.check()?;
     let refs: Vec<Option<&Spans>> = spans.src.iter().map(|s| s.as_deref()).collect();
     let index = PrefixIndex::build(&refs, opts.min_score);
+    let coarse: Vec<Option<Coarse>> = spans
+        .src
+        .par_iter()
+        .map(|s| s.as_deref().map(Coarse::of))
+        .collect();
     feedback.trace("prefix index of sources");
     let mut found: Vec<Found> = Vec::with_capacity(sides.remaining.len());
     let ks: Vec<usize> = (0..sides.remaining.len()).collect();
@@ -196,29 +204,49 @@ pub(super) fn inexact_matrix(
         feedback.check()?;
         found.par_extend(slice.par_iter().map_init(
             || (score::Dense::default(), Probe::default()),
-            |(dense, probe), &k| search_row(sides, &spans, &index, k, opts, dense, probe),
+            |(dense, probe), &k| {
+                let ctx = Search {
+                    sides,
+                    spans: &spans,
+                    coarse: &coarse,
+                    index: &index,
+                    opts,
+                };
+                search_row(&ctx, k, dense, probe)
+            },
         ));
     }
     feedback.trace("candidate search with the bound");
     for f in &found {
         outcome.fingerprint_pairs += f.by_fingerprint;
         outcome.bound_pairs += f.tried - f.by_fingerprint;
+        outcome.ceiling_ruled_out += f.ruled_out;
     }
-    outcome.scored_pairs = outcome.fingerprint_pairs + outcome.bound_pairs;
+    outcome.scored_pairs =
+        outcome.fingerprint_pairs + outcome.bound_pairs - outcome.ceiling_ruled_out;
     let kept = kept_rows(sides, &found, opts.min_score);
     settle_ties(sides, &spans, &found, &kept, opts, feedback, outcome)
 }
 
+/// What every destination's search reads.
+struct Search<'a> {
+    sides: &'a Sides<'a>,
+    spans: &'a SideSpans,
+    /// Each source's bins, for the ceiling that rules pairs out unscored.
+    coarse: &'a [Option<Coarse>],
+    index: &'a PrefixIndex,
+    opts: &'a Options,
+}
+
 /// One destination's search (the module documentation's steps 1 to 3).
-fn search_row(
-    sides: &Sides,
-    spans: &SideSpans,
-    index: &PrefixIndex,
-    k: usize,
-    opts: &Options,
-    dense: &mut score::Dense,
-    probe: &mut Probe,
-) -> Found {
+fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut Probe) -> Found {
+    let Search {
+        sides,
+        spans,
+        coarse,
+        index,
+        opts,
+    } = *ctx;
     let min = opts.min_score;
     let n = sides.active.len();
     let Some(dst) = spans.dst[k].as_deref() else {
@@ -230,6 +258,7 @@ fn search_row(
                 bound: 0,
                 by_fingerprint: 0,
                 tried: 0,
+                ruled_out: 0,
             }
         } else {
             Found {
@@ -250,11 +279,26 @@ fn search_row(
                 bound: 0,
                 by_fingerprint: 0,
                 tried: n,
+                ruled_out: 0,
             };
         }
         // Scores below what a source needs to matter are not computed to
         // the end (`score_at_least`): such a source is known to score
         // below the bound, which is all the bound promises.
+        // A source whose bins cannot hold the copied bytes `need` asks for
+        // scores below it (`Coarse`): ruled out without scoring.
+        let dst_coarse = Coarse::of(dst);
+        let mut ruled_out = 0;
+        let mut score_at_least = |a: usize, src: &Spans, need: u32| -> Option<u32> {
+            if let Some(c) = &coarse[a]
+                && c.copied_ceiling(&dst_coarse)
+                    < score::copied_needed(need, src.size(), dst.size())
+            {
+                ruled_out += 1;
+                return None;
+            }
+            loaded.score_at_least(src, min, need)
+        };
         let nearest = sides
             .search
             .nearest_fingerprinted(&sides.dst_items[k], min, NEAREST);
@@ -266,7 +310,7 @@ fn search_row(
                 continue;
             };
             tried += 1;
-            if let Some(s) = loaded.score_at_least(src, min, min) {
+            if let Some(s) = score_at_least(a, src, min) {
                 best.add(s);
                 scored.push((a as u32, s));
             }
@@ -287,7 +331,7 @@ fn search_row(
                 continue;
             };
             tried += 1;
-            if let Some(s) = loaded.score_at_least(src, min, need) {
+            if let Some(s) = score_at_least(a as usize, src, need) {
                 best.add(s);
                 scored.push((a, s));
             }
@@ -299,6 +343,7 @@ fn search_row(
             bound,
             by_fingerprint,
             tried,
+            ruled_out,
         }
     })
 }

@@ -193,13 +193,16 @@ pub struct Outcome {
     pub basename: usize,
     /// Pairs found by the inexact matrix.
     pub inexact: usize,
-    /// Pairs scored because fingerprints put the source among a
+    /// Pairs proposed because fingerprints put the source among a
     /// destination's nearest.
     pub fingerprint_pairs: usize,
-    /// Pairs scored because the bound could not rule them out: the
+    /// Pairs proposed because the bound could not rule them out: the
     /// source might score as high as the destination's 4th best.
     pub bound_pairs: usize,
-    /// Pairs scored by the inexact step: the two above.
+    /// Pairs of the two above that the bins' ceiling
+    /// ([`crate::similarity::score::Coarse`]) ruled out without scoring.
+    pub ceiling_ruled_out: usize,
+    /// Pairs scored by the inexact step: the proposed ones not ruled out.
     pub scored_pairs: usize,
     /// Destinations whose row of git's matrix was replayed in git's order
     /// because their pairing hinged on equal scores.

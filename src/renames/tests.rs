@@ -233,6 +233,7 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
                         .collect(),
                     bound,
                     by_fingerprint: 0,
+                    ruled_out: 0,
                     tried: 0,
                 };
                 let active: Vec<usize> = (0..srcs.len()).collect();

@@ -46,9 +46,11 @@
 //! into chunks ([`spans`](self::Spans)), the score of two histograms (here),
 //! git's `-M<n>` syntax and git-simm's own thresholds (`parse`).
 
+mod coarse;
 mod parse;
 mod spans;
 
+pub use coarse::Coarse;
 pub use parse::{ScoreParseError, ThresholdError, parse_rename_score, parse_threshold};
 use spans::HASH_BASE;
 pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary};
@@ -165,10 +167,7 @@ impl Loaded<'_> {
             return None;
         }
         let max_size = u128::from(src.size.max(dst.size));
-        // score >= need  <=>  copied * MAX_SCORE >= need * max_size
-        let need_copied =
-            u64::try_from((u128::from(need) * max_size).div_ceil(u128::from(MAX_SCORE)))
-                .unwrap_or(u64::MAX);
+        let need_copied = copied_needed(need, src.size, dst.size);
         if src.counted.min(dst.counted) < need_copied {
             return None;
         }
@@ -189,6 +188,14 @@ impl Loaded<'_> {
         let s = u32::try_from(s).unwrap_or(MAX_SCORE);
         (s >= need).then_some(s)
     }
+}
+
+/// The fewest copied bytes ([`copied`]) with which a pair of files of
+/// these sizes scores `need` or more: `score >= need` exactly when
+/// `copied * MAX_SCORE >= need * max(size)`.
+pub fn copied_needed(need: u32, src_size: u64, dst_size: u64) -> u64 {
+    let max_size = u128::from(src_size.max(dst_size));
+    u64::try_from((u128::from(need) * max_size).div_ceil(u128::from(MAX_SCORE))).unwrap_or(u64::MAX)
 }
 
 /// True if and only if git's size pre-filter lets a pair with these file

@@ -433,3 +433,40 @@ fn decoding_without_buckets_equals_taking_them_out_after() {
         assert_eq!(Spans::decode_without(&out, &set), Some(s.without(&common)));
     }
 }
+
+#[test]
+fn bins_bound_copied_from_above_and_rule_out_unrelated_files() {
+    // Real text against real text and against edited copies of itself:
+    // the ceiling is never below git's copied bytes (else a pair git
+    // scores could be ruled out), and it is tight enough to rule out most
+    // pairs of different files at 50%.
+    let files = corpus_texts();
+    let files: Vec<&Vec<u8>> = files.iter().take(120).collect();
+    let mut spans: Vec<Spans> = files.iter().map(|f| Spans::new(f)).collect();
+    for f in files.iter().take(40) {
+        let mut e = f.to_vec();
+        let cut = e.len() / 3;
+        e.drain(cut..cut + e.len() / 10);
+        e.extend_from_slice(b"// a new ending\nfn added() {}\n");
+        spans.push(Spans::new(&e));
+    }
+    let bins: Vec<Coarse> = spans.iter().map(Coarse::of).collect();
+    let (mut unrelated, mut ruled_out) = (0, 0);
+    for (a, sa) in spans.iter().enumerate() {
+        for (b, sb) in spans.iter().enumerate() {
+            let ceiling = bins[a].copied_ceiling(&bins[b]);
+            assert!(ceiling >= copied(sa, sb), "pair {a} {b}");
+            if a != b && score(sa, sb, 0) < DEFAULT_MIN_SCORE {
+                unrelated += 1;
+                if ceiling < copied_needed(DEFAULT_MIN_SCORE, sa.size, sb.size) {
+                    ruled_out += 1;
+                }
+            }
+        }
+    }
+    assert!(unrelated > 1000);
+    assert!(
+        ruled_out * 2 > unrelated,
+        "{ruled_out} of {unrelated} ruled out"
+    );
+}

@@ -3,13 +3,15 @@
 //! `score_vs_git` checks against git itself), planted edited copies,
 //! boilerplate, and the command's edges.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use git_simm::similarity::score::{self, Spans};
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::util::*;
+
+mod lossless;
 
 /// Text files of the corpus (every kind: code, prose, data, test inputs)
 /// of at least 192 bytes (the default `--min-size`) and at most 64 KiB, in
@@ -132,6 +134,68 @@ fn true_pairs(files: &[(String, Vec<u8>)], min_score: u32) -> Vec<(usize, usize,
         .collect()
 }
 
+/// The groups exhaustive scoring gives: the connected components of the
+/// true pairs `truth` (positions in `files`) and of identical contents,
+/// those of two files or more, as sorted sets of paths. Files under the
+/// default `--min-size` (192 bytes) take no part.
+fn components(
+    files: &[(String, Vec<u8>)],
+    truth: &[(usize, usize, u32)],
+) -> BTreeSet<BTreeSet<String>> {
+    let big = |i: usize| files[i].1.len() >= 192;
+    let mut parent: Vec<usize> = (0..files.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut first_of: HashMap<&[u8], usize> = HashMap::new();
+    let same = files
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, d))| match first_of.entry(d.as_slice()) {
+            std::collections::hash_map::Entry::Occupied(e) => Some((*e.get(), i)),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        })
+        .collect::<Vec<_>>();
+    let linked = same
+        .into_iter()
+        .chain(truth.iter().map(|&(a, b, _)| (a, b)))
+        .filter(|&(a, b)| big(a) && big(b));
+    for (a, b) in linked {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra] = rb;
+    }
+    let mut by_root: HashMap<usize, BTreeSet<String>> = HashMap::new();
+    for (i, (path, _)) in files.iter().enumerate().filter(|&(i, _)| big(i)) {
+        let r = root(&mut parent, i);
+        by_root.entry(r).or_default().insert(path.clone());
+    }
+    by_root.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// The groups of a `--json` document as sorted sets of paths.
+fn groups_of(doc: &Value) -> BTreeSet<BTreeSet<String>> {
+    doc["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            g["members"]
+                .as_array()
+                .expect("members")
+                .iter()
+                .map(|m| m["path"].as_str().expect("path").to_owned())
+                .collect()
+        })
+        .collect()
+}
+
 /// A repository, its files (path, content), and the planted pairs
 /// (original path, copy path).
 type Planted = (Repo, Vec<(String, Vec<u8>)>, Vec<(String, String)>);
@@ -188,23 +252,15 @@ fn groups_hold_every_pair_exhaustive_scoring_finds() {
     let truth = true_pairs(&files, min_score);
     assert!(truth.len() >= 150, "only {} true pairs", truth.len());
     let together = |a: &str, b: &str| of.get(a).is_some_and(|g| of.get(b) == Some(g));
-    let found = truth
-        .iter()
-        .filter(|&&(a, b, _)| together(&files[a].0, &files[b].0))
-        .count();
-    let recall = found as f64 / truth.len() as f64;
     let missed: Vec<String> = truth
         .iter()
         .filter(|&&(a, b, _)| !together(&files[a].0, &files[b].0))
         .take(10)
         .map(|&(a, b, s)| format!("{} {} {}%", files[a].0, files[b].0, score::percent(s)))
         .collect();
-    eprintln!(
-        "true pairs {}, grouped {found}, recall {recall:.4}; stats {}",
-        truth.len(),
-        doc["stats"]
-    );
-    assert!(recall >= 0.99, "recall {recall:.4}; missed {missed:#?}");
+    assert!(missed.is_empty(), "true pairs not grouped: {missed:#?}");
+    // The groups are exactly the connected components of the true pairs.
+    assert_eq!(groups_of(&doc), components(&files, &truth));
 
     // Every pair of files in one group is connected by true pairs: no
     // group joins what exhaustive scoring keeps apart.
@@ -258,59 +314,6 @@ fn groups_hold_every_pair_exhaustive_scoring_finds() {
             .map(|m| m["size"].as_u64().unwrap())
             .collect();
         assert_eq!(g["waste"].as_u64(), Some(sizes[1..].iter().sum::<u64>()));
-    }
-}
-
-/// How far apart (in fingerprint bits) the true pairs of the planted tree
-/// are, by score: the data `groups::radius_for` is calibrated on. Run with
-/// `cargo test --test it groups::radius_calibration -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn radius_calibration() {
-    let (_repo, files, _) = planted_tree();
-    let prints: Vec<_> = files
-        .iter()
-        .map(|(_, d)| git_simm::similarity::fingerprint::fingerprint(d))
-        .collect();
-    print_distances(&files, &prints);
-}
-
-/// For each threshold and size band, how far apart the sketches `prints`
-/// of the true pairs of `files` are (the calibration tests' output).
-fn print_distances(
-    files: &[(String, Vec<u8>)],
-    prints: &[Option<git_simm::similarity::fingerprint::Fingerprint>],
-) {
-    let bands: [(usize, usize); 5] = [
-        (0, 512),
-        (512, 1024),
-        (1024, 2048),
-        (2048, 4096),
-        (4096, 1 << 20),
-    ];
-    for threshold in [50u32, 60, 70, 80, 90, 95] {
-        let truth = true_pairs(files, score::MAX_SCORE / 100 * threshold);
-        for (lo, hi) in bands {
-            let mut d: Vec<u32> = truth
-                .iter()
-                .filter(|&&(a, b, _)| (lo..hi).contains(&files[a].1.len().min(files[b].1.len())))
-                .filter_map(|&(a, b, _)| Some(prints[a]?.distance(&prints[b]?)))
-                .collect();
-            d.sort_unstable();
-            let q = |p: f64| {
-                d.get(((d.len() as f64 - 1.0) * p) as usize)
-                    .copied()
-                    .unwrap_or(0)
-            };
-            eprintln!(
-                "at {threshold}%, smaller file {lo}-{hi} bytes: {} pairs, distance p50 {} p99 {} p99.9 {} max {}",
-                d.len(),
-                q(0.5),
-                q(0.99),
-                q(0.999),
-                d.last().copied().unwrap_or(0)
-            );
-        }
     }
 }
 
@@ -726,50 +729,14 @@ fn a_shared_license_header_makes_no_similar_match_and_no_staged_copy() {
     );
 }
 
-/// How far apart the residual sketches (`groups::residual::sketch`, a
-/// SimHash of the chunk histogram) of the planted tree's true pairs are,
-/// by score: the data `groups::residual_radius_for` is calibrated on. Run
-/// with `cargo test --test it groups::residual_radius_calibration --
-/// --ignored --nocapture`.
-#[test]
-#[ignore]
-fn residual_radius_calibration() {
-    let (_repo, files, _) = planted_tree();
-    let prints: Vec<_> = files
-        .iter()
-        .map(|(_, d)| git_simm::groups::residual::sketch(&Spans::new(d)))
-        .collect();
-    print_distances(&files, &prints);
-    // Unrelated pairs: how many fall within each radius (what a radius
-    // costs in candidate pairs).
-    let mut far: Vec<u32> = Vec::new();
-    for i in (0..files.len()).step_by(7) {
-        for j in (i + 1..files.len()).step_by(13) {
-            if let (Some(a), Some(b)) = (prints[i], prints[j]) {
-                far.push(a.distance(&b));
-            }
-        }
-    }
-    far.sort_unstable();
-    for r in [40u32, 50, 60, 70, 80, 90] {
-        let n = far.partition_point(|&d| d <= r);
-        eprintln!(
-            "random pairs within {r}: {:.4}",
-            n as f64 / far.len() as f64
-        );
-    }
-}
-
 /// A file behind the shared license header and an edited copy of its body
 /// without the header: once the header (boilerplate) is out they score
 /// above the threshold, but as whole files their sizes and fingerprints
-/// are far apart, so only the residual search (`groups::residual`)
-/// proposes them. Checked with it switched off
-/// (`GIT_SIMM_GROUPS_RESIDUAL=0`), where the whole-file search misses
-/// them, and against git's plain score (`--no-ignore-common`), under the
-/// threshold because of the header.
+/// are far apart. The search runs on the files without boilerplate, so
+/// they are grouped; git's plain score (`--no-ignore-common`) keeps them
+/// under the threshold because of the header.
 #[test]
-fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
+fn a_copy_without_the_license_header_is_grouped_with_its_original() {
     let (repo, files, planted) = licensed_tree();
     let header = license_header();
     let header_buckets: Vec<u32> = Spans::new(&header).bucket_ids().collect();
@@ -811,8 +778,7 @@ fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
         let of = group_of(doc);
         of.get(a).is_some_and(|g| of.get(b) == Some(g))
     };
-    // With the residual search: every copy with its original, and no
-    // group but the planted pairs.
+    // Every copy with its original, and no group but the planted pairs.
     let doc = groups_json(&repo, &[]);
     let pair_of: HashMap<&str, usize> = planted
         .iter()
@@ -824,22 +790,6 @@ fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
     for (orig, copy) in &bare {
         assert!(together(&doc, orig, copy), "{copy} not with {orig}");
     }
-    assert!(
-        doc["stats"]["residual_pairs"].as_u64().unwrap() > 0,
-        "{}",
-        doc["stats"]
-    );
-
-    // Without it, the whole-file search misses them.
-    let out = simm_command()
-        .current_dir(&repo.path)
-        .env("GIT_SIMM_GROUPS_RESIDUAL", "0")
-        .args(["groups", "--json"])
-        .output()
-        .expect("run git-simm");
-    let off: Value = serde_json::from_slice(&succeeded(&["groups"], out)).unwrap();
-    let missed = bare.iter().filter(|(o, c)| !together(&off, o, c)).count();
-    assert_eq!(missed, bare.len(), "the whole-file search found some");
     // And git's plain score keeps them apart.
     let plain = groups_json(&repo, &["--no-ignore-common"]);
     assert!(bare.iter().all(|(o, c)| !together(&plain, o, c)));

@@ -10,7 +10,7 @@
 //! 1. Files with the same blob are one node: exact copies group without
 //!    scoring.
 //! 2. Candidate pairs of distinct blobs come from a lossless search
-//!    ([`search`]): prefix filtering over git's chunk buckets
+//!    (`groups/search.rs`): prefix filtering over git's chunk buckets
 //!    ([`crate::similarity::prefix`], whose documentation proves that
 //!    every pair scoring the threshold or more shares a bucket of both
 //!    files' prefixes), within git's size filter, less the pairs a
@@ -197,7 +197,7 @@ pub struct Outcome {
     pub blobs: usize,
     /// Pairs the prefix index proposed: within git's size filter, sharing
     /// a bucket of both prefixes, not ruled out by the positional bound
-    /// ([`search`]).
+    /// (`groups/search.rs`, proven there).
     pub candidate_pairs: usize,
     /// Pairs sharing a prefix bucket within the size filter that the
     /// positional bound proved to score under the threshold.

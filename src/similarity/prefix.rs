@@ -33,7 +33,7 @@
 //! to the last unit. A prefix shrinks as `t` grows, so one index built at
 //! the lowest threshold ([`PrefixIndex::build`]) answers any higher one: each
 //! posting remembers the highest threshold at which its bucket is still in
-//! its file's prefix ([`Posting::reach`]).
+//! its file's prefix (`Posting::reach`).
 //!
 //! Containment `c(A in B) = copied / |A|` needs only `A`'s side of the
 //! argument: if no bucket of `A`'s prefix at `t` is in `B` at all, `copied`

@@ -3,7 +3,7 @@
 #
 #   benches/groups.sh [--source-repo PATH] [--sizes "10000 30000 100000"]
 #                     [--truth-files N] [--no-all] [--workdir DIR] [--keep]
-#                     [--git-simm BIN | --no-build]
+#                     [--git-simm BIN | --no-build] [--peer BIN]
 #
 # The source repository (default: the git.git mirror) is cloned bare with
 # --shared (its objects are borrowed, nothing is written there). Trees are
@@ -16,7 +16,9 @@
 #   1. for each N: `groups <tree>` cold (an empty store: fingerprints and
 #      chunk histograms computed and stored) and warm (the store filled),
 #      with wall and CPU time, max RSS, load, the store's size, the growth
-#      exponent between sizes, and the search's counts;
+#      exponent between sizes, and the search's counts; with --peer,
+#      another git-simm binary (an older build) warm on the same store
+#      right after, its groups compared and the ratio of times printed;
 #   2. `groups --all` on the whole clone (every blob of the source), after
 #      `fingerprint --all -q` filled the fingerprint store: first run
 #      (histograms computed) and warm (unless --no-all);
@@ -41,6 +43,8 @@
 #                       directory under /tmp, removed at the end unless --keep)
 #   --git-simm BIN      binary to time (default: cargo build --release)
 #   --no-build          use target/release/git-simm as it is
+#   --peer BIN          another git-simm binary to time beside (warm runs,
+#                       same store, alternating: peer, this, peer, this)
 set -euo pipefail
 
 die() { echo "groups.sh: $*" >&2; exit 1; }
@@ -55,6 +59,7 @@ workdir=
 keep=0
 build=1
 simm_bin=
+peer_bin=
 while (($#)); do
   case $1 in
     --source-repo) source_repo=${2:?}; shift 2 ;;
@@ -65,6 +70,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --git-simm) simm_bin=${2:?}; build=0; shift 2 ;;
     --no-build) build=0; shift ;;
+    --peer) peer_bin=${2:?}; shift 2 ;;
     -h | --help) usage 0 ;;
     *) echo "groups.sh: unknown argument: $1" >&2; usage 129 >&2 ;;
   esac
@@ -92,6 +98,12 @@ fi
 [[ -x $simm_bin ]] || die "no git-simm binary at $simm_bin"
 cp "$simm_bin" "$workdir/git-simm"
 simm=$workdir/git-simm
+peer=
+if [[ -n $peer_bin ]]; then
+  [[ -x $peer_bin ]] || die "no git-simm binary at $peer_bin"
+  cp "$peer_bin" "$workdir/git-simm-peer"
+  peer=$workdir/git-simm-peer
+fi
 
 # timed LABEL OUT CMD...: run once, stdout to OUT; sets $elapsed, $cpu
 # (user + sys) and $rss.
@@ -107,7 +119,10 @@ timed() {
   printf '  %-46s %8s s   (CPU %s s, max RSS %s, load %s)\n' "$label" "$elapsed" "$cpu" "$rss" "$(loadavg)"
 }
 store_size() { du -sh "$clone/simm" 2>/dev/null | cut -f1; }
-stats() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["stats"]; print("    groups %d, files %d, blobs %d, candidate pairs %d, scored %d, skipped as connected %d, linked %d, blobs read %d" % (len(d["groups"]), s["files"], s["blobs"], s["candidate_pairs"], s["scored_pairs"], s["connected_pairs"], s["linked_pairs"], s["blobs_read"]))' "$1"; }
+stats() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["stats"]; print("    groups %d, files %d, blobs %d, candidate pairs %d (%s ruled out by the bound), scored %d, skipped as connected %d, linked %d, blobs read %d" % (len(d["groups"]), s["files"], s["blobs"], s["candidate_pairs"], s.get("filtered_pairs", "-"), s["scored_pairs"], s["connected_pairs"], s["linked_pairs"], s["blobs_read"]))' "$1"; }
+# same_groups A B: whether two --json documents hold the same groups (as
+# sets of paths).
+same_groups() { python3 -c 'import json,sys; g=lambda f: sorted(sorted(m["path"] for m in x["members"]) for x in json.load(open(f))["groups"]); a,b=g(sys.argv[1]),g(sys.argv[2]); print("same groups" if a==b else "DIFFERENT groups: %d against %d" % (len(a), len(b)))' "$1" "$2"; }
 
 echo "git-simm groups at scale"
 echo "  source:  $source_repo"
@@ -152,6 +167,18 @@ for n in $sizes; do
   echo "    store: $(store_size)"
   warm_t[$n]=$elapsed
   stats "$workdir/warm.$n.json"
+  if [[ -n $peer ]]; then
+    for round in 1 2; do
+      timed "peer groups (warm store), round $round" "$workdir/peer.$n.json" \
+        "$peer" -C "$clone" groups --json "refs/bench/groups$n"
+      peer_t=$elapsed peer_cpu=$cpu
+      timed "groups (warm store), round $round" "$workdir/warm.$n.json" \
+        "$simm" -C "$clone" groups --json "refs/bench/groups$n"
+      awk -v a="$peer_t" -v b="$elapsed" -v c="$peer_cpu" -v d="$cpu" \
+        'BEGIN { printf "    peer / this: wall x%.2f, CPU x%.2f\n", a / b, c / d }'
+    done
+    echo "    peer: $(stats "$workdir/peer.$n.json" | sed 's/^ *//'); $(same_groups "$workdir/peer.$n.json" "$workdir/warm.$n.json")"
+  fi
   if [[ -n $prev_n ]]; then
     awk -v a="${warm_t[$prev_n]}" -v b="$elapsed" -v m="$prev_n" -v n="$n" \
       'BEGIN { printf "    growth from %d: time x%.2f for files x%.1f (exponent %.2f)\n", m, b / a, n / m, log(b / a) / log(n / m) }'
@@ -192,8 +219,6 @@ timed "exhaustive exact scoring, boilerplate out" "$workdir/truth-bp.json" \
   env GIT_SIMM_GROUPS_EXHAUSTIVE=1 "$simm" -C "$clone" groups --json "refs/bench/groups$n"
 timed "git-simm groups (warm store)" "$workdir/simm-bp.json" \
   "$simm" -C "$clone" groups --json "refs/bench/groups$n"
-timed "git-simm groups, whole-file search only" "$workdir/simm-bp-whole.json" \
-  env GIT_SIMM_GROUPS_RESIDUAL=0 "$simm" -C "$clone" groups --json "refs/bench/groups$n"
 python3 - "$workdir" "$files" "$have_ssdeep" <<'EOF'
 import itertools, json, os, sys
 work, files, have_ssdeep = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
@@ -242,7 +267,6 @@ bp = truth_pairs("truth-bp.json")
 print(f"  boilerplate out: true pairs (>= 80%): {len(bp)}")
 g, s = simm("simm-bp.json")
 measure("git-simm groups", g, bp)
-print(f"    residual search: {s['residual_starts']} blobs scanned from, {s['residual_pairs']} pairs added; {s['common_chunks']} common chunks")
-measure("git-simm groups, whole-file search only", simm("simm-bp-whole.json")[0], bp)
+print(f"    {s['common_chunks']} common chunks")
 EOF
 echo "  load after: $(loadavg)"

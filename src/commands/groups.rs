@@ -15,7 +15,7 @@ use gix::ObjectId;
 
 use super::Status;
 use super::renames::tree_side;
-use super::settings::{exhaustive, flush_warnings, open_store, residual_search, threshold};
+use super::settings::{exhaustive, flush_warnings, open_store, threshold};
 use crate::cli::{GroupsArgs, group_threshold_text};
 
 pub(super) fn groups(
@@ -45,13 +45,7 @@ pub(super) fn groups(
         cache_bytes: cache_limit(&repo)?,
         ..groups::Options::default()
     };
-    match residual_search() {
-        Some(0.0) => opts.residual_search = false,
-        Some(share) => opts.residual_share = share,
-        None => {}
-    }
     if exhaustive() {
-        opts.radius = Some(255);
         opts.every_pair = true;
     }
     let found = groups::find_groups(&repo, &mut store, &files, &contents, &opts, feedback)?;

@@ -29,21 +29,9 @@ pub(super) fn shows_progress(quiet: bool) -> bool {
 
 /// `GIT_SIMM_GROUPS_EXHAUSTIVE=1`: `groups` scores every size-compatible
 /// pair and reports every pair at the threshold as a link, the ground
-/// truth `benches/groups.sh` measures recall against.
+/// truth tests and `benches/groups.sh` compare the groups with.
 pub(super) fn exhaustive() -> bool {
     std::env::var_os("GIT_SIMM_GROUPS_EXHAUSTIVE").is_some_and(|v| v == "1")
-}
-
-/// `GIT_SIMM_GROUPS_RESIDUAL`: `0` makes `groups` propose pairs from
-/// whole-file fingerprints and sizes only, without the residual search
-/// ([`git_simm::groups::residual`]), how tests and benches show what it
-/// finds; a share between 0 and 1 is the share of boilerplate from which a
-/// blob's residual is searched, for experiments. `None` for the default.
-pub(super) fn residual_search() -> Option<f64> {
-    std::env::var("GIT_SIMM_GROUPS_RESIDUAL")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| (0.0..=1.0).contains(v))
 }
 
 /// `GIT_SIMM_TEST_REPACK_ABORT=<point>`: where tests make a repack abort

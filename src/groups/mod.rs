@@ -3,58 +3,61 @@
 //!
 //! A group is a connected set of files, linked by pairs whose exact git
 //! score (the rename score, computed as [`score::score`] computes it for
-//! `renames`) is at least the threshold. Fingerprints only choose which
-//! pairs are scored; every link reported was scored exactly.
+//! `renames`) is at least the threshold. Every link reported was scored
+//! exactly, and the groups are those exhaustive scoring of every pair
+//! would give (below).
 //!
 //! 1. Files with the same blob are one node: exact copies group without
 //!    scoring.
-//! 2. Candidate pairs of distinct blobs come from the fingerprints
-//!    ([`Search::close_pairs`]): git's size filter at the threshold, then
-//!    a Hamming radius calibrated so that at least 99% of the pairs at or
-//!    above the threshold are proposed ([`radius_for`]). Small files, whose
-//!    fingerprints are noisy, are paired from their chunk histograms
-//!    instead, without loss ([`small`]).
-//! 3. Candidates are scored exactly, nearest first, in batches, from the
-//!    chunk histograms the histogram store keeps (those it lacks are read
-//!    in one pass in pack order, each blob once, and stored); a pair
-//!    whose files are already connected is not scored (it could only join
-//!    what is joined), so a cluster of n versions costs about n scores,
-//!    not n²/2. Links at the threshold join components (union-find).
+//! 2. Candidate pairs of distinct blobs come from a lossless search
+//!    (`groups/search.rs`): prefix filtering over git's chunk buckets
+//!    ([`crate::similarity::prefix`], whose documentation proves that
+//!    every pair scoring the threshold or more shares a bucket of both
+//!    files' prefixes), within git's size filter, less the pairs a
+//!    positional bound proves to score under the threshold. No pair that
+//!    can link is left out, whatever the fingerprints say: a shuffled
+//!    copy, a copy behind a long shared skeleton, or a repetitive file
+//!    whose fingerprint sits far from its partner's are proposed like any
+//!    other.
+//! 3. Candidates are scored exactly from the chunk histograms the
+//!    histogram store keeps (those it lacks are read first in one pass in
+//!    pack order, each blob once, and stored). Fingerprints keep the job
+//!    they are good at, the order: each blob's candidates are scored
+//!    nearest fingerprint first, and a pair whose files are already
+//!    connected is not scored (it could only join what is joined), so a
+//!    cluster of n versions costs about n scores, not n²/2. Links at the
+//!    threshold join components (union-find).
 //! 4. Each group gets a representative (the member with the most links,
 //!    then the largest, then the first path) and every member's score
 //!    against it; waste is the bytes of every member but the
 //!    representative, what keeping one copy would save.
 //!
+//! ### Why no group misses a file
+//!
+//! A group is a connected component of the graph whose edges are the
+//! pairs of distinct blobs scoring the threshold or more (and whose nodes
+//! are blobs: paths of one blob are one node). Every such edge is a
+//! candidate of the search (step 2, proven there). Every candidate is
+//! either scored, and linked when it reaches the threshold, or skipped
+//! because its two blobs are already connected by links, each an edge of
+//! the graph. So every edge ends with its two blobs in one component of
+//! the links, and every link is an edge: the components of the links are
+//! exactly the components of the graph, the groups exhaustive scoring of
+//! every pair would give ([`Options::every_pair`]).
+//!
 //! Boilerplate ([`common`]) is taken out of both files of every pair
-//! before scoring unless [`Options::ignore_common`] is off, and enters
-//! candidate search through each blob's residual ([`residual`]): from the
-//! blobs whose boilerplate is a noticeable share of their bytes, pairs
-//! whose residual sizes pass git's filter and whose residual sketches are
-//! close are proposed too, so a file behind a long header and a copy of it
-//! without (or behind another) are scored although their whole files are
-//! far apart.
-//!
-//! ### Deviations from a full boilerplate-free search
-//!
-//! The residual search starts only from blobs with boilerplate at
-//! [`Options::residual_share`] of their bytes or more; between two blobs
-//! with less, the whole-file fingerprints and sizes decide, as they do
-//! with [`Options::ignore_common`] off.
-//!
-//! Two caps trade a little recall for bounded work and memory, both
-//! measured against exhaustive scoring ([`DEFAULT_MAX_PARTNERS`],
-//! [`DEFAULT_MAX_TRIES`]): each blob keeps its nearest candidate
-//! partners only, and pairs between two components are given up after
-//! enough of them failed.
+//! before scoring unless [`Options::ignore_common`] is off; the search
+//! runs on the same histograms without it (the residuals), so a file
+//! behind a long header and a copy of it without (or behind another) are
+//! proposed although their whole files are far apart.
 
 mod build;
 pub mod common;
-pub mod residual;
-pub mod small;
+mod search;
 mod verify;
 
 use build::{build_group, representative};
-use verify::{BATCH, Blobs, Scored, Scorer, link};
+use verify::{BATCH, Blobs, Scorer, link};
 
 use std::collections::HashMap;
 
@@ -63,7 +66,6 @@ use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::{Repo, RepoError};
-use crate::similarity::candidates::{Pair, Search, UNFINGERPRINTED};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Buckets, MAX_SCORE, Spans};
@@ -93,35 +95,17 @@ pub struct Options {
     pub ignore_common: bool,
     /// The share of files a chunk must exceed to be boilerplate.
     pub common_share: f64,
-    /// The fingerprint distance up to which pairs are scored; `None` for
-    /// [`radius_for`] the threshold.
-    pub radius: Option<u32>,
     /// Bytes of decoded chunk histograms kept in memory between batches
     /// ([`DEFAULT_CACHE_BYTES`]; `simm.groupCacheLimit`).
     pub cache_bytes: usize,
     /// Read the text of one chunk of each boilerplate bucket
     /// ([`Common::examples`]), to show it.
     pub show_common: bool,
-    /// Candidate partners kept per blob (the nearest fingerprints among
-    /// the larger blobs within the radius); 0 for all. Bounds the pairs'
-    /// memory: a family of k versions of one file otherwise gives k²/2.
-    pub max_partners: usize,
-    /// Pairs scored between the same two components (each linked inside,
-    /// no link across yet) before the rest between them are given up; 0
-    /// for no limit.
-    pub max_tries: u32,
-    /// Score every candidate pair, connected or not, and report every
-    /// pair at the threshold as a link: with a radius of 255, the
-    /// exhaustive ground truth benches compare against.
+    /// Score every pair git's size filter lets through (on the sizes
+    /// without boilerplate), connected or not, and report every pair at
+    /// the threshold as a link: the exhaustive ground truth tests and
+    /// benches compare against.
     pub every_pair: bool,
-    /// With [`Options::ignore_common`], also propose the pairs whose
-    /// residuals (the files without boilerplate) are close ([`residual`]),
-    /// from every blob whose boilerplate is at least
-    /// [`Options::residual_share`] of its bytes.
-    pub residual_search: bool,
-    /// The share of a blob's bytes in common chunks from which its
-    /// residual is searched.
-    pub residual_share: f64,
 }
 
 impl Default for Options {
@@ -131,35 +115,12 @@ impl Default for Options {
             min_size: DEFAULT_MIN_SIZE,
             ignore_common: true,
             common_share: common::DEFAULT_SHARE,
-            radius: None,
             cache_bytes: DEFAULT_CACHE_BYTES,
             show_common: false,
-            max_tries: DEFAULT_MAX_TRIES,
-            max_partners: DEFAULT_MAX_PARTNERS,
             every_pair: false,
-            residual_search: true,
-            residual_share: residual::DEFAULT_SHARE,
         }
     }
 }
-
-/// The default [`Options::max_tries`]. Measured: no pair of the exact
-/// ground truth lost on git.git's and vim's 5,000-file trees
-/// (`benches/groups.sh`); on a vim tree of 30,000 files, 56,338 pairs
-/// scored instead of 5,112,022 and one link of 35,328 missed (16 tries:
-/// 19 missed); on git.git's 100,000-file tree 144,080 instead of 204,818,
-/// two links of 105,933 missed (6,831 groups instead of 6,829). A
-/// speed-for-recall trade like the fingerprint radius; 0 restores the
-/// exhaustive walk of the candidates.
-pub const DEFAULT_MAX_TRIES: u32 = 64;
-
-/// The default [`Options::max_partners`]. Measured (`benches/groups.sh`,
-/// warm): a vim tree of 75,000 files, 57,048,783 candidate pairs and
-/// 2.0 GB RSS without it, 1,200,552 and 0.9 GB with it (CPU 11.3 -> 2.2
-/// s), 5,998 groups instead of 5,999; git.git's 100,000-file tree 6,831
-/// groups (6,829 without either cap); no pair of the exact ground truth
-/// lost at 5,000 files on git.git or vim.
-pub const DEFAULT_MAX_PARTNERS: usize = 32;
 
 /// The default [`Options::cache_bytes`]: 512 MiB. Decoded histograms are
 /// kept between batches of pairs up to this many bytes, then dropped
@@ -181,28 +142,6 @@ pub const DEFAULT_MIN_SCORE: u32 = MAX_SCORE / 5 * 4;
 /// (smaller files are too short to be worth a group, and would have to
 /// be compared with every file of their size).
 pub const DEFAULT_MIN_SIZE: u64 = 192;
-
-/// The fingerprint distance up to which candidate pairs are scored at
-/// `min_score`.
-///
-/// Calibrated on real text (`tests/it/groups.rs`, `radius_calibration`:
-/// the pinned corpus with 150 copies edited as real edits go, lines
-/// inserted, deleted and replaced, and every pair scored exhaustively).
-/// The farthest pairs were, at 80% and more: 99th percentile 78 bits,
-/// maximum 82; at 90%: 71 and 76; at 70%: 95 and 106; at 60%: 108 and
-/// 116; at 50%: 115 and 124, chance level. Small files spread most (few
-/// 48-byte windows make a noisy fingerprint), which is why even 95% pairs
-/// reach 76 bits. The radius keeps a margin over the maximum: 84 bits
-/// from 80% up, rising linearly to 118 at 60%; below 60% the search is
-/// exhaustive within git's size window (255).
-pub fn radius_for(min_score: u32) -> u32 {
-    let pct = score::percent(min_score);
-    match pct {
-        0..60 => 255,
-        60..80 => 118 - (pct - 60) * 34 / 20,
-        _ => 84,
-    }
-}
 
 /// One file of a group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,26 +195,20 @@ pub struct Outcome {
     pub binary: usize,
     /// Distinct blobs considered.
     pub blobs: usize,
-    /// Pairs proposed by sizes and fingerprints.
+    /// Pairs the prefix index proposed: within git's size filter, sharing
+    /// a bucket of both prefixes, not ruled out by the positional bound
+    /// (`groups/search.rs`, proven there).
     pub candidate_pairs: usize,
+    /// Pairs sharing a prefix bucket within the size filter that the
+    /// positional bound proved to score under the threshold.
+    pub filtered_pairs: usize,
     /// Pairs scored exactly.
     pub scored_pairs: usize,
     /// Candidate pairs not scored because their files were already
     /// connected.
     pub connected_pairs: usize,
-    /// Candidate pairs not scored because [`Options::max_tries`] pairs
-    /// between the same two components had failed already.
-    pub given_up_pairs: usize,
     /// Scored pairs at or above the threshold.
     pub linked_pairs: usize,
-    /// The fingerprint radius used.
-    pub radius: u32,
-    /// Blobs whose boilerplate is a noticeable share of their bytes, from
-    /// which residuals were searched ([`Options::residual_search`]).
-    pub residual_starts: usize,
-    /// Candidate pairs the residual search proposed that the whole-file
-    /// search had not.
-    pub residual_pairs: usize,
     /// Blobs read because the histogram store lacked their chunk
     /// histograms (each at most once; 0 on a warm store).
     pub blobs_read: usize,
@@ -388,40 +321,12 @@ pub fn find_groups(
     scorer.common = Buckets::new(&common.buckets);
     feedback.trace("groups: boilerplate counted");
 
-    let radius = opts.radius.unwrap_or_else(|| radius_for(opts.min_score));
-    outcome.radius = radius;
-    let most = if opts.every_pair {
-        0
-    } else {
-        opts.max_partners
-    };
-    let residual_on = opts.ignore_common && !common.buckets.is_empty();
-    let mut pairs = if opts.every_pair && residual_on {
-        // The ground truth with boilerplate out: every pair git's size
-        // filter passes on the residual sizes.
-        let sizes: Vec<Sketch> = residuals_of(&mut scorer, opts, &mut outcome)?
-            .iter()
-            .map(|r| Sketch {
-                size: r.size,
-                fingerprint: None,
-            })
-            .collect();
-        Search::new(&sizes).close_pairs(opts.min_score, 255, 0, feedback)?
-    } else {
-        Search::new(&prints).close_pairs(opts.min_score, radius, most, feedback)?
-    };
-    feedback.trace("groups: candidate search");
-    if residual_on && opts.residual_search && !opts.every_pair {
-        add_residual_pairs(&mut scorer, opts, &mut pairs, &mut outcome, feedback)?;
-        feedback.trace("groups: residual search");
-    }
-
-    if !opts.every_pair {
-        outcome.blobs_read += add_small_pairs(&mut scorer, &prints, opts.min_score, &mut pairs)?;
-        feedback.trace("groups: small files paired");
-    }
-    outcome.candidate_pairs = pairs.len();
-    let (mut sets, links) = link(&mut scorer, &pairs, opts, &mut outcome)?;
+    // Every blob's histogram in the store (those it lacks read once, in
+    // pack order): the search streams them all.
+    let all: Vec<usize> = (0..blob_ids.len()).collect();
+    outcome.blobs_read += scorer.ensure(&all)?;
+    feedback.trace("groups: histograms ready");
+    let (mut sets, links) = link(&scorer, &prints, opts, &mut outcome)?;
     feedback.trace("groups: pairs scored");
 
     // Files by blob, for blobs still in play.
@@ -594,111 +499,4 @@ fn common_of(
         common.fill_examples(texts.iter().map(Vec::as_slice));
     }
     Ok(common)
-}
-
-/// The residual of every blob in play ([`residual::residuals`]), their
-/// histograms read first where the store lacks them.
-fn residuals_of(
-    scorer: &mut Scorer,
-    opts: &Options,
-    outcome: &mut Outcome,
-) -> Result<Vec<residual::Residual>, GroupsError> {
-    let all: Vec<usize> = (0..scorer.ids.len()).collect();
-    outcome.blobs_read += scorer.ensure(&all)?;
-    scorer.reader.feedback.trace("groups: residuals located");
-    Ok(residual::residuals(
-        &scorer.histograms,
-        &scorer.locs,
-        &scorer.common,
-        opts.min_size,
-        opts.min_score,
-        opts.residual_share,
-    ))
-}
-
-/// Add to `pairs` (sorted nearest first, and kept so) the pairs the
-/// residual search proposes ([`residual`]) that are not there yet.
-fn add_residual_pairs(
-    scorer: &mut Scorer,
-    opts: &Options,
-    pairs: &mut Vec<Pair>,
-    outcome: &mut Outcome,
-    feedback: &Feedback,
-) -> Result<(), GroupsError> {
-    let res = residuals_of(scorer, opts, outcome)?;
-    feedback.trace("groups: residuals sketched");
-    let starts: Vec<usize> = (0..res.len())
-        .filter(|&p| res[p].noticeable && res[p].fingerprint.is_some())
-        .collect();
-    outcome.residual_starts = starts.len();
-    if starts.is_empty() {
-        return Ok(());
-    }
-    let sketches: Vec<Sketch> = res.iter().map(residual::Residual::searched).collect();
-    drop(res);
-    let found = Search::new(&sketches).pairs_from(
-        &starts,
-        opts.min_score,
-        residual::radius_for(opts.min_score),
-        opts.max_partners,
-        feedback,
-    )?;
-    feedback.trace("groups: residuals scanned");
-    let mut new: std::collections::HashSet<(u32, u32)> = found.iter().map(|p| (p.a, p.b)).collect();
-    for p in pairs.iter() {
-        if new.is_empty() {
-            break;
-        }
-        new.remove(&(p.a, p.b));
-    }
-    let before = pairs.len();
-    pairs.extend(found.into_iter().filter(|p| new.contains(&(p.a, p.b))));
-    outcome.residual_pairs = pairs.len() - before;
-    if outcome.residual_pairs > 0 {
-        pairs.par_sort_unstable();
-    }
-    Ok(())
-}
-
-/// Add to `pairs` (sorted nearest first, and kept so) every pair
-/// [`small::pairs`] proposes among the files small enough for it, read
-/// now (they stay cached for scoring); returns how many were read.
-fn add_small_pairs(
-    scorer: &mut Scorer,
-    prints: &[Sketch],
-    min_score: u32,
-    pairs: &mut Vec<Pair>,
-) -> Result<usize, GroupsError> {
-    let reach = small::reach(min_score);
-    let mut smalls: Vec<usize> = (0..prints.len())
-        .filter(|&p| prints[p].size <= reach)
-        .collect();
-    if smalls.len() < 2 {
-        return Ok(0);
-    }
-    let read = scorer.load(&mut smalls.clone())?;
-    smalls.sort_unstable();
-    let held: Vec<Scored> = smalls.iter().map(|&p| scorer.get(p)).collect();
-    let spans: Vec<Option<&Spans>> = held.iter().map(|s| s.as_deref()).collect();
-    // Only pairs of two small files can be proposed again.
-    let mut known: std::collections::HashSet<(u32, u32)> = pairs
-        .iter()
-        .filter(|p| prints[p.a as usize].size <= reach && prints[p.b as usize].size <= reach)
-        .map(|p| (p.a, p.b))
-        .collect();
-    for (x, y) in small::pairs(&spans, min_score) {
-        let (a, b) = (smalls[x] as u32, smalls[y] as u32);
-        if known.insert((a, b)) {
-            let distance = match (
-                prints[a as usize].fingerprint,
-                prints[b as usize].fingerprint,
-            ) {
-                (Some(f), Some(g)) => f.distance(&g).min(254) as u8,
-                _ => UNFINGERPRINTED,
-            };
-            pairs.push(Pair { distance, a, b });
-        }
-    }
-    pairs.par_sort_unstable();
-    Ok(read)
 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use gix::ObjectId;
 use rayon::prelude::*;
 
+use super::search::{self, Blob, Index, Met, Probe};
 use super::{Contents, GroupsError, Options, Outcome};
 use crate::progress::Feedback;
 use crate::repo::{Repo, RepoError};
-use crate::similarity::candidates::Pair;
-use crate::similarity::score::{self, Buckets, Spans};
+use crate::similarity::fingerprint::Sketch;
+use crate::similarity::score::{self, Buckets, MAX_SCORE, Spans};
 use crate::similarity::store::StoreError;
 use crate::similarity::store::histograms::{Histograms, Loc};
 
@@ -180,91 +181,194 @@ impl Scorer<'_> {
     }
 }
 
-/// Candidate pairs are scored this many at a time: enough to keep both
-/// cores busy, few enough that pairs made redundant by a batch's links
-/// are skipped in the next.
+/// Pairs of blobs scored at once when groups are built (each member
+/// against its representative).
 pub(super) const BATCH: usize = 1 << 14;
+
+/// Blobs searched at once: their probes run in parallel, then their
+/// candidates are scored in rounds.
+const PROBES: usize = 512;
+
+/// Pairs scored per round (each active blob its share, at least one):
+/// enough to keep both cores busy, few enough that a link found in one
+/// round makes the pairs it connects skipped in the next.
+const ROUND: usize = 1024;
 
 /// The components and the links (blob positions, score) of [`link`].
 pub(super) type Linked = (Sets, Vec<(usize, usize, u32)>);
 
-/// Score `pairs` (nearest first), skipping those already connected;
-/// returns the components and the links (blob positions, score).
+/// One searched blob and its candidates, nearest fingerprint first.
+struct Row {
+    blob: Blob,
+    candidates: Vec<u32>,
+    next: usize,
+}
+
+/// Search every blob against the ones before it ([`search`]) and score
+/// its candidates nearest first, skipping those already connected to it;
+/// returns the components and the links (blob positions, score). With
+/// [`Options::every_pair`], every pair the size filter lets through is
+/// scored and every pair at the threshold is a link.
 pub(super) fn link(
-    scorer: &mut Scorer,
-    pairs: &[Pair],
+    scorer: &Scorer,
+    prints: &[Sketch],
     opts: &Options,
     outcome: &mut Outcome,
 ) -> Result<Linked, GroupsError> {
     let feedback = scorer.reader.feedback;
+    let res = search::residuals(&scorer.histograms, &scorer.locs, &scorer.common);
+    feedback.trace("groups: residual sizes and bucket frequencies");
+    let t = opts.min_score.max(1);
+    let mut index = Index::new(&res, &scorer.histograms, &scorer.locs, &scorer.common, t);
     let mut sets = Sets::new(scorer.ids.len());
     let mut links = Vec::new();
-    // Reading every blob the store lacks in one pass lets the reader
-    // decode packs along their delta trees (each object inflated once)
-    // instead of resolving chains batch by batch; the histograms go to
-    // the store as they come, so memory does not grow with the pairs.
-    let mut all: Vec<usize> = pairs
-        .iter()
-        .flat_map(|p| [p.a as usize, p.b as usize])
-        .collect();
-    all.sort_unstable();
-    all.dedup();
-    outcome.blobs_read += scorer.ensure(&all)?;
-    feedback.trace("groups: histograms of the pairs ready");
-    let progress = feedback.stage("Scoring pairs", pairs.len() as u64);
-    let mut tries: HashMap<(u32, u32), u32> = HashMap::new();
-    for batch in pairs.chunks(BATCH) {
+    let n = res.seq.len();
+    let progress = feedback.stage("Scoring pairs", n as u64);
+    let mut from = 0;
+    while from < n {
         feedback.check()?;
-        let mut open: Vec<(usize, usize)> = Vec::with_capacity(batch.len());
-        for p in batch {
-            let (a, b) = (p.a as usize, p.b as usize);
-            if opts.every_pair {
-                open.push((a, b));
-                continue;
-            }
-            let (ra, rb) = (sets.find(a), sets.find(b));
-            if ra == rb {
-                outcome.connected_pairs += 1;
-                continue;
-            }
-            // Two families of versions a little too far apart (each
-            // linked inside, under the threshold across) would otherwise
-            // have every pair across them scored: |A| x |B| failures.
-            // Pairs come nearest first, so after this many tries between
-            // the same two components the rest are given up.
-            let tried = tries
-                .entry((ra.min(rb) as u32, ra.max(rb) as u32))
-                .or_insert(0u32);
-            if opts.max_tries > 0 && *tried >= opts.max_tries {
-                outcome.given_up_pairs += 1;
-                continue;
-            }
-            *tried += 1;
-            open.push((a, b));
-        }
-        let mut wanted: Vec<usize> = open.iter().flat_map(|&(a, b)| [a, b]).collect();
-        outcome.blobs_read += scorer.load(&mut wanted)?;
-        let scorer_ref = &*scorer;
-        let min_score = opts.min_score;
-        let scores: Vec<u32> = open
-            .par_iter()
-            .map(|&(a, b)| match (scorer_ref.get(a), scorer_ref.get(b)) {
-                (Some(x), Some(y)) => score::score(&x, &y, min_score),
-                _ => 0,
+        let to = (from + PROBES).min(n);
+        index.prepare(from, to);
+        let index_ref = &index;
+        let rows: Vec<(Row, Met)> = (from..to)
+            .into_par_iter()
+            .with_min_len(8)
+            .map_init(Probe::default, |probe, k| {
+                let blob = index_ref.blob(k)?;
+                let mut candidates = Vec::new();
+                let met = if opts.every_pair {
+                    let lo = index_ref.res.window_start(blob.size, t);
+                    candidates.extend_from_slice(&index_ref.res.seq[lo..k]);
+                    let all = candidates.len();
+                    Met {
+                        shared: all,
+                        proposed: all,
+                    }
+                } else {
+                    let met = index_ref.probe(k, &blob, probe, &mut candidates);
+                    nearest_first(prints, blob.p, &mut candidates);
+                    met
+                };
+                Some((
+                    Row {
+                        blob,
+                        candidates,
+                        next: 0,
+                    },
+                    met,
+                ))
+            })
+            .flatten()
+            .collect();
+        let mut rows: Vec<Row> = rows
+            .into_iter()
+            .map(|(row, met)| {
+                outcome.candidate_pairs += met.proposed;
+                outcome.filtered_pairs += met.shared - met.proposed;
+                row
             })
             .collect();
-        outcome.scored_pairs += open.len();
-        for (&(a, b), s) in open.iter().zip(scores) {
-            if s >= min_score && s > 0 {
-                outcome.linked_pairs += 1;
-                sets.union(a, b);
-                links.push((a, b, s));
-            }
-        }
-        progress.inc(batch.len() as u64);
+        score_rows(
+            &index,
+            &mut rows,
+            &mut sets,
+            &mut links,
+            t,
+            opts.every_pair,
+            outcome,
+        );
+        progress.inc((to - from) as u64);
+        from = to;
     }
     progress.finish();
     Ok((sets, links))
+}
+
+/// Order `candidates` (positions) by fingerprint distance from `p`'s,
+/// nearest first; those without a fingerprint last, by position.
+fn nearest_first(prints: &[Sketch], p: usize, candidates: &mut [u32]) {
+    let mine = prints[p].fingerprint;
+    candidates.sort_by_cached_key(|&q| {
+        let d = match (mine, prints[q as usize].fingerprint) {
+            (Some(a), Some(b)) => a.distance(&b),
+            _ => u32::MAX,
+        };
+        (d, q)
+    });
+}
+
+/// Score the candidates of `rows` in rounds: each round, every row's
+/// next candidates not yet connected to it (its share of [`ROUND`]),
+/// scored in parallel, then joined in row order.
+fn score_rows(
+    index: &Index,
+    rows: &mut [Row],
+    sets: &mut Sets,
+    links: &mut Vec<(usize, usize, u32)>,
+    t: u32,
+    every_pair: bool,
+    outcome: &mut Outcome,
+) {
+    let mut work: Vec<(usize, u32)> = Vec::new();
+    loop {
+        let active = rows.iter().filter(|r| r.next < r.candidates.len()).count();
+        if active == 0 {
+            return;
+        }
+        let share = if every_pair {
+            usize::MAX
+        } else {
+            (ROUND / active).max(1)
+        };
+        work.clear();
+        for (i, row) in rows.iter_mut().enumerate() {
+            let mine = sets.find(row.blob.p);
+            let mut took = 0;
+            while took < share && row.next < row.candidates.len() {
+                let q = row.candidates[row.next];
+                row.next += 1;
+                if !every_pair && sets.find(q as usize) == mine {
+                    outcome.connected_pairs += 1;
+                    continue;
+                }
+                work.push((i, q));
+                took += 1;
+            }
+        }
+        let rows_ref = &*rows;
+        let scores: Vec<u32> = work
+            .par_iter()
+            .with_min_len(16)
+            .map(|&(i, q)| {
+                let x = &rows_ref[i].blob;
+                let size = index.res.size[q as usize];
+                let at_least = search::needed(x.size.max(size), t);
+                match index
+                    .record(q as usize)
+                    .and_then(|r| x.spans.copied_stored(r, at_least))
+                {
+                    Some(copied) if score::sizes_compatible(x.size, size, t) => {
+                        let larger = u128::from(x.size.max(size).max(1));
+                        let s = u128::from(copied) * u128::from(MAX_SCORE) / larger;
+                        u32::try_from(s).unwrap_or(MAX_SCORE)
+                    }
+                    _ => 0,
+                }
+            })
+            .collect();
+        outcome.scored_pairs += work.len();
+        for (&(i, q), s) in work.iter().zip(scores) {
+            if s < t {
+                continue;
+            }
+            outcome.linked_pairs += 1;
+            let (a, b) = (rows[i].blob.p, q as usize);
+            if every_pair || sets.find(a) != sets.find(b) {
+                sets.union(a, b);
+                links.push((a.min(b), a.max(b), s));
+            }
+        }
+    }
 }
 
 /// Union-find over blob positions, by size with path halving.

@@ -384,7 +384,8 @@ pub struct GroupStats {
     /// Blobs read because the histogram store lacked their histograms
     /// (each at most once; 0 on a warm store).
     pub blobs_read: usize,
-    /// Pairs proposed by sizes and fingerprints.
+    /// Pairs the prefix index proposed (every pair that can score the
+    /// threshold is among them).
     pub candidate_pairs: usize,
     /// Chunks treated as boilerplate.
     pub common_chunks: usize,
@@ -393,22 +394,13 @@ pub struct GroupStats {
     /// Candidate pairs not scored because their files were already
     /// grouped.
     pub connected_pairs: usize,
-    /// Candidate pairs given up: too many pairs between the same two
-    /// components had failed.
-    pub given_up_pairs: usize,
-    /// Blobs whose boilerplate is a noticeable share of their bytes, from
-    /// which residuals (the files without boilerplate) were searched.
-    pub residual_starts: usize,
-    /// Candidate pairs the residual search proposed beyond the whole-file
-    /// search.
-    pub residual_pairs: usize,
+    /// Pairs sharing a prefix bucket that the positional bound proved to
+    /// score under the threshold (not scored).
+    pub filtered_pairs: usize,
     /// Files given (the tree's regular files, or every blob).
     pub files: usize,
     /// Scored pairs at or above the threshold.
     pub linked_pairs: usize,
-    /// The fingerprint distance (of 256 bits) up to which pairs were
-    /// scored.
-    pub radius: u32,
     /// Pairs scored exactly.
     pub scored_pairs: usize,
     /// Files left out as smaller than `--min-size` (or empty).
@@ -475,12 +467,9 @@ impl Groups {
                 common_chunks: found.common.buckets.len(),
                 common_sampled: found.common.sampled,
                 connected_pairs: o.connected_pairs,
-                given_up_pairs: o.given_up_pairs,
-                residual_starts: o.residual_starts,
-                residual_pairs: o.residual_pairs,
+                filtered_pairs: o.filtered_pairs,
                 files: o.files,
                 linked_pairs: o.linked_pairs,
-                radius: o.radius,
                 scored_pairs: o.scored_pairs,
                 too_small: o.too_small,
                 total_bytes,

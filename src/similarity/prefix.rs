@@ -131,23 +131,94 @@ fn reach(before: u64, size: u64) -> u32 {
     MAX_SCORE.saturating_sub(u32::try_from(scaled).unwrap_or(u32::MAX))
 }
 
+/// The global order of buckets every prefix follows: rarest first (by
+/// document frequency among the files of one collection), ties by bucket
+/// number. Any fixed order makes the module's argument hold; rare buckets
+/// first keep prefixes' posting lists short.
+#[derive(Clone, Debug)]
+pub struct Order {
+    /// Position of each bucket in the order.
+    rank: Vec<u32>,
+    /// The bucket at each position.
+    bucket: Vec<u32>,
+}
+
+impl Order {
+    /// The order of `df[b]` (in how many files bucket `b` occurs),
+    /// ascending; `df` shorter than the number of buckets counts the rest
+    /// as 0.
+    pub fn rarest_first(df: &[u32]) -> Order {
+        let count = |b: u32| df.get(b as usize).copied().unwrap_or(0);
+        let mut bucket: Vec<u32> = (0..BUCKETS as u32).collect();
+        bucket.sort_unstable_by_key(|&b| (count(b), b));
+        let mut rank = vec![0u32; BUCKETS];
+        for (r, &b) in bucket.iter().enumerate() {
+            rank[b as usize] = r as u32;
+        }
+        Order { rank, bucket }
+    }
+
+    /// A table of document frequencies to fill ([`Order::rarest_first`]),
+    /// one counter per bucket.
+    pub fn counters() -> Vec<u32> {
+        vec![0; BUCKETS]
+    }
+
+    /// Every bucket of `s` as a key `rank << 32 | weight`, in the order
+    /// (keys sort as plain integers: cheaper than tuples).
+    pub fn keys(&self, s: &Spans, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(
+            s.weights()
+                .map(|(b, w)| u64::from(self.rank[b as usize]) << 32 | u64::from(w)),
+        );
+        out.sort_unstable();
+    }
+
+    /// The bucket of a key of [`Order::keys`].
+    pub fn bucket(&self, key: u64) -> u32 {
+        self.bucket[(key >> 32) as usize]
+    }
+}
+
+/// The weight of a key of [`Order::keys`].
+pub fn weight(key: u64) -> u32 {
+    key as u32
+}
+
+/// The rank of a key of [`Order::keys`].
+pub fn rank(key: u64) -> u32 {
+    (key >> 32) as u32
+}
+
+/// How many of a file's buckets (`keys` by [`Order::keys`]) make its
+/// prefix at `t` (the module documentation's definition, `size` being
+/// the file's size): every bucket whose weight before it leaves it
+/// inside. Every pair scoring `t` or more shares a bucket of both files'
+/// prefixes.
+pub fn prefix_len(keys: &[u64], size: u64, t: u32) -> usize {
+    let mut before = 0u64;
+    for (i, &k) in keys.iter().enumerate() {
+        if !inside(before, size, t) {
+            return i;
+        }
+        before += u64::from(weight(k));
+    }
+    keys.len()
+}
+
 impl PrefixIndex {
     /// Index `files` (`None`, or an empty file, is left out) by their
     /// prefixes at `floor`; `floor = 0` indexes every bucket of every file.
     pub fn build(files: &[Option<&Spans>], floor: u32) -> PrefixIndex {
         let floor = floor.min(MAX_SCORE);
-        let mut df = vec![0u32; BUCKETS];
+        let mut df = Order::counters();
         for s in files.iter().flatten() {
             for b in s.bucket_ids() {
                 df[b as usize] += 1;
             }
         }
-        let mut order: Vec<u32> = (0..BUCKETS as u32).collect();
-        order.sort_unstable_by_key(|&b| (df[b as usize], b));
-        let mut rank = vec![0u32; BUCKETS];
-        for (r, &b) in order.iter().enumerate() {
-            rank[b as usize] = r as u32;
-        }
+        let Order { rank, .. } = Order::rarest_first(&df);
         let mut sizes = vec![0u64; files.len()];
         // (bucket, posting) of every prefix bucket, then grouped by bucket.
         let mut all: Vec<(u32, Posting)> = Vec::new();

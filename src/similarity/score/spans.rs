@@ -253,6 +253,39 @@ impl Spans {
         Stored::open(bytes)?.for_each(|b, _| f(b))
     }
 
+    /// [`copied`](super::copied) between this histogram and a stored one
+    /// ([`Spans::encode`]), read in place: one pass over the record and
+    /// no histogram built, for scoring one file against many stored ones.
+    /// Buckets this histogram lacks (boilerplate taken out of it) count
+    /// for nothing, as [`Spans::decode_without`] would have taken them
+    /// out of the other. The pass stops as soon as the copied bytes
+    /// cannot reach `at_least` (what this histogram has left to match
+    /// could not make up the difference): the result is exact when it is
+    /// `at_least` or more, and some value below `at_least` otherwise.
+    /// `None` if `bytes` is not a stored histogram.
+    pub fn copied_stored(&self, bytes: &[u8], at_least: u64) -> Option<u64> {
+        let mine = &self.buckets;
+        let mut left: u64 = mine.iter().map(|&(_, w)| u64::from(w)).sum();
+        let mut i = 0;
+        let mut total = 0u64;
+        Stored::open(bytes)?.for_each_while(|b, w| {
+            while i < mine.len() && mine[i].0 < b {
+                left -= u64::from(mine[i].1);
+                i += 1;
+            }
+            if let Some(&(m, v)) = mine.get(i)
+                && m == b
+            {
+                total += u64::from(v.min(w));
+                left -= u64::from(v);
+                i += 1;
+            }
+            // Nothing left to match: the total is final.
+            i < mine.len() && total + left >= at_least
+        })?;
+        Some(total)
+    }
+
     /// `(bucket, weight)` pairs, sorted by bucket: what containment
     /// ([`crate::similarity::containment`]) samples and merges.
     pub(crate) fn buckets(&self) -> &[(u32, u32)] {
@@ -298,7 +331,17 @@ impl<'a> Stored<'a> {
 
     /// Every `(bucket, weight)` in order; `None` at the first entry out of
     /// order or range, or if bytes are missing or left over.
-    fn for_each(mut self, mut f: impl FnMut(u32, u32)) -> Option<()> {
+    fn for_each(self, mut f: impl FnMut(u32, u32)) -> Option<()> {
+        self.for_each_while(|b, w| {
+            f(b, w);
+            true
+        })
+        .map(|_| ())
+    }
+
+    /// [`Stored::for_each`] until `f` returns false: `Some(false)` then
+    /// (the rest of the record not read), `Some(true)` after every entry.
+    fn for_each_while(mut self, mut f: impl FnMut(u32, u32) -> bool) -> Option<bool> {
         let mut next_min = 0u32;
         for _ in 0..self.count {
             let gap = u32::try_from(get_varint(self.bytes, &mut self.at)?).ok()?;
@@ -311,10 +354,12 @@ impl<'a> Stored<'a> {
             if b >= HASH_BASE || w == 0 || (next_min > 0 && gap == 0) {
                 return None;
             }
-            f(b, w);
+            if !f(b, w) {
+                return Some(false);
+            }
             next_min = b + 1;
         }
-        (self.at == self.bytes.len()).then_some(())
+        (self.at == self.bytes.len()).then_some(true)
     }
 }
 

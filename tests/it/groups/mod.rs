@@ -3,13 +3,16 @@
 //! `score_vs_git` checks against git itself), planted edited copies,
 //! boilerplate, and the command's edges.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use git_simm::similarity::score::{self, Spans};
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::util::*;
+
+mod boilerplate;
+mod lossless;
 
 /// Text files of the corpus (every kind: code, prose, data, test inputs)
 /// of at least 192 bytes (the default `--min-size`) and at most 64 KiB, in
@@ -132,6 +135,68 @@ fn true_pairs(files: &[(String, Vec<u8>)], min_score: u32) -> Vec<(usize, usize,
         .collect()
 }
 
+/// The groups exhaustive scoring gives: the connected components of the
+/// true pairs `truth` (positions in `files`) and of identical contents,
+/// those of two files or more, as sorted sets of paths. Files under the
+/// default `--min-size` (192 bytes) take no part.
+fn components(
+    files: &[(String, Vec<u8>)],
+    truth: &[(usize, usize, u32)],
+) -> BTreeSet<BTreeSet<String>> {
+    let big = |i: usize| files[i].1.len() >= 192;
+    let mut parent: Vec<usize> = (0..files.len()).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    let mut first_of: HashMap<&[u8], usize> = HashMap::new();
+    let same = files
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, d))| match first_of.entry(d.as_slice()) {
+            std::collections::hash_map::Entry::Occupied(e) => Some((*e.get(), i)),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(i);
+                None
+            }
+        })
+        .collect::<Vec<_>>();
+    let linked = same
+        .into_iter()
+        .chain(truth.iter().map(|&(a, b, _)| (a, b)))
+        .filter(|&(a, b)| big(a) && big(b));
+    for (a, b) in linked {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra] = rb;
+    }
+    let mut by_root: HashMap<usize, BTreeSet<String>> = HashMap::new();
+    for (i, (path, _)) in files.iter().enumerate().filter(|&(i, _)| big(i)) {
+        let r = root(&mut parent, i);
+        by_root.entry(r).or_default().insert(path.clone());
+    }
+    by_root.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// The groups of a `--json` document as sorted sets of paths.
+fn groups_of(doc: &Value) -> BTreeSet<BTreeSet<String>> {
+    doc["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            g["members"]
+                .as_array()
+                .expect("members")
+                .iter()
+                .map(|m| m["path"].as_str().expect("path").to_owned())
+                .collect()
+        })
+        .collect()
+}
+
 /// A repository, its files (path, content), and the planted pairs
 /// (original path, copy path).
 type Planted = (Repo, Vec<(String, Vec<u8>)>, Vec<(String, String)>);
@@ -188,23 +253,15 @@ fn groups_hold_every_pair_exhaustive_scoring_finds() {
     let truth = true_pairs(&files, min_score);
     assert!(truth.len() >= 150, "only {} true pairs", truth.len());
     let together = |a: &str, b: &str| of.get(a).is_some_and(|g| of.get(b) == Some(g));
-    let found = truth
-        .iter()
-        .filter(|&&(a, b, _)| together(&files[a].0, &files[b].0))
-        .count();
-    let recall = found as f64 / truth.len() as f64;
     let missed: Vec<String> = truth
         .iter()
         .filter(|&&(a, b, _)| !together(&files[a].0, &files[b].0))
         .take(10)
         .map(|&(a, b, s)| format!("{} {} {}%", files[a].0, files[b].0, score::percent(s)))
         .collect();
-    eprintln!(
-        "true pairs {}, grouped {found}, recall {recall:.4}; stats {}",
-        truth.len(),
-        doc["stats"]
-    );
-    assert!(recall >= 0.99, "recall {recall:.4}; missed {missed:#?}");
+    assert!(missed.is_empty(), "true pairs not grouped: {missed:#?}");
+    // The groups are exactly the connected components of the true pairs.
+    assert_eq!(groups_of(&doc), components(&files, &truth));
 
     // Every pair of files in one group is connected by true pairs: no
     // group joins what exhaustive scoring keeps apart.
@@ -259,196 +316,6 @@ fn groups_hold_every_pair_exhaustive_scoring_finds() {
             .collect();
         assert_eq!(g["waste"].as_u64(), Some(sizes[1..].iter().sum::<u64>()));
     }
-}
-
-/// How far apart (in fingerprint bits) the true pairs of the planted tree
-/// are, by score: the data `groups::radius_for` is calibrated on. Run with
-/// `cargo test --test it groups::radius_calibration -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn radius_calibration() {
-    let (_repo, files, _) = planted_tree();
-    let prints: Vec<_> = files
-        .iter()
-        .map(|(_, d)| git_simm::similarity::fingerprint::fingerprint(d))
-        .collect();
-    print_distances(&files, &prints);
-}
-
-/// For each threshold and size band, how far apart the sketches `prints`
-/// of the true pairs of `files` are (the calibration tests' output).
-fn print_distances(
-    files: &[(String, Vec<u8>)],
-    prints: &[Option<git_simm::similarity::fingerprint::Fingerprint>],
-) {
-    let bands: [(usize, usize); 5] = [
-        (0, 512),
-        (512, 1024),
-        (1024, 2048),
-        (2048, 4096),
-        (4096, 1 << 20),
-    ];
-    for threshold in [50u32, 60, 70, 80, 90, 95] {
-        let truth = true_pairs(files, score::MAX_SCORE / 100 * threshold);
-        for (lo, hi) in bands {
-            let mut d: Vec<u32> = truth
-                .iter()
-                .filter(|&&(a, b, _)| (lo..hi).contains(&files[a].1.len().min(files[b].1.len())))
-                .filter_map(|&(a, b, _)| Some(prints[a]?.distance(&prints[b]?)))
-                .collect();
-            d.sort_unstable();
-            let q = |p: f64| {
-                d.get(((d.len() as f64 - 1.0) * p) as usize)
-                    .copied()
-                    .unwrap_or(0)
-            };
-            eprintln!(
-                "at {threshold}%, smaller file {lo}-{hi} bytes: {} pairs, distance p50 {} p99 {} p99.9 {} max {}",
-                d.len(),
-                q(0.5),
-                q(0.99),
-                q(0.999),
-                d.last().copied().unwrap_or(0)
-            );
-        }
-    }
-}
-
-/// The header every file of [`licensed_tree`] starts with: the first 30
-/// lines of the Apache license.
-fn license_header() -> Vec<u8> {
-    corpus_text("rust/regex-1.11.1/LICENSE-APACHE")
-        .split_inclusive(|&c| c == b'\n')
-        .take(30)
-        .flatten()
-        .copied()
-        .collect()
-}
-
-/// 2,000 unrelated real files, each behind the same 30-line license header
-/// (the first 30 lines of a real Apache-2.0 license text), and 10 copies
-/// with light real edits of the body (1 to 4% of its lines).
-fn licensed_tree() -> Planted {
-    let header = license_header();
-    // Small bodies first: behind a 1.6 KB header they are the files the
-    // header makes look alike.
-    let mut bodies = corpus_texts();
-    bodies.sort_by_key(|(p, d)| (d.len(), p.clone()));
-    let mut seen = HashSet::new();
-    bodies.retain(|(_, d)| seen.insert(d.clone()));
-    bodies.truncate(3000);
-    // Unrelated: of every pair of bodies scoring 50% or more (the corpus
-    // has real near-duplicates), the second is left out.
-    let mut related: Vec<usize> = true_pairs(&bodies, score::DEFAULT_MIN_SCORE)
-        .into_iter()
-        .map(|(_, b, _)| b)
-        .collect();
-    related.sort_unstable();
-    let bodies: Vec<(String, Vec<u8>)> = bodies
-        .into_iter()
-        .enumerate()
-        .filter(|(i, (_, d))| related.binary_search(i).is_err() && !d.starts_with(&header))
-        .map(|(_, f)| f)
-        .collect();
-    assert!(
-        bodies.len() >= 2000,
-        "only {} unrelated bodies",
-        bodies.len()
-    );
-    let mut rng = Rng(0x6c69_6365_6e73_6521);
-    let mut files: Vec<(String, Vec<u8>)> = bodies
-        .iter()
-        .take(2000)
-        .map(|(p, d)| (format!("src/{p}"), [header.as_slice(), d].concat()))
-        .collect();
-    let mut planted = Vec::new();
-    for k in 0..10 {
-        let i = 1000 + rng.below(1000);
-        let (path, data) = files[i].clone();
-        let body = &data[header.len()..];
-        let lines = body.iter().filter(|&&c| c == b'\n').count().max(1);
-        let edits = ((lines as f64) * (0.01 + 0.03 * rng.unit())).ceil() as usize;
-        let donor = bodies[rng.below(bodies.len())].1.clone();
-        let copy = [header.as_slice(), &edit(body, edits, &donor, &mut rng)].concat();
-        let copy_path = format!("copies/{k}/{}", path.rsplit('/').next().unwrap_or("f"));
-        planted.push((path, copy_path.clone()));
-        files.push((copy_path, copy));
-    }
-    let repo = Repo::new();
-    for (path, data) in &files {
-        repo.write(path, data);
-    }
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "licensed"]);
-    (repo, files, planted)
-}
-
-#[test]
-fn a_shared_license_header_makes_no_group_and_edited_copies_are_found() {
-    let (repo, files, planted) = licensed_tree();
-    let content: HashMap<String, Vec<u8>> = files.iter().cloned().collect();
-    let pair_of: HashMap<&str, usize> = planted
-        .iter()
-        .enumerate()
-        .flat_map(|(k, (a, b))| [(a.as_str(), k), (b.as_str(), k)])
-        .collect();
-
-    // With git's plain score the header alone groups files: the fixture
-    // has the problem the default must solve.
-    let plain = groups_json(&repo, &["--no-ignore-common"]);
-    let boilerplate_only = plain["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| {
-            g["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|m| !pair_of.contains_key(m["path"].as_str().unwrap()))
-        })
-        .count();
-    assert!(
-        boilerplate_only > 0,
-        "the header alone grouped nothing: the fixture is too weak"
-    );
-
-    let doc = groups_json(&repo, &["--show-common"]);
-    let of = group_of(&doc);
-    assert_only_planted_pairs(&doc, &pair_of);
-    for (orig, copy) in &planted {
-        assert!(
-            of.get(orig)
-                .is_some_and(|g| of.get(copy.as_str()) == Some(g)),
-            "{copy} not grouped with {orig}"
-        );
-    }
-    // What was treated as boilerplate is shown, and it is the header.
-    let header_lines: HashSet<String> = String::from_utf8_lossy(&content[&planted[0].0])
-        .split_inclusive('\n')
-        .take(30)
-        .filter(|l| l.trim().len() > 3)
-        .map(str::to_owned)
-        .collect();
-    let shown: HashSet<String> = doc["common"]
-        .as_array()
-        .expect("--show-common fills common")
-        .iter()
-        .map(|c| c["text"].as_str().unwrap().to_owned())
-        .collect();
-    let missing: Vec<&String> = header_lines
-        .iter()
-        .filter(|l| l.len() <= 64 && !shown.contains(*l))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "header lines not shown as common: {missing:?}"
-    );
-
-    // The text form lists them too, before the groups.
-    let text = stdout(&repo.simm(&["groups", "--show-common"]));
-    assert!(text.starts_with("boilerplate: "), "{text}");
-    assert!(text.contains("Apache License"), "{text}");
 }
 
 #[test]
@@ -631,233 +498,4 @@ fn cached_worktree_and_all_see_their_own_files() {
     let stats = &all["stats"];
     assert_eq!(stats["files"], 3, "{all}");
     assert_eq!(all["groups"].as_array().unwrap().len(), 1, "{all}");
-}
-
-/// `similar` and the pre-commit check use the same boilerplate
-/// statistics as `groups`: a new file that shares only the license
-/// header with tracked ones is no match and no copy, while git's plain
-/// score (`--no-ignore-common`, and git itself) says it is one; a real
-/// near-copy is still found by both.
-#[test]
-fn a_shared_license_header_makes_no_similar_match_and_no_staged_copy() {
-    let (repo, files, planted) = licensed_tree();
-    let header = license_header();
-    let fresh = [
-        header.as_slice(),
-        b"int fresh(void)\n{\n\treturn 42;\n}\n".as_slice(),
-    ]
-    .concat();
-    repo.write("new/fresh.c", &fresh);
-    // A real near-copy: the largest body, one line added.
-    let (dup_of, dup_source) = &files[1999];
-    repo.write(
-        "new/dup.c",
-        &[dup_source.as_slice(), b"/* one more line */\n"].concat(),
-    );
-
-    let lines = |args: &[&str]| -> Vec<String> {
-        let out = repo.simm(args);
-        assert!(
-            matches!(out.status.code(), Some(0 | 1)),
-            "{args:?}: {}",
-            stderr(&out)
-        );
-        stdout(&out).lines().map(str::to_owned).collect()
-    };
-    let plain = lines(&["similar", "--no-ignore-common", "new/fresh.c"]);
-    assert!(
-        !plain.is_empty(),
-        "the header alone matched nothing: the fixture is too weak"
-    );
-    let ignoring = lines(&["similar", "new/fresh.c"]);
-    assert!(
-        ignoring.is_empty(),
-        "boilerplate-only matches: {ignoring:?}"
-    );
-    let dup = lines(&["similar", "new/dup.c"]);
-    assert!(
-        dup.first()
-            .is_some_and(|l| l.ends_with(&format!("\t{dup_of}"))),
-        "{dup:?}"
-    );
-    let (orig, copy) = &planted[0];
-    let found = lines(&["similar", "-n", "0", &format!("HEAD:{copy}")]);
-    assert!(
-        found.iter().any(|l| l.ends_with(&format!("\t{orig}"))),
-        "{found:?}"
-    );
-
-    repo.git(&["add", "new/fresh.c", "new/dup.c"]);
-    // git itself calls the header-only file a copy at 80% (the check's
-    // threshold here: the fixture's smallest bodies keep it under 90%).
-    let git = repo.git_str(&[
-        "diff",
-        "--cached",
-        "--name-status",
-        "--find-copies-harder",
-        "-C80%",
-    ]);
-    assert!(
-        git.lines()
-            .any(|l| l.starts_with('C') && l.ends_with("\tnew/fresh.c")),
-        "git sees no copy: {git}"
-    );
-    let check = |extra: &[&str]| -> String {
-        let mut args = vec![
-            "check",
-            "--staged",
-            "--no-strict",
-            "--copy-threshold",
-            "80%",
-        ];
-        args.extend_from_slice(extra);
-        let out = repo.simm(&args);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        stderr(&out)
-    };
-    let plain = check(&["--no-ignore-common"]);
-    assert!(plain.contains("'new/fresh.c' is a"), "{plain}");
-    assert!(plain.contains("'new/dup.c' is a"), "{plain}");
-    let ignoring = check(&[]);
-    assert!(!ignoring.contains("'new/fresh.c'"), "{ignoring}");
-    assert!(
-        ignoring.contains("'new/dup.c' is a") && ignoring.contains(&format!("copy of '{dup_of}'")),
-        "{ignoring}"
-    );
-}
-
-/// How far apart the residual sketches (`groups::residual::sketch`, a
-/// SimHash of the chunk histogram) of the planted tree's true pairs are,
-/// by score: the data `groups::residual_radius_for` is calibrated on. Run
-/// with `cargo test --test it groups::residual_radius_calibration --
-/// --ignored --nocapture`.
-#[test]
-#[ignore]
-fn residual_radius_calibration() {
-    let (_repo, files, _) = planted_tree();
-    let prints: Vec<_> = files
-        .iter()
-        .map(|(_, d)| git_simm::groups::residual::sketch(&Spans::new(d)))
-        .collect();
-    print_distances(&files, &prints);
-    // Unrelated pairs: how many fall within each radius (what a radius
-    // costs in candidate pairs).
-    let mut far: Vec<u32> = Vec::new();
-    for i in (0..files.len()).step_by(7) {
-        for j in (i + 1..files.len()).step_by(13) {
-            if let (Some(a), Some(b)) = (prints[i], prints[j]) {
-                far.push(a.distance(&b));
-            }
-        }
-    }
-    far.sort_unstable();
-    for r in [40u32, 50, 60, 70, 80, 90] {
-        let n = far.partition_point(|&d| d <= r);
-        eprintln!(
-            "random pairs within {r}: {:.4}",
-            n as f64 / far.len() as f64
-        );
-    }
-}
-
-/// A file behind the shared license header and an edited copy of its body
-/// without the header: once the header (boilerplate) is out they score
-/// above the threshold, but as whole files their sizes and fingerprints
-/// are far apart, so only the residual search (`groups::residual`)
-/// proposes them. Checked with it switched off
-/// (`GIT_SIMM_GROUPS_RESIDUAL=0`), where the whole-file search misses
-/// them, and against git's plain score (`--no-ignore-common`), under the
-/// threshold because of the header.
-#[test]
-fn a_copy_without_the_license_header_is_found_by_the_residual_search() {
-    let (repo, files, planted) = licensed_tree();
-    let header = license_header();
-    let header_buckets: Vec<u32> = Spans::new(&header).bucket_ids().collect();
-    let min_score = score::MAX_SCORE / 100 * 80;
-    let mut rng = Rng(0x6865_6164_6c65_7373);
-    let mut bare = Vec::new();
-    let bodies: Vec<Vec<u8>> = files[..2000]
-        .iter()
-        .map(|(_, d)| d[header.len()..].to_vec())
-        .collect();
-    let mut k = 0;
-    while bare.len() < 10 {
-        k += 1;
-        let i = 300 + rng.below(1700);
-        let (path, data) = &files[i];
-        let body = &data[header.len()..];
-        let lines = body.iter().filter(|&&c| c == b'\n').count().max(1);
-        let edits = ((lines as f64) * (0.01 + 0.02 * rng.unit())).ceil() as usize;
-        let copy = edit(body, edits, &bodies[rng.below(2000)], &mut rng);
-        let (a, b) = (Spans::new(data), Spans::new(&copy));
-        let residual = score::score(
-            &a.without(&header_buckets),
-            &b.without(&header_buckets),
-            min_score,
-        );
-        // Only copies that reach the threshold once the header is out,
-        // and that git's plain score keeps under it.
-        if residual < min_score || score::score(&a, &b, 0) >= min_score {
-            continue;
-        }
-        let copy_path = format!("bare/{k}/{}", path.rsplit('/').next().unwrap_or("f"));
-        repo.write(&copy_path, &copy);
-        bare.push((path.clone(), copy_path));
-    }
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "copies without the header"]);
-
-    let together = |doc: &Value, a: &str, b: &str| {
-        let of = group_of(doc);
-        of.get(a).is_some_and(|g| of.get(b) == Some(g))
-    };
-    // With the residual search: every copy with its original, and no
-    // group but the planted pairs.
-    let doc = groups_json(&repo, &[]);
-    let pair_of: HashMap<&str, usize> = planted
-        .iter()
-        .chain(&bare)
-        .enumerate()
-        .flat_map(|(k, (a, b))| [(a.as_str(), k), (b.as_str(), k)])
-        .collect();
-    assert_only_planted_pairs(&doc, &pair_of);
-    for (orig, copy) in &bare {
-        assert!(together(&doc, orig, copy), "{copy} not with {orig}");
-    }
-    assert!(
-        doc["stats"]["residual_pairs"].as_u64().unwrap() > 0,
-        "{}",
-        doc["stats"]
-    );
-
-    // Without it, the whole-file search misses them.
-    let out = simm_command()
-        .current_dir(&repo.path)
-        .env("GIT_SIMM_GROUPS_RESIDUAL", "0")
-        .args(["groups", "--json"])
-        .output()
-        .expect("run git-simm");
-    let off: Value = serde_json::from_slice(&succeeded(&["groups"], out)).unwrap();
-    let missed = bare.iter().filter(|(o, c)| !together(&off, o, c)).count();
-    assert_eq!(missed, bare.len(), "the whole-file search found some");
-    // And git's plain score keeps them apart.
-    let plain = groups_json(&repo, &["--no-ignore-common"]);
-    assert!(bare.iter().all(|(o, c)| !together(&plain, o, c)));
-}
-
-/// Every group of `doc` is one planted pair: its members' paths all map
-/// to the same pair in `pair_of`.
-fn assert_only_planted_pairs(doc: &Value, pair_of: &HashMap<&str, usize>) {
-    for group in doc["groups"].as_array().unwrap() {
-        let ks: HashSet<Option<&usize>> = group["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| pair_of.get(m["path"].as_str().unwrap()))
-            .collect();
-        assert!(
-            ks.len() == 1 && !ks.contains(&None),
-            "a group that is not one planted copy and its original: {group}"
-        );
-    }
 }

@@ -1,8 +1,9 @@
 //! The Parquet writer (`git simm export`) on any rows: paths of any bytes,
 //! any names for the repository and revisions, any sizes and keys. It
 //! writes a file that reads back with every row, and the `path` column
-//! names each path unambiguously (two different paths never give the same
-//! value), since queries join and group on it.
+//! names each path unambiguously (the value is the path, or git's quoted
+//! form of it when it starts with `"`; two different paths never give the
+//! same value), since queries join and group on it.
 #![no_main]
 
 use std::collections::HashMap;
@@ -76,6 +77,47 @@ fn export(u: &mut Unstructured) -> Result<Export> {
     })
 }
 
+/// The path a `path` value names: the value itself, or, when it starts
+/// with `"`, the bytes git's C-style quoting (`"\303\251\t"`) stands for;
+/// `None` if it is not a quoted form git writes.
+fn unquote(value: &str) -> Option<Vec<u8>> {
+    let Some(inner) = value.strip_prefix('"') else {
+        return Some(value.as_bytes().to_vec());
+    };
+    let inner = inner.strip_suffix('"')?.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < inner.len() {
+        let b = inner[i];
+        i += 1;
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        let e = *inner.get(i)?;
+        i += 1;
+        out.push(match e {
+            b'a' => 7,
+            b'b' => 8,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 11,
+            b'f' => 12,
+            b'r' => b'\r',
+            b'"' | b'\\' => e,
+            b'0'..=b'3' => {
+                let digits = inner.get(i..i + 2)?;
+                i += 2;
+                digits.iter().try_fold(u32::from(e - b'0'), |v, &d| {
+                    d.is_ascii_digit().then(|| v * 8 + u32::from(d - b'0'))
+                })? as u8
+            }
+            _ => return None,
+        });
+    }
+    Some(out)
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(export) = export(&mut Unstructured::new(data)) else {
         return;
@@ -103,10 +145,15 @@ fuzz_target!(|data: &[u8]| {
     let mut named: HashMap<String, &[u8]> = HashMap::new();
     for (row, value) in export.rows.iter().zip(&paths) {
         assert_eq!(row.path.is_some(), value.is_some());
-        if let (Some(p), Some(v)) = (&row.path, value)
-            && let Some(other) = named.insert(v.clone(), p)
-        {
-            assert_eq!(other, p.as_slice(), "two paths exported as {v:?}");
+        if let (Some(p), Some(v)) = (&row.path, value) {
+            assert_eq!(
+                unquote(v).as_deref(),
+                Some(p.as_slice()),
+                "{v:?} does not name the path it was written for"
+            );
+            if let Some(other) = named.insert(v.clone(), p) {
+                assert_eq!(other, p.as_slice(), "two paths exported as {v:?}");
+            }
         }
     }
 });

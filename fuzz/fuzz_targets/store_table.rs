@@ -1,7 +1,7 @@
 //! A fingerprint table (`fp-*.table` of the store) of any bytes, opened
 //! and read as every command reads the store: lookups one by one and in
 //! bulk agree, nothing panics, and a compaction (what `gc` and a write do)
-//! keeps every record that read back intact.
+//! keeps every record that read back intact, unchanged.
 #![no_main]
 
 use git_simm::similarity::store::Store;
@@ -47,7 +47,15 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(*s, m.size);
         }
     }
-    if store.compact().is_ok() {
+    let _ = store.take_warnings();
+    let compacted = store.compact().is_ok();
+    // A damaged record found by the compaction drops its table (a cache
+    // miss, never a wrong answer); otherwise every record read before is
+    // there after. (It may find more: a fan-out that does not match the
+    // keys hides records from lookups, not from the rewrite, which reads
+    // every record and checks each one's CRC.)
+    let dropped = !store.take_warnings().is_empty();
+    if compacted {
         let mut again = Store::open(dir.path(), HASH_LEN).expect("reopens");
         let after = again.get_many(&ids);
         assert!(
@@ -55,8 +63,11 @@ fuzz_target!(|data: &[u8]| {
             "compaction wrote a damaged table"
         );
         for (a, b) in after.iter().zip(&one) {
-            // A damaged record found by the compaction drops its table.
-            assert!(a.is_none() || a == b, "compaction changed a record");
+            if b.is_some() && !dropped {
+                assert_eq!(a, b, "compaction changed or lost a record");
+            } else if a.is_some() && b.is_some() {
+                assert_eq!(a, b, "compaction changed a record");
+            }
         }
     }
 });

@@ -30,10 +30,7 @@ pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
 pub fn path_text(path: &[u8]) -> String {
     let mut v = Vec::with_capacity(path.len() + 2);
     // Writing to a Vec cannot fail.
-    let _ = match std::str::from_utf8(path) {
-        Ok(_) => write_c_quoted(&mut v, path, false),
-        Err(_) => write_c_quoted(&mut v, path, true),
-    };
+    let _ = write_c_quoted(&mut v, path, std::str::from_utf8(path).is_err());
     String::from_utf8_lossy(&v).into_owned()
 }
 
@@ -113,5 +110,14 @@ mod tests {
         assert_eq!(quoted(b"back\\slash"), "\"back\\\\slash\"");
         assert_eq!(quoted("caf\u{e9}".as_bytes()), "\"caf\\303\\251\"");
         assert_eq!(quoted(b"bad\xff"), "\"bad\\377\"");
+    }
+
+    #[test]
+    fn path_text_is_git_without_quote_path_and_names_one_path() {
+        assert_eq!(path_text("caf\u{e9}.txt".as_bytes()), "caf\u{e9}.txt");
+        assert_eq!(path_text(b"caf\xe9.txt"), "\"caf\\351.txt\"");
+        assert_eq!(path_text(b"\"caf\\351.txt\""), "\"\\\"caf\\\\351.txt\\\"\"");
+        assert_eq!(path_text("t\u{e9}\tb".as_bytes()), "\"t\u{e9}\\tb\"");
+        assert_eq!(path_text(b"\"\n"), "\"\\\"\\n\"");
     }
 }

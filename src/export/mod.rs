@@ -359,8 +359,10 @@ pub struct Written {
 
 /// Write `export` as one Parquet file to `out` (uncompressed: fingerprints
 /// and keys are random bits, and the text columns are dictionary-encoded).
-/// A path that is not UTF-8 is written in git's quoted form (`"\303..."`,
-/// as `git ls-tree` prints it); the blob id still names the content.
+/// Paths are written as [`crate::output::path_text`] gives them: as `git
+/// -c core.quotePath=false ls-tree` prints a UTF-8 path, in git's quoted
+/// form (`"\303..."`) a path that is not UTF-8, so that a value names one
+/// path.
 pub fn write_parquet<W: Write + Send>(
     export: &Export,
     out: W,
@@ -417,7 +419,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut bands: Vec<Int64Builder> = (0..BANDS).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut names = Int64Builder::with_capacity(n);
-    let mut quoted = Vec::new();
     for r in rows {
         version.append_value(SCHEMA_VERSION);
         repo.append_value(&export.repo);
@@ -427,15 +428,7 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         tree.append_option(source.map(|s| s.tree.to_string()));
         names.append_option(r.path.as_deref().map(name_key));
         match &r.path {
-            Some(p) => match std::str::from_utf8(p) {
-                Ok(s) => path.append_value(s),
-                Err(_) => {
-                    quoted.clear();
-                    // Writing to a Vec cannot fail.
-                    let _ = crate::output::write_quoted_path(&mut quoted, p);
-                    path.append_value(String::from_utf8_lossy(&quoted));
-                }
-            },
+            Some(p) => path.append_value(crate::output::path_text(p)),
             None => path.append_null(),
         }
         blob.append_value(r.blob.to_string());

@@ -19,7 +19,27 @@ pub use name_status::{DiffFilter, write_name_status, write_spreads};
 
 /// Write `path` as git would print it in line-oriented output.
 pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
-    if !path.iter().any(|&b| needs_quoting(b)) {
+    write_c_quoted(w, path, true)
+}
+
+/// A path as text, for a column or field that holds a string: a UTF-8
+/// path as `git -c core.quotePath=false` prints it (raw, or C-style in
+/// double quotes when it holds a control character, a double quote or a
+/// backslash), any other in git's default quoted form (octal escapes for
+/// the bytes >= 0x80). A raw value never starts with `"`, so every value
+/// names one path.
+pub fn path_text(path: &[u8]) -> String {
+    let mut v = Vec::with_capacity(path.len() + 2);
+    // Writing to a Vec cannot fail.
+    let _ = write_c_quoted(&mut v, path, std::str::from_utf8(path).is_err());
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+/// git's `quote_c_style`: with `fully` (`core.quotePath=true`) bytes >= 0x80
+/// are quoted too, in octal.
+fn write_c_quoted(w: &mut impl Write, path: &[u8], fully: bool) -> io::Result<()> {
+    let must = |b: u8| needs_quoting(b) && (fully || b < 0x80);
+    if !path.iter().any(|&b| must(b)) {
         return w.write_all(path);
     }
     w.write_all(b"\"")?;
@@ -34,7 +54,7 @@ pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
             b'\r' => w.write_all(b"\\r")?,
             b'"' => w.write_all(b"\\\"")?,
             b'\\' => w.write_all(b"\\\\")?,
-            b if needs_quoting(b) => write!(w, "\\{b:03o}")?,
+            b if must(b) => write!(w, "\\{b:03o}")?,
             b => w.write_all(&[b])?,
         }
     }
@@ -91,5 +111,14 @@ mod tests {
         assert_eq!(quoted(b"back\\slash"), "\"back\\\\slash\"");
         assert_eq!(quoted("caf\u{e9}".as_bytes()), "\"caf\\303\\251\"");
         assert_eq!(quoted(b"bad\xff"), "\"bad\\377\"");
+    }
+
+    #[test]
+    fn path_text_is_git_without_quote_path_and_names_one_path() {
+        assert_eq!(path_text("caf\u{e9}.txt".as_bytes()), "caf\u{e9}.txt");
+        assert_eq!(path_text(b"caf\xe9.txt"), "\"caf\\351.txt\"");
+        assert_eq!(path_text(b"\"caf\\351.txt\""), "\"\\\"caf\\\\351.txt\\\"\"");
+        assert_eq!(path_text("t\u{e9}\tb".as_bytes()), "\"t\u{e9}\\tb\"");
+        assert_eq!(path_text(b"\"\n"), "\"\\\"\\n\"");
     }
 }

@@ -22,6 +22,10 @@ pub mod write;
 
 pub use list::{ListOptions, PackList, pack_list};
 pub use order::Strategy;
+/// `gc.pruneExpire` as `gc` reads it; public for the fuzz targets
+/// (`fuzz/`), not part of the library's interface.
+#[doc(hidden)]
+pub use pack_dir::parse_expiry;
 
 use std::path::PathBuf;
 

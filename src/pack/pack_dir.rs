@@ -315,7 +315,7 @@ pub(super) fn git_tmp_expiry(repo: &Repo) -> Option<Duration> {
 
 /// `now` -> `Some(0)`, `never` -> `None`, `3.days.ago` or `3 days ago`
 /// -> three days; `None` for what is not understood.
-pub(super) fn parse_expiry(v: &str) -> Option<Option<Duration>> {
+pub fn parse_expiry(v: &str) -> Option<Option<Duration>> {
     let v = v.trim().to_ascii_lowercase();
     match v.as_str() {
         "now" => return Some(Some(Duration::ZERO)),

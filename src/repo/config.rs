@@ -251,9 +251,7 @@ pub(super) fn config_file(
 /// without a value) or the older `'key=value'` (split at the first `=`;
 /// no `=` for a key without a value), each part single-quoted as git's
 /// `sq_quote_buf` quotes (`'\''` for a quote, `'\!'` for `!`).
-pub(super) fn parse_parameters(
-    env: &[u8],
-) -> Result<Vec<(BString, Option<BString>)>, &'static str> {
+pub fn parse_parameters(env: &[u8]) -> Result<Vec<(BString, Option<BString>)>, &'static str> {
     const BOGUS: &str = "bogus format in GIT_CONFIG_PARAMETERS";
     let mut out = Vec::new();
     let mut rest = env;

@@ -56,6 +56,10 @@ mod worktree;
 use std::path::{Path, PathBuf};
 
 pub use attributes::{AttrSource, DiffAttributes};
+/// `GIT_CONFIG_PARAMETERS` as git reads it; public for the fuzz targets
+/// (`fuzz/`), not part of the library's interface.
+#[doc(hidden)]
+pub use config::parse_parameters as parse_config_parameters;
 pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use history::TreeItem;

@@ -181,3 +181,86 @@ fn an_empty_path_is_refused_as_git_refuses_it() {
         assert!(o.stdout.is_empty(), "{args:?} printed fingerprints");
     }
 }
+
+/// `export`'s `path` column names every path once: a UTF-8 name as `git
+/// -c core.quotePath=false ls-tree` prints it (quoted where git quotes any
+/// name: `"`, `\`, control characters), any other name in git's quoted
+/// form. A UTF-8 name that looks quoted (`"caf\351.txt"`, quotes
+/// included) must not come out as the Latin-1 `caf\351.txt` does (the
+/// `parquet_export` fuzz target's finding).
+#[test]
+fn exported_paths_are_unambiguous_and_quoted_as_git_quotes_them() {
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+
+    let repo = Repo::new();
+    let text = corpus_text("rust/toml-0.8.19/src/ser.rs");
+    let names: [&[u8]; 6] = [
+        b"caf\xe9.txt",
+        b"\"caf\\351.txt\"",
+        b"tab\there.txt",
+        b"back\\slash.txt",
+        "caf\u{e9}.txt".as_bytes(),
+        b"plain.txt",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let mut t = text.clone();
+        t.extend_from_slice(format!("// {i}\n").as_bytes());
+        repo.write(*name, &t);
+    }
+    repo.commit_all("names");
+    ok(
+        "export",
+        &run(
+            &repo,
+            &[os(b"export"), os(b"-o"), os(b"out.parquet"), os(b"HEAD")],
+        ),
+    );
+    let file = std::fs::File::open(repo.path.join("out.parquet")).expect("open export");
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .expect("parquet")
+        .build()
+        .expect("reader");
+    let mut exported: Vec<String> = Vec::new();
+    for batch in reader {
+        let batch = batch.expect("batch");
+        let col = batch
+            .column_by_name("path")
+            .expect("path")
+            .as_string::<i32>();
+        exported.extend((0..col.len()).map(|i| col.value(i).to_owned()));
+    }
+
+    // git's oracle: core.quotePath=false where that prints UTF-8, git's
+    // default quoting (octal escapes) for the names it would print raw.
+    let raw = git(
+        &repo,
+        &[
+            os(b"-c"),
+            os(b"core.quotePath=false"),
+            os(b"ls-tree"),
+            os(b"-r"),
+            os(b"--name-only"),
+            os(b"HEAD"),
+        ],
+    );
+    let quoted = git(
+        &repo,
+        &[os(b"ls-tree"), os(b"-r"), os(b"--name-only"), os(b"HEAD")],
+    );
+    let mut expected: Vec<String> = raw
+        .split(|&b| b == b'\n')
+        .zip(quoted.split(|&b| b == b'\n'))
+        .filter(|(r, _)| !r.is_empty())
+        .map(|(r, q)| match std::str::from_utf8(r) {
+            Ok(s) => s.to_owned(),
+            Err(_) => lossy(q),
+        })
+        .collect();
+    exported.sort();
+    expected.sort();
+    assert_eq!(exported, expected);
+    let mut distinct = exported.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), names.len(), "{exported:?}");
+}

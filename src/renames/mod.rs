@@ -70,6 +70,7 @@ pub mod breaks;
 mod content;
 mod matrix;
 mod pairing;
+mod sides;
 pub mod splits;
 #[cfg(test)]
 mod tests;

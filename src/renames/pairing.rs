@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use gix::ObjectId;
 
 use super::DetectError;
-use super::matrix::Sides;
+use super::sides::Sides;
 use super::{
     Content, Detect, Dst, Options, Outcome, Scored, Src, basename, basename_same, inexact_matrix,
     is_regular, record, score_pairs, set_binary,

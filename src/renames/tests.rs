@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::matrix::{Found, Sides, sorted_matrix};
+use super::matrix::sorted_matrix;
+use super::sides::{Found, Sides};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{Dst, Scored, Src, basename_same, better};
 use crate::repo::{Entry, EntryKind};

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::matrix::{Found, Sides};
+use super::sides::{Found, Sides};
 use super::{Dst, Scored, Src, basename_same, better};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, MAX_SCORE};

@@ -1,0 +1,176 @@
+//! The two sides of the inexact step and what the candidate search
+//! learns of each destination's row: shared by the search
+//! ([`super::matrix`]) and git's slot replay ([`super::ties`]).
+
+use std::sync::Arc;
+
+use gix::ObjectId;
+
+use super::DetectError;
+use super::{Content, Dst, SpanKey, Src, is_regular};
+use crate::progress::Feedback;
+use crate::repo::Entry;
+use crate::similarity::candidates;
+use crate::similarity::fingerprint::Sketch;
+use crate::similarity::score::{self, Spans};
+
+/// What the search knows of one destination's row of git's matrix.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Found {
+    /// Every source whose exact score is known: (position in `active`,
+    /// score), ascending by position.
+    pub(super) scored: Vec<(u32, u32)>,
+    /// Every source not in `scored` scores below this; 0 when every
+    /// source was scored.
+    pub(super) bound: u32,
+    /// Pairs the fingerprints proposed and scoring looked at.
+    pub(super) by_fingerprint: usize,
+    /// Pairs proposed in all (some only scored far enough to see they
+    /// score below what they needed).
+    pub(super) tried: usize,
+    /// Pairs of `tried` that the bins' ceiling ([`score::Coarse`]) ruled
+    /// out without scoring.
+    pub(super) ruled_out: usize,
+}
+
+/// The sources and destinations of the inexact step, with what the search
+/// knows of them (indices into `active` and `remaining`).
+pub(super) struct Sides<'a> {
+    pub(super) srcs: &'a [Src],
+    pub(super) dsts: &'a [Dst],
+    /// The sources still available, indices into `srcs`.
+    pub(super) active: &'a [usize],
+    /// The destinations still unpaired, indices into `dsts`.
+    pub(super) remaining: &'a [usize],
+    /// Size and fingerprint of each of `active`.
+    pub(super) src_items: Vec<Sketch>,
+    /// Size and fingerprint of each of `remaining`.
+    pub(super) dst_items: Vec<Sketch>,
+    /// The fingerprint search over `src_items`.
+    pub(super) search: candidates::Search,
+}
+
+/// The chunk histograms of the inexact step: `None` for a file that
+/// cannot score (not a regular file, empty, or, for a source, outside
+/// every destination's size window).
+pub(super) struct SideSpans {
+    pub(super) src: Vec<Option<Arc<Spans>>>,
+    pub(super) dst: Vec<Option<Arc<Spans>>>,
+}
+
+impl<'a> Sides<'a> {
+    /// The sides of the inexact step: sizes and fingerprints of
+    /// `active` sources and `remaining` destinations, and the candidate
+    /// search over the sources.
+    pub(super) fn new(
+        srcs: &'a [Src],
+        dsts: &'a [Dst],
+        active: &'a [usize],
+        remaining: &'a [usize],
+        content: &mut impl Content,
+        feedback: &Feedback,
+    ) -> Result<Sides<'a>, DetectError> {
+        // Only regular files are scored inexactly, and only their blobs may
+        // be read: a submodule's commit is usually not in this repository
+        // at all. Others get a zero size, which keeps them out of every
+        // size window.
+        let src_items = regular_items(active.iter().map(|&s| &srcs[s].entry), content)?;
+        let dst_items = regular_items(remaining.iter().map(|&d| &dsts[d].entry), content)?;
+        feedback.trace("fingerprints of sources and destinations");
+        feedback.check()?;
+        let search = candidates::Search::new(&src_items);
+        Ok(Sides {
+            srcs,
+            dsts,
+            active,
+            remaining,
+            src_items,
+            dst_items,
+            search,
+        })
+    }
+
+    /// The histograms of every destination that can score and of every
+    /// source that can score against one of them: the blobs git would
+    /// read (it reads a source only once a destination's size passes).
+    pub(super) fn spans(
+        &self,
+        min_score: u32,
+        content: &mut impl Content,
+    ) -> Result<SideSpans, DetectError> {
+        let mut dst_sizes: Vec<u64> = self
+            .dst_items
+            .iter()
+            .map(|i| i.size)
+            .filter(|&s| s > 0)
+            .collect();
+        dst_sizes.sort_unstable();
+        let any_partner = |size: u64| {
+            // The destinations this source is size-compatible with form
+            // one run of the sorted sizes; it is enough to look at the
+            // nearest on either side of its own size.
+            let at = dst_sizes.partition_point(|&d| d < size);
+            let near = [at.checked_sub(1), Some(at)];
+            near.iter()
+                .flatten()
+                .filter_map(|&i| dst_sizes.get(i))
+                .any(|&d| score::sizes_compatible(size, d, min_score))
+        };
+        let want_src: Vec<bool> = self
+            .src_items
+            .iter()
+            .map(|i| i.size > 0 && any_partner(i.size))
+            .collect();
+        let mut keys: Vec<SpanKey> = Vec::new();
+        for (a, &s) in self.active.iter().enumerate() {
+            if want_src[a] {
+                keys.push(self.srcs[s].key());
+            }
+        }
+        for (k, &d) in self.remaining.iter().enumerate() {
+            if self.dst_items[k].size > 0 {
+                keys.push(self.dsts[d].key());
+            }
+        }
+        let mut got = content.spans(&keys)?.into_iter();
+        let src = want_src
+            .iter()
+            .map(|&w| if w { got.next() } else { None })
+            .collect();
+        let dst = self
+            .dst_items
+            .iter()
+            .map(|i| if i.size > 0 { got.next() } else { None })
+            .collect();
+        Ok(SideSpans { src, dst })
+    }
+}
+
+/// Sizes and fingerprints of regular files; a zero-sized placeholder for
+/// anything else.
+fn regular_items<'e>(
+    entries: impl Iterator<Item = &'e Entry>,
+    content: &mut impl Content,
+) -> Result<Vec<Sketch>, DetectError> {
+    let entries: Vec<&Entry> = entries.collect();
+    let ids: Vec<ObjectId> = entries
+        .iter()
+        .filter(|e| is_regular(e.kind))
+        .map(|e| e.id)
+        .collect();
+    let mut found = content.items(&ids)?.into_iter();
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let none = Sketch {
+                size: 0,
+                fingerprint: None,
+            };
+            if is_regular(e.kind) {
+                found.next().unwrap_or(none)
+            } else {
+                none
+            }
+        })
+        .collect())
+}

@@ -19,8 +19,9 @@
 //! - [`check`]: the pre-commit check of what is staged.
 //! - [`pack`]: the object order for `git pack-objects` and the safe
 //!   replacement of a repository's packs.
-//! - [`export`]: fingerprints as Apache Parquet, for SQL engines that
-//!   find similar files across repositories.
+//! - `export` (cargo feature `export`, on by default): fingerprints as
+//!   Apache Parquet, for SQL engines that find similar files across
+//!   repositories.
 //! - [`output`]: git's path quoting and `--name-status` lines.
 //! - [`progress`]: what long work takes besides its input: a
 //!   [`progress::Feedback`], through which it reports counted stages and
@@ -40,6 +41,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+#[cfg(feature = "export")]
 pub mod export;
 pub mod fsutil;
 pub mod groups;

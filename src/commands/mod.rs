@@ -7,6 +7,7 @@
 //! ([`terminal`]).
 
 mod check;
+#[cfg(feature = "export")]
 mod export;
 mod fingerprint;
 mod gc;
@@ -97,7 +98,14 @@ pub fn run(
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),
         Command::Repack(args) => pack::repack(&cwd, nc, args, fb, out, err),
+        #[cfg(feature = "export")]
         Command::Export(args) => export::export(&cwd, nc, args, fb, err),
+        #[cfg(not(feature = "export"))]
+        Command::Export(_) => Err(anyhow::anyhow!(
+            "this git-simm was built without Parquet export (cargo's \"export\" feature, \
+             on by default): install it with `cargo install git-simm`, without \
+             --no-default-features"
+        )),
         Command::Gc(args) => gc::gc(&cwd, args, out, err),
         Command::Completions(args) => generate::completions(args, out),
         Command::Manpage(args) => generate::manpage(&cwd, args, out),

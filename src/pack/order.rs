@@ -23,8 +23,7 @@
 //!    nearest by fingerprint, so the move does not start a new delta chain.
 //!
 //! Trees get step 1 and git's largest-first rule inside each group (see
-//! [`tree_order`]); commits and tags keep git's order. What else was tried, and what each gave, is in README's
-//! Performance section.
+//! [`tree_order`]); commits and tags keep git's order.
 //!
 //! The order reaches pack-objects through names: with name hash v1, a name
 //! of exactly 13 characters from `a..=d` hashes to a constant plus a
@@ -199,7 +198,7 @@ fn window_cost(
 /// never better newest first: on git.git, whose many branches interleave
 /// the versions of a directory in history order, that made trees 2.3x
 /// larger than git's (84 MB against 36 MB), while largest first is within
-/// 1% of the best on every repository measured (README, Performance).
+/// 1% of the best on every repository measured (docs/performance.md).
 pub fn tree_order(trees: &[Object], strategy: Strategy) -> Vec<usize> {
     if strategy == Strategy::Git {
         return order(trees, &|_| None, Strategy::Git);

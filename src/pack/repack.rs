@@ -99,7 +99,7 @@ pub enum Bases {
     Git,
     /// git-simm ([`crate::pack::bases`]), which writes the pack, its
     /// index and reverse index itself, and reads the pack back: smaller
-    /// than git's window at its cost (README, "Pack size").
+    /// than git's window at its cost (docs/performance.md, "Pack size").
     #[default]
     Simm,
 }

@@ -17,7 +17,7 @@
 //! indentation. Every C file has them, so with them a small file's minima
 //! are often one of them and unrelated files share keys by the million at
 //! scale; without them the chance that two unrelated files share a key
-//! halves (README, "Finding similar files across repositories"). The list
+//! halves (docs/performance.md, "Finding similar files across repositories"). The list
 //! is fixed, not counted from a corpus, so every export leaves out the
 //! same buckets whoever made it and however many repositories are joined.
 //!

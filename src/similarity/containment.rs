@@ -31,7 +31,7 @@
 //! chunks, 8 bytes each (a 30 KiB source file of about 1,000 distinct lines
 //! keeps about 250, 2 KiB); an estimate is a linear merge of two samples.
 //! Error against the exact measure, on real files of the pinned corpus cut
-//! into parts and merged: the table in the README, printed by the test
+//! into parts and merged: the table in docs/design.md, printed by the test
 //! `estimate_error_by_band` (`cargo test --lib estimate_error_by_band --
 //! --nocapture`). The error is that of a ratio over the few chunks a small
 //! file keeps (a 4 KiB file keeps about 30): several points on average,

@@ -155,8 +155,8 @@ impl fmt::Debug for Fingerprint {
 /// between the two blobs' window-count vectors, so `cos(pi * d / 256)`
 /// estimates their cosine similarity; distances of 128 and more (no better
 /// than chance) map to 0. For two blobs that share a fraction of their
-/// windows this tracks git's byte-weighted score; README's Performance
-/// section tabulates how closely on real code. Use it to rank, never to
+/// windows this tracks git's byte-weighted score; `cargo bench --bench
+/// quality` tabulates how closely on real code. Use it to rank, never to
 /// decide: survivors are always scored exactly.
 pub fn estimate_similarity(distance: u32) -> f64 {
     if distance >= BITS / 2 {

@@ -15,7 +15,10 @@ mod check;
 mod cli;
 mod config_sources;
 mod containment;
+mod docs_examples;
+#[cfg(feature = "export")]
 mod export;
+mod export_feature;
 mod fixtures;
 mod gc;
 mod groups;

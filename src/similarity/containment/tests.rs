@@ -137,7 +137,7 @@ fn index_overlaps_equal_pairwise_estimates() {
     }
 }
 
-/// The README's table: real files of the pinned corpus cut into 2-6 parts
+/// The table of docs/design.md: real files of the pinned corpus cut into 2-6 parts
 /// and parts of two files merged, lightly edited; the estimate at several
 /// rates against the exact containment, by band of the exact value.
 #[test]

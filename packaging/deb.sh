@@ -4,26 +4,21 @@
 # (https://crates.io/crates/cargo-deb; Cargo.toml's [package.metadata.deb]
 # says where each file goes). Prints the package's path.
 #
-#   packaging/deb.sh [--profile PROFILE]   (default: release)
+#   packaging/deb.sh [--binary PATH]
 #
-# With another profile (CI passes `test`, whose binary `cargo test` has
-# already built), the binary comes from that profile instead.
+# By default it builds the release binary; --binary packages one already
+# built instead (CI passes the one `cargo test` built, target/debug/git-simm,
+# so that the check costs no second build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-profile=release
-if [ "${1:-}" = --profile ]; then
-    profile=${2:?--profile needs a name}
-fi
-case $profile in
-release) dir=release ;;
-dev | test) dir=debug ;;
-*) dir=$profile ;;
-esac
 target=${CARGO_TARGET_DIR:-target}
-
-cargo build --locked --profile "$profile" --bin git-simm >&2
-bin=$target/$dir/git-simm
+if [ "${1:-}" = --binary ]; then
+    bin=${2:?--binary needs a path}
+else
+    cargo build --locked --release --bin git-simm >&2
+    bin=$target/release/git-simm
+fi
 
 assets=target/assets
 rm -rf "$assets"
@@ -34,8 +29,8 @@ mkdir -p "$assets/man" "$assets/completions"
 "$bin" completions fish > "$assets/completions/git-simm.fish"
 
 # cargo deb takes the binary from target/release/ (Cargo.toml's assets);
-# another profile's binary is staged there for it.
-if [ "$target/$dir/git-simm" != "target/release/git-simm" ]; then
+# another binary is staged there for it.
+if [ "$bin" != "target/release/git-simm" ]; then
     mkdir -p target/release
     cp "$bin" target/release/git-simm
 fi

@@ -80,44 +80,80 @@ fn watchdog() {
 /// the processes they started in turn (what Ctrl-C in a terminal reaches:
 /// `git fetch` leaves its ssh running on a SIGTERM of its own), found in
 /// `/proc` (Linux; elsewhere nothing is sent).
+///
+/// The family is stopped (SIGSTOP) before anything else is sent, and
+/// looked for again until no new member shows up: a process that sees
+/// its child end reacts at once (`git fetch` whose `ssh -G` probe dies
+/// starts the real ssh), so signalled one by one, a parent could start a
+/// child nobody signals, left running after this process is gone. Once
+/// all are stopped, each gets the signal and then SIGCONT, so git's
+/// handlers still clean up after themselves.
 fn signal_children(kill: bool) {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{Pid, Signal, kill_process};
-        let Ok(procs) = std::fs::read_dir("/proc") else {
-            return;
-        };
-        // (pid, parent) of every process.
-        let parents: Vec<(u32, u32)> = procs
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
-                let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-                // `pid (comm) state ppid ...`; comm may hold anything, so
-                // the fields are counted from its closing parenthesis.
-                let at = stat.rfind(')')?;
-                let ppid = stat[at + 1..].split_whitespace().nth(1)?.parse().ok()?;
-                Some((pid, ppid))
-            })
-            .collect();
-        let mut family = vec![std::process::id()];
-        let mut i = 0;
-        while i < family.len() {
-            let parent = family[i];
-            family.extend(parents.iter().filter(|p| p.1 == parent).map(|p| p.0));
-            i += 1;
-        }
-        let signal = if kill { Signal::KILL } else { Signal::TERM };
-        // The deepest first: once a child of this process ends, the work
-        // waiting on it may end the process before the rest are sent.
-        for &pid in family[1..].iter().rev() {
+        let send = |pid: u32, signal: Signal| {
             if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
                 let _ = kill_process(pid, signal);
             }
+        };
+        let mut stopped: Vec<u32> = Vec::new();
+        // A parent is stopped before its children are looked for again,
+        // so each round can only find what was started before it; a few
+        // rounds settle any real tree.
+        for _ in 0..16 {
+            let new: Vec<u32> = descendants()
+                .into_iter()
+                .filter(|pid| !stopped.contains(pid))
+                .collect();
+            if new.is_empty() {
+                break;
+            }
+            for &pid in &new {
+                send(pid, Signal::STOP);
+            }
+            stopped.extend(new);
+        }
+        let signal = if kill { Signal::KILL } else { Signal::TERM };
+        for &pid in &stopped {
+            send(pid, signal);
+        }
+        for &pid in &stopped {
+            send(pid, Signal::CONT);
         }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = kill;
+}
+
+/// Every process this one started and the processes they started in
+/// turn, parents before their children, read from `/proc`.
+#[cfg(target_os = "linux")]
+fn descendants() -> Vec<u32> {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    // (pid, parent) of every process.
+    let parents: Vec<(u32, u32)> = procs
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid ...`; comm may hold anything, so
+            // the fields are counted from its closing parenthesis.
+            let at = stat.rfind(')')?;
+            let ppid = stat[at + 1..].split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut family = vec![std::process::id()];
+    let mut i = 0;
+    while i < family.len() {
+        let parent = family[i];
+        family.extend(parents.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    family.split_off(1)
 }
 
 /// Whether a signal asked this run to stop.

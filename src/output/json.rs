@@ -184,6 +184,9 @@ pub struct Stats {
     /// Sources considered: the deleted files, with `-C` also the modified
     /// ones, with `-C -C` every file of the old side.
     pub sources: usize,
+    /// Destinations searched again for git's 4 candidates, because the
+    /// assignment passed over the sources of their best score.
+    pub widened_destinations: usize,
 }
 
 impl Renames {
@@ -230,6 +233,7 @@ impl Renames {
                 replayed_destinations: outcome.replayed_destinations,
                 scored_pairs: outcome.scored_pairs,
                 sources: outcome.sources,
+                widened_destinations: outcome.widened_destinations,
             },
         }
     }
@@ -670,6 +674,7 @@ mod tests {
                 replayed_destinations: 8,
                 scored_pairs: 9,
                 sources: 10,
+                widened_destinations: 14,
             },
         };
         let z = "0".repeat(40);
@@ -737,7 +742,8 @@ mod tests {
     "replay_scored_pairs": 7,
     "replayed_destinations": 8,
     "scored_pairs": 9,
-    "sources": 10
+    "sources": 10,
+    "widened_destinations": 14
   }}
 }}
 "#

@@ -2,23 +2,38 @@
 //! destination's best sources in git's slot order.
 //!
 //! git scores every destination against every source and keeps each
-//! destination's best 4 ([`SLOTS`]). Here, per destination:
+//! destination's best 4 ([`SLOTS`]). Here, per destination, for its best
+//! `k` sources:
 //!
 //! 1. the nearest sources by fingerprint ([`NEAREST`] of them, within git's
 //!    size window) are scored exactly: a fast first guess at the best;
 //! 2. the destination's own threshold is raised to what it already holds:
-//!    its 4th best score if it has 4 at the minimum score, else the
+//!    its `k`th best score if it has `k` at the minimum score, else the
 //!    minimum;
 //! 3. the prefix index ([`PrefixIndex`]) proposes every source that could
 //!    score that threshold or more, provably ([`crate::similarity::prefix`]),
 //!    and those not yet scored are scored.
 //!
 //! After step 3, every source scoring the destination's threshold or more
-//! has been scored, so its best 4, and every source tied with the 4th,
+//! has been scored, so its best `k`, and every source tied with the `k`th,
 //! are known exactly: no pair git would keep is missed, whatever the
 //! fingerprints said. Sources never scored are known to score below the
 //! threshold, which is what replaying git's slots needs where ties decide
 //! ([`settle_ties`]).
+//!
+//! Every destination is searched first for its best source alone (`k` =
+//! 1): its threshold is then its best score, far above the minimum, and
+//! the probe reads a fraction of the postings. git's assignment
+//! (`find_renames`) walks the matrix best first and pairs a destination
+//! at its first entry whose source is free; the entries after that are
+//! never looked at, and in a copy pass an unpaired destination takes its
+//! first entry. So a row known down to its best score decides the
+//! assignment exactly as git's full row does, unless the walk passes
+//! over every entry of it (their sources taken by better pairs): only
+//! then, and before any tie is replayed, is the destination searched
+//! again for git's 4 ([`settle_ties`]). The walk is repeated until no
+//! row is wanting, so the matrix handed on is git's wherever the
+//! assignment reads it.
 
 use std::collections::HashMap;
 
@@ -161,20 +176,32 @@ pub(super) fn inexact_matrix(
                     index: &index,
                     opts,
                 };
-                search_row(&ctx, k, dense, probe)
+                search_row(&ctx, k, 1, dense, probe)
             },
         ));
     }
     feedback.trace("candidate search with the bound");
     for f in &found {
-        outcome.fingerprint_pairs += f.by_fingerprint;
-        outcome.bound_pairs += f.tried - f.by_fingerprint;
-        outcome.ceiling_ruled_out += f.ruled_out;
+        count_search(f, outcome);
     }
+    let search = Search {
+        sides,
+        spans: &spans,
+        coarse: &coarse,
+        index: &index,
+        opts,
+    };
+    let matrix = settle_ties(&search, &mut found, feedback, outcome);
     outcome.scored_pairs =
         outcome.fingerprint_pairs + outcome.bound_pairs - outcome.ceiling_ruled_out;
-    let kept = kept_rows(sides, &found, opts.min_score);
-    settle_ties(sides, &spans, &found, &kept, opts, feedback, outcome)
+    matrix
+}
+
+/// Add one search's pairs to the run's statistics.
+fn count_search(f: &Found, outcome: &mut Outcome) {
+    outcome.fingerprint_pairs += f.by_fingerprint;
+    outcome.bound_pairs += f.tried - f.by_fingerprint;
+    outcome.ceiling_ruled_out += f.ruled_out;
 }
 
 /// What every destination's search reads.
@@ -187,8 +214,15 @@ struct Search<'a> {
     opts: &'a Options,
 }
 
-/// One destination's search (the module documentation's steps 1 to 3).
-fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut Probe) -> Found {
+/// One destination's search for its best `slots` sources (the module
+/// documentation's steps 1 to 3).
+fn search_row(
+    ctx: &Search<'_>,
+    k: usize,
+    slots: usize,
+    dense: &mut score::Dense,
+    probe: &mut Probe,
+) -> Found {
     let Search {
         sides,
         spans,
@@ -208,6 +242,7 @@ fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut 
                 by_fingerprint: 0,
                 tried: 0,
                 ruled_out: 0,
+                partial: false,
             }
         } else {
             Found {
@@ -229,6 +264,7 @@ fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut 
                 by_fingerprint: 0,
                 tried: n,
                 ruled_out: 0,
+                partial: false,
             };
         }
         // Scores below what a source needs to matter are not computed to
@@ -251,7 +287,7 @@ fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut 
         let nearest = sides
             .search
             .nearest_fingerprinted(&sides.dst_items[k], min, NEAREST);
-        let mut best = Best::new(min);
+        let mut best = Best::new(min, slots);
         let mut scored: Vec<(u32, u32)> = Vec::new();
         let mut tried = 0;
         for &a in &nearest {
@@ -259,7 +295,7 @@ fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut 
                 continue;
             };
             tried += 1;
-            if let Some(s) = score_at_least(a, src, min) {
+            if let Some(s) = score_at_least(a, src, best.bound()) {
                 best.add(s);
                 scored.push((a as u32, s));
             }
@@ -287,30 +323,36 @@ fn search_row(ctx: &Search<'_>, k: usize, dense: &mut score::Dense, probe: &mut 
         }
         let bound = best.bound();
         scored.sort_unstable();
+        let partial = slots < SLOTS
+            && bound > min
+            && scored.iter().filter(|&&(_, s)| s >= bound).count() < SLOTS;
         Found {
             scored,
             bound,
             by_fingerprint,
             tried,
             ruled_out,
+            partial,
         }
     })
 }
 
-/// The 4 best scores at the minimum and up seen so far, and the
-/// threshold they set: a source must score at least the 4th best to
-/// enter git's slots (or to tie with one that does).
+/// The best `slots` (at most 4) scores at the minimum and up seen so
+/// far, and the threshold they set: a source must score at least the
+/// `slots`th best to be among them (or to tie with one that is).
 struct Best {
     min: u32,
     top: [u32; SLOTS],
+    slots: usize,
     len: usize,
 }
 
 impl Best {
-    fn new(min: u32) -> Best {
+    fn new(min: u32, slots: usize) -> Best {
         Best {
             min,
             top: [0; SLOTS],
+            slots: slots.clamp(1, SLOTS),
             len: 0,
         }
     }
@@ -319,60 +361,60 @@ impl Best {
         if score < self.min {
             return;
         }
-        if self.len < SLOTS {
+        if self.len < self.slots {
             self.top[self.len] = score;
             self.len += 1;
-        } else if let Some(low) = self.top.iter_mut().min()
+        } else if let Some(low) = self.top[..self.slots].iter_mut().min()
             && score > *low
         {
             *low = score;
         }
     }
 
-    /// The 4th best score, or the minimum while fewer than 4 reach it.
+    /// The `slots`th best score, or the minimum while fewer reach it.
     fn bound(&self) -> u32 {
-        if self.len < SLOTS {
+        if self.len < self.slots {
             self.min
         } else {
-            self.top.iter().copied().min().unwrap_or(self.min)
+            self.top[..self.slots]
+                .iter()
+                .copied()
+                .min()
+                .unwrap_or(self.min)
         }
     }
 }
 
-/// Each destination's entries that can enter git's slots: its best
+/// A destination's entries that can enter git's slots: its best
 /// [`SLOTS`] by (score, same basename), and every entry tied with the
-/// last of them, best first and equals by source order. Only entries at
-/// the minimum score and up.
-fn kept_rows(sides: &Sides, found: &[Found], min_score: u32) -> HashMap<usize, Vec<Scored>> {
-    let mut kept: HashMap<usize, Vec<Scored>> = HashMap::new();
-    for (k, f) in found.iter().enumerate() {
-        let d = sides.remaining[k];
-        let path = &sides.dsts[d].entry.path;
-        let mut row: Vec<Scored> = f
-            .scored
-            .iter()
-            .filter(|&&(_, score)| score >= min_score)
-            .map(|&(a, score)| {
-                let s = sides.active[a as usize];
-                Scored {
-                    score,
-                    same_name: basename_same(&sides.srcs[s].entry.path, path),
-                    src: s,
-                }
-            })
-            .collect();
-        if row.is_empty() {
-            continue;
-        }
-        row.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
-        if row.len() > SLOTS {
-            let last = row[SLOTS - 1];
-            let keep = SLOTS + row[SLOTS..].partition_point(|e| better(e, &last).is_eq());
-            row.truncate(keep);
-        }
-        kept.insert(d, row);
+/// last of them, best first and equals by source order; of a partial row
+/// ([`Found::partial`]), the entries at its best score. Only entries at
+/// the minimum score and up, and at the search's bound (below it, a
+/// source the search did not score could be missing).
+fn kept_row(sides: &Sides, k: usize, found: &Found, min_score: u32) -> Vec<Scored> {
+    let d = sides.remaining[k];
+    let path = &sides.dsts[d].entry.path;
+    let floor = min_score.max(found.bound);
+    let mut row: Vec<Scored> = found
+        .scored
+        .iter()
+        .filter(|&&(_, score)| score >= floor)
+        .map(|&(a, score)| {
+            let s = sides.active[a as usize];
+            Scored {
+                score,
+                same_name: basename_same(&sides.srcs[s].entry.path, path),
+                src: s,
+            }
+        })
+        .collect();
+    row.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));
+    if row.len() > SLOTS {
+        let last = row[SLOTS - 1];
+        let keep = SLOTS + row[SLOTS..].partition_point(|e| better(e, &last).is_eq());
+        row.truncate(keep);
     }
-    kept
+    row
 }
 
 /// git's matrix: each destination's 4 slots (its best 4, or the replayed
@@ -396,26 +438,28 @@ pub(super) fn sorted_matrix(
     matrix
 }
 
-/// Settle the ties that decide a pairing, and return git's matrix.
+/// Settle the ties that decide a pairing, widen the partial rows the
+/// assignment reaches past, and return git's matrix.
 ///
 /// Among equally scored sources, git's choice follows the order of its 4
 /// candidate slots, which depends on every source it scored before, in
 /// source order: only a replay of the row reproduces it. A tie matters
 /// only where it decides something, which the assignment itself shows
-/// ([`hinged_on_ties`]), so: assign on a trial basis, replay the
-/// destinations whose pairing hinged on a tie, assign again (a replayed
-/// destination may take another source and so change what others get),
-/// until none is left. Each round can only add replayed destinations, so
-/// this ends.
+/// ([`hinged_on_ties`]); so does a partial row whose every entry is
+/// passed over. So: assign on a trial basis, search again for 4 the
+/// partial rows the assignment read past (or whose head is a tie), replay
+/// the full rows whose pairing hinged on a tie, assign again (either may
+/// change what others get), until none is left. A row is widened once
+/// and replayed once, so this ends.
 fn settle_ties(
-    sides: &Sides,
-    spans: &SideSpans,
-    found: &[Found],
-    kept: &HashMap<usize, Vec<Scored>>,
-    opts: &Options,
+    search: &Search<'_>,
+    found: &mut [Found],
     feedback: &Feedback,
     outcome: &mut Outcome,
 ) -> Result<Vec<(usize, Scored)>, DetectError> {
+    let Search {
+        sides, spans, opts, ..
+    } = *search;
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     let k_of: HashMap<usize, usize> = sides
         .remaining
@@ -423,14 +467,31 @@ fn settle_ties(
         .enumerate()
         .map(|(k, &d)| (d, k))
         .collect();
+    let mut kept: HashMap<usize, Vec<Scored>> = HashMap::new();
+    for (k, f) in found.iter().enumerate() {
+        let row = kept_row(sides, k, f, opts.min_score);
+        if !row.is_empty() {
+            kept.insert(sides.remaining[k], row);
+        }
+    }
     let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
     loop {
         feedback.check()?;
-        let matrix = sorted_matrix(sides.remaining, kept, &replayed);
+        let matrix = sorted_matrix(sides.remaining, &kept, &replayed);
+        let partial: HashMap<usize, usize> = found
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.partial)
+            .filter_map(|(k, _)| {
+                let d = sides.remaining[k];
+                kept.get(&d).map(|row| (d, row.len()))
+            })
+            .collect();
         let hinged = hinged_on_ties(
             &matrix,
-            kept,
+            &kept,
             &replayed,
+            &partial,
             sides.srcs,
             sides.dsts,
             opts.min_score,
@@ -440,8 +501,22 @@ fn settle_ties(
             feedback.trace("tie replays");
             return Ok(matrix);
         }
-        outcome.replayed_destinations += hinged.len();
-        let rows: Vec<(Vec<Scored>, usize)> = hinged
+        let (widen, replay): (Vec<usize>, Vec<usize>) =
+            hinged.into_iter().partition(|d| partial.contains_key(d));
+        let wider: Vec<Found> = widen
+            .par_iter()
+            .map_init(
+                || (score::Dense::default(), Probe::default()),
+                |(dense, probe), &d| {
+                    if feedback.is_interrupted() {
+                        return Found::default();
+                    }
+                    search_row(search, k_of[&d], SLOTS, dense, probe)
+                },
+            )
+            .collect();
+        outcome.replayed_destinations += replay.len();
+        let rows: Vec<(Vec<Scored>, usize)> = replay
             .par_iter()
             .map_init(score::Dense::default, |dense, &d| {
                 let k = k_of[&d];
@@ -462,9 +537,22 @@ fn settle_ties(
                 })
             })
             .collect();
-        // Rows cut short are not replays: stop before using them.
+        // Rows cut short are neither searches nor replays: stop before
+        // using them.
         feedback.check()?;
-        for (&d, (slots, scored)) in hinged.iter().zip(rows) {
+        outcome.widened_destinations += widen.len();
+        for (&d, f) in widen.iter().zip(wider) {
+            let k = k_of[&d];
+            count_search(&f, outcome);
+            let row = kept_row(sides, k, &f, opts.min_score);
+            found[k] = f;
+            if row.is_empty() {
+                kept.remove(&d);
+            } else {
+                kept.insert(d, row);
+            }
+        }
+        for (&d, (slots, scored)) in replay.iter().zip(rows) {
             outcome.replay_scored_pairs += scored;
             replayed.insert(d, slots);
         }

@@ -198,13 +198,18 @@ pub struct Outcome {
     /// destination's nearest.
     pub fingerprint_pairs: usize,
     /// Pairs proposed because the bound could not rule them out: the
-    /// source might score as high as the destination's 4th best.
+    /// source might score as high as the destination's best (or, once
+    /// its row is widened, its 4th best).
     pub bound_pairs: usize,
     /// Pairs of the two above that the bins' ceiling
     /// ([`crate::similarity::score::Coarse`]) ruled out without scoring.
     pub ceiling_ruled_out: usize,
     /// Pairs scored by the inexact step: the proposed ones not ruled out.
     pub scored_pairs: usize,
+    /// Destinations searched again for git's 4 slots because the
+    /// assignment passed over every source of their best score (or a tie
+    /// for it decided their pairing).
+    pub widened_destinations: usize,
     /// Destinations whose row of git's matrix was replayed in git's order
     /// because their pairing hinged on equal scores.
     pub replayed_destinations: usize,

@@ -31,6 +31,12 @@ pub(super) struct Found {
     /// Pairs of `tried` that the bins' ceiling ([`score::Coarse`]) ruled
     /// out without scoring.
     pub(super) ruled_out: usize,
+    /// Only the head of the row is known: the search looked for the
+    /// destination's best source alone, so `bound` is that best score,
+    /// fewer than git's 4 entries reach it, and entries below it may be
+    /// missing. Such a row serves as long as the assignment never reaches
+    /// past its head; else it is searched again for 4.
+    pub(super) partial: bool,
 }
 
 /// The sources and destinations of the inexact step, with what the search

@@ -236,6 +236,7 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
                     by_fingerprint: 0,
                     ruled_out: 0,
                     tried: 0,
+                    partial: false,
                 };
                 let active: Vec<usize> = (0..srcs.len()).collect();
                 let sides = Sides {
@@ -327,7 +328,16 @@ fn only_ties_that_decide_a_pairing_are_replayed() {
     let min = score::DEFAULT_MIN_SCORE;
     let run = |full: &HashMap<usize, Vec<Scored>>, srcs: &[Src]| {
         let matrix = sorted_matrix(&[0, 1, 2], full, &HashMap::new());
-        hinged_on_ties(&matrix, full, &HashMap::new(), srcs, &dsts, min, false)
+        hinged_on_ties(
+            &matrix,
+            full,
+            &HashMap::new(),
+            &HashMap::new(),
+            srcs,
+            &dsts,
+            min,
+            false,
+        )
     };
 
     // Destination 0 has two equal best sources, both free: git's slot
@@ -363,4 +373,49 @@ fn only_ties_that_decide_a_pairing_are_replayed() {
     );
     let hinged = run(&full, &srcs);
     assert!(hinged.contains(&0), "{hinged:?}");
+}
+
+#[test]
+fn partial_rows_are_widened_only_when_the_walk_reads_past_them() {
+    let srcs: Vec<Src> = (0..6).map(|i| src(&format!("s{i}"), i)).collect();
+    let dsts: Vec<Dst> = (0..3).map(|i| dst(&format!("d{i}"), 100 + i)).collect();
+    let min = score::DEFAULT_MIN_SCORE;
+    let run = |full: &HashMap<usize, Vec<Scored>>, copies: bool| {
+        // Destinations 0 and 1 are known down to their best score only.
+        let partial: HashMap<usize, usize> = [0, 1].map(|d| (d, full[&d].len())).into();
+        let matrix = sorted_matrix(&[0, 1, 2], full, &HashMap::new());
+        hinged_on_ties(
+            &matrix,
+            full,
+            &HashMap::new(),
+            &partial,
+            &srcs,
+            &dsts,
+            min,
+            copies,
+        )
+    };
+    // Every best source free: each destination pairs at its head.
+    let mut full = HashMap::new();
+    full.insert(0, vec![scored(50_000, 0)]);
+    full.insert(1, vec![scored(48_000, 1), scored(48_000, 2)]);
+    full.insert(2, vec![scored(59_000, 3)]);
+    // Destination 1's head is two equal entries, both free: the tie
+    // decides, so its row is widened before any replay.
+    assert_eq!(run(&full, false), vec![1]);
+
+    // Destination 0's only source is taken by a better pair: git would
+    // read its next entries, which the search never scored.
+    full.insert(1, vec![scored(48_000, 1)]);
+    full.insert(2, vec![scored(59_000, 0)]);
+    assert_eq!(run(&full, false), vec![0]);
+    // With copies too: the rename pass reads past it first.
+    assert_eq!(run(&full, true), vec![0]);
+
+    // Destination 1 keeps its second known entry free after the first
+    // is taken: it pairs there, within what is known.
+    full.insert(1, vec![scored(48_000, 1), scored(48_000, 4)]);
+    full.insert(2, vec![scored(59_000, 1)]);
+    full.insert(0, vec![scored(50_000, 0)]);
+    assert_eq!(run(&full, false), Vec::<usize>::new());
 }

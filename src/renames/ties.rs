@@ -19,10 +19,17 @@ use crate::similarity::score::{self, MAX_SCORE};
 /// equal entries straddle the cut and one of them is free. With copies,
 /// an unpaired destination then takes its first entry whatever its use,
 /// so a tie for first place decides.
+///
+/// `partial` holds the destinations whose rows are known only down to
+/// their best score, with the number of entries known: one whose every
+/// known entry is passed over is returned too, as the walk would read
+/// entries of it nobody scored.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn hinged_on_ties(
     matrix: &[(usize, Scored)],
     full: &HashMap<usize, Vec<Scored>>,
     replayed: &HashMap<usize, Vec<Scored>>,
+    partial: &HashMap<usize, usize>,
     srcs: &[Src],
     dsts: &[Dst],
     min_score: u32,
@@ -32,6 +39,7 @@ pub(super) fn hinged_on_ties(
     let mut paired: Vec<bool> = dsts.iter().map(|d| d.pair.is_some()).collect();
     let mut flagged: Vec<bool> = vec![false; dsts.len()];
     let mut hinged: Vec<usize> = Vec::new();
+    let mut unread = partial.clone();
     let same = |a: &Scored, b: &Scored| better(a, b).is_eq();
     // Equal entries straddle the cut at 4 when the 4th and 5th are equal.
     let straddles = |kept: &[Scored], at: &Scored| {
@@ -48,6 +56,16 @@ pub(super) fn hinged_on_ties(
             .get(&d)
             .filter(|_| !replayed.contains_key(&d) && !flagged[d]);
         if used[sc.src] {
+            if let Some(left) = unread.get_mut(&d)
+                && !flagged[d]
+            {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    flagged[d] = true;
+                    hinged.push(d);
+                }
+                continue;
+            }
             // Passed over; but if equals straddle the cut here and one of
             // them is still free, git's 4 may hold that one instead. This
             // must be asked now: a later, weaker pair may take it.

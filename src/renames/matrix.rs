@@ -458,7 +458,11 @@ fn settle_ties(
     outcome: &mut Outcome,
 ) -> Result<Vec<(usize, Scored)>, DetectError> {
     let Search {
-        sides, spans, opts, ..
+        sides,
+        spans,
+        coarse,
+        opts,
+        ..
     } = *search;
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     let k_of: HashMap<usize, usize> = sides
@@ -526,14 +530,22 @@ fn settle_ties(
                 if feedback.is_interrupted() {
                     return (Vec::new(), 0);
                 }
+                let dst_coarse = Coarse::of(dst);
                 dense.with(dst, |loaded| {
                     let row = Row {
                         d,
                         item: &sides.dst_items[k],
                         loaded,
+                        coarse: &dst_coarse,
                         found: &found[k],
                     };
-                    replay_row(sides, &row, opts.min_score, |a| spans.src[a].as_deref())
+                    replay_row(
+                        sides,
+                        &row,
+                        opts.min_score,
+                        |a| spans.src[a].as_deref(),
+                        |a| coarse[a].as_ref(),
+                    )
                 })
             })
             .collect();

@@ -13,7 +13,7 @@ use super::{Dst, Scored, Src, basename_same, better};
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::candidates::Search;
 use crate::similarity::fingerprint::{Sketch, fingerprint};
-use crate::similarity::score::{self, Dense, Spans};
+use crate::similarity::score::{self, Coarse, Dense, Spans};
 
 fn entry(path: &str, n: u32) -> Entry {
     let mut id = [0u8; 20];
@@ -183,6 +183,7 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
             })
             .collect();
         let spans: Vec<Spans> = bodies.iter().map(|b| Spans::new(b)).collect();
+        let coarses: Vec<Coarse> = spans.iter().map(Coarse::of).collect();
         let d = dst("b/lib.rs", 1000);
         let dspans = Spans::new(base);
         let dsketch = Sketch {
@@ -248,14 +249,22 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
                     dst_items: vec![dsketch],
                     search: Search::new(&sketches),
                 };
+                let dcoarse = Coarse::of(&dspans);
                 let (got, _) = Dense::default().with(&dspans, |loaded| {
                     let row = Row {
                         d: 0,
                         item: &dsketch,
                         loaded,
+                        coarse: &dcoarse,
                         found: &found,
                     };
-                    replay_row(&sides, &row, min_score, |a| spans.get(a))
+                    replay_row(
+                        &sides,
+                        &row,
+                        min_score,
+                        |a| spans.get(a),
+                        |a| coarses.get(a),
+                    )
                 });
                 let key = |v: &[Scored]| -> Vec<(u32, bool, usize)> {
                     v.iter().map(|s| (s.score, s.same_name, s.src)).collect()

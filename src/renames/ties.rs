@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::sides::{Found, Sides};
 use super::{Dst, Scored, Src, basename_same, better};
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score::{self, MAX_SCORE};
+use crate::similarity::score::{self, Coarse, MAX_SCORE};
 
 /// The destinations, not yet replayed, whose pairing under `matrix` may
 /// differ from git's because of how equal scores were ordered, in the
@@ -109,6 +109,8 @@ pub(super) struct Row<'a> {
     pub(super) item: &'a Sketch,
     /// Its chunk histogram, loaded for scoring against many sources.
     pub(super) loaded: &'a score::Loaded<'a>,
+    /// Its histogram's bins, for a ceiling of the bytes a source copies.
+    pub(super) coarse: &'a Coarse,
     /// What the candidate search scored, and the bound below which every
     /// source it did not score falls.
     pub(super) found: &'a Found,
@@ -127,13 +129,18 @@ pub(super) struct Row<'a> {
 /// [`Found::bound`]). Once the four slots hold scores at the bound, only
 /// the sources the search scored can still enter, and the replay walks
 /// just those. Sources outside git's size window score 0 without reading,
-/// as in git. `spans_of` gives the chunk histogram of the source at a
-/// position of `active` (`None`: it cannot score).
+/// as in git. Once the slots are full, a source's score matters only if
+/// it beats the worst slot: the bins' ceiling ([`Coarse`]) rules many out
+/// unread, and the rest are scored only as far as it takes to see they
+/// fall short ([`score::Loaded::score_at_least`]). `spans_of` gives the
+/// chunk histogram of the source at a position of `active` (`None`: it
+/// cannot score), `coarse_of` its bins.
 pub(super) fn replay_row<'s>(
     sides: &Sides,
     row: &Row<'_>,
     min_score: u32,
     spans_of: impl Fn(usize) -> Option<&'s score::Spans>,
+    coarse_of: impl Fn(usize) -> Option<&'s Coarse>,
 ) -> (Vec<Scored>, usize) {
     let (srcs, dsts, active) = (sides.srcs, sides.dsts, sides.active);
     let mut slots: [Option<Scored>; 4] = [None; 4];
@@ -187,22 +194,47 @@ pub(super) fn replay_row<'s>(
             score
         } else if !compatible {
             0
-        } else {
-            if let Some(w) = &slots[worst] {
-                let mut ceiling = score_ceiling(src, dst);
-                if found.bound > 0 {
-                    ceiling = ceiling.min(found.bound - 1);
-                }
-                let ceiling = Scored {
-                    score: ceiling,
-                    same_name,
-                    src: s,
-                };
-                if !better(&ceiling, w).is_lt() {
+        } else if let Some(w) = &slots[worst] {
+            let mut ceiling = score_ceiling(src, dst);
+            if found.bound > 0 {
+                ceiling = ceiling.min(found.bound - 1);
+            }
+            let ceiling = Scored {
+                score: ceiling,
+                same_name,
+                src: s,
+            };
+            if !better(&ceiling, w).is_lt() {
+                a += 1;
+                continue;
+            }
+            // The least score that beats the worst slot: an equal score
+            // does when the basename match breaks the tie its way.
+            let need = if same_name && !w.same_name {
+                w.score
+            } else {
+                w.score + 1
+            };
+            let Some(spans) = spans_of(a) else {
+                // Cannot score: 0, which never beats a filled slot.
+                a += 1;
+                continue;
+            };
+            if coarse_of(a).is_some_and(|c| {
+                c.copied_ceiling(row.coarse) < score::copied_needed(need, src.size, dst.size)
+            }) {
+                a += 1;
+                continue;
+            }
+            scored_here += 1;
+            match row.loaded.score_at_least(spans, min_score, need) {
+                Some(score) => score,
+                None => {
                     a += 1;
                     continue;
                 }
             }
+        } else {
             scored_here += 1;
             spans_of(a).map_or(0, |spans| row.loaded.score(spans, min_score))
         };

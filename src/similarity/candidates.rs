@@ -161,16 +161,28 @@ impl Search {
         let pool = &self.pool;
         let range = pool.window(dst.size, min_score);
         let dist = distances(pool, range.clone(), &fp);
+        // Counted by distance first, so only the sources up to the
+        // distance holding the nearest `k` are collected, not the half of
+        // the window within chance level (as in `candidates_for`).
+        let mut count = [0usize; 256];
+        for &d in &dist {
+            count[usize::from(d)] += 1;
+        }
+        let mut seen = 0;
+        let upto = count[..=MAX_DISTANCE as usize]
+            .iter()
+            .position(|&c| {
+                seen += c;
+                seen >= k
+            })
+            .unwrap_or(MAX_DISTANCE as usize);
         let mut near: Vec<(u8, usize)> = range
             .zip(dist)
-            .filter(|&(_, d)| u32::from(d) <= MAX_DISTANCE)
+            .filter(|&(_, d)| usize::from(d) <= upto)
             .map(|(p, d)| (d, p))
             .collect();
-        if near.len() > k {
-            near.select_nth_unstable(k);
-            near.truncate(k);
-        }
         near.sort_unstable();
+        near.truncate(k);
         near.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
 }

@@ -38,6 +38,7 @@ use rayon::prelude::*;
 
 use crate::similarity::prefix::{self, Order, prefix_len};
 use crate::similarity::score::{self, Buckets, MAX_SCORE, Spans};
+use crate::similarity::seen::Seen;
 use crate::similarity::store::histograms::{Histograms, Loc};
 
 /// Blobs per segment of the index.
@@ -369,15 +370,17 @@ impl<'a> Index<'a> {
                 let to = list.partition_point(|p| (p.k as usize) < k);
                 for p in &list[from..to] {
                     let j = p.k as usize;
-                    if state.stamp[j] != state.epoch {
-                        if !open {
-                            continue;
+                    let at = match state.seen.position(j) {
+                        Some(at) => at as usize,
+                        None if !open => continue,
+                        None => {
+                            let at = state.found.len();
+                            state.seen.insert(j, at as u32);
+                            state.found.push((p.k, 0));
+                            at
                         }
-                        state.stamp[j] = state.epoch;
-                        state.at[j] = state.found.len() as u32;
-                        state.found.push((p.k, 0));
-                    }
-                    state.found[state.at[j] as usize].1 += u64::from(w.min(p.w));
+                    };
+                    state.found[at].1 += u64::from(w.min(p.w));
                 }
             }
         }
@@ -417,9 +420,7 @@ pub(super) fn needed(larger: u64, t: u32) -> u64 {
 /// Reusable per-thread state of probes.
 #[derive(Default)]
 pub(super) struct Probe {
-    stamp: Vec<u32>,
-    at: Vec<u32>,
-    epoch: u32,
+    seen: Seen,
     keys: Vec<u64>,
     /// Candidates met: search position, smaller weights summed over the
     /// buckets met.
@@ -428,12 +429,7 @@ pub(super) struct Probe {
 
 impl Probe {
     fn begin(&mut self, n: usize) {
-        if self.stamp.len() != n || self.epoch == u32::MAX {
-            self.stamp = vec![0; n];
-            self.at = vec![0; n];
-            self.epoch = 0;
-        }
-        self.epoch += 1;
+        self.seen.begin(n);
         self.found.clear();
     }
 }

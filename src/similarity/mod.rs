@@ -12,4 +12,5 @@ pub mod containment;
 pub mod fingerprint;
 pub mod prefix;
 pub mod score;
+pub mod seen;
 pub mod store;

@@ -43,7 +43,10 @@
 //! At `t = 0` every pair qualifies (a score is never negative), and no
 //! prefix can show it: the probes then return every indexed file.
 
+use rayon::prelude::*;
+
 use crate::similarity::score::{self, MAX_SCORE, Spans};
+use crate::similarity::seen::Seen;
 
 /// Number of chunk buckets (git's `HASH_BASE`).
 const BUCKETS: usize = 107_927;
@@ -79,42 +82,31 @@ pub struct PrefixIndex {
 }
 
 /// Reusable per-thread state of probes: which files were already
-/// proposed, and the probe file's buckets in rank order.
+/// proposed and where each sits in the caller's output, and the probe
+/// file's buckets in rank order.
 #[derive(Default)]
 pub struct Probe {
-    stamp: Vec<u32>,
-    epoch: u32,
-    /// Where a file proposed in this probe sits in the caller's output.
-    at: Vec<u32>,
+    seen: Seen,
     sorted: Vec<(u32, u32, u32)>,
 }
 
 impl Probe {
     /// Start a new probe over `n` files; marks of earlier probes are void.
     fn begin(&mut self, n: usize) {
-        if self.stamp.len() != n || self.epoch == u32::MAX {
-            self.stamp = vec![0; n];
-            self.at = vec![0; n];
-            self.epoch = 0;
-        }
-        self.epoch += 1;
+        self.seen.begin(n);
     }
 
     /// Mark `file` as proposed in this probe; true if it was not yet.
     fn first_time(&mut self, file: u32) -> bool {
-        let slot = &mut self.stamp[file as usize];
-        let new = *slot != self.epoch;
-        *slot = self.epoch;
+        let new = self.seen.position(file as usize).is_none();
+        self.seen.insert(file as usize, 0);
         new
     }
 
-    /// Mark `file` as already known, so this probe does not propose it.
+    /// Mark `file` as already known, so this probe does not propose it
+    /// (no output slot: updates of its reach find none).
     fn exclude(&mut self, file: u32) {
-        if let Some(slot) = self.stamp.get_mut(file as usize) {
-            *slot = self.epoch;
-            // No output slot: updates of its reach find none.
-            self.at[file as usize] = u32::MAX;
-        }
+        self.seen.insert(file as usize, u32::MAX);
     }
 }
 
@@ -219,49 +211,61 @@ impl PrefixIndex {
             }
         }
         let Order { rank, .. } = Order::rarest_first(&df);
-        let mut sizes = vec![0u64; files.len()];
-        // (bucket, posting) of every prefix bucket, then grouped by bucket.
-        let mut all: Vec<(u32, Posting)> = Vec::new();
-        let mut sorted: Vec<(u32, u32, u32)> = Vec::new();
-        for (i, s) in files.iter().enumerate() {
-            let Some(s) = s.filter(|s| s.size() > 0) else {
-                continue;
-            };
-            sizes[i] = s.size();
-            by_rank(s, &rank, &mut sorted);
-            let mut before = 0u64;
-            for &(_, b, w) in &sorted {
-                if !inside(before, s.size(), floor) {
-                    break;
+        let sizes: Vec<u64> = files.iter().map(|s| s.map_or(0, |s| s.size())).collect();
+        // (rank, posting) of every prefix bucket, file by file.
+        let all: Vec<(u32, Posting)> = files
+            .par_iter()
+            .enumerate()
+            .map_init(Vec::new, |sorted, (i, s)| {
+                let mut mine = Vec::new();
+                let Some(s) = s.filter(|s| s.size() > 0) else {
+                    return mine;
+                };
+                by_rank(s, &rank, sorted);
+                let mut before = 0u64;
+                for &(r, _, w) in sorted.iter() {
+                    if !inside(before, s.size(), floor) {
+                        break;
+                    }
+                    mine.push((
+                        r,
+                        Posting {
+                            file: i as u32,
+                            reach: reach(before, s.size()),
+                        },
+                    ));
+                    before += u64::from(w);
                 }
-                all.push((
-                    b,
-                    Posting {
-                        file: i as u32,
-                        reach: reach(before, s.size()),
-                    },
-                ));
-                before += u64::from(w);
-            }
-        }
-        all.sort_unstable_by(|a, b| {
-            rank[a.0 as usize]
-                .cmp(&rank[b.0 as usize])
-                .then(b.1.reach.cmp(&a.1.reach))
-        });
+                mine
+            })
+            .flatten()
+            .collect();
+        // Grouped by rank with a counting sort (one pass, no comparisons
+        // of ranks looked up in a table), then each short list by reach.
         let unheld = df.iter().filter(|&&n| n == 0).count() as u32;
         let mut starts = vec![0u32; BUCKETS + 1];
-        for &(b, _) in &all {
-            starts[rank[b as usize] as usize + 1] += 1;
+        for &(r, _) in &all {
+            starts[r as usize + 1] += 1;
         }
         for b in 0..BUCKETS {
             starts[b + 1] += starts[b];
+        }
+        let mut fill = starts.clone();
+        let mut postings = vec![Posting { file: 0, reach: 0 }; all.len()];
+        for (r, p) in all {
+            let at = &mut fill[r as usize];
+            postings[*at as usize] = p;
+            *at += 1;
+        }
+        for r in 0..BUCKETS {
+            postings[starts[r] as usize..starts[r + 1] as usize]
+                .sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));
         }
         PrefixIndex {
             rank,
             starts,
             unheld,
-            postings: all.into_iter().map(|(_, p)| p).collect(),
+            postings,
             sizes,
             floor,
         }
@@ -347,14 +351,18 @@ impl PrefixIndex {
                 }
                 let r = p.reach.min(mine);
                 let f = p.file as usize;
-                if probe.stamp[f] != probe.epoch {
-                    probe.stamp[f] = probe.epoch;
-                    probe.at[f] = out.len() as u32;
-                    out.push((p.file, r));
-                } else if let Some(slot) = out.get_mut(probe.at[f] as usize)
-                    && slot.0 == p.file
-                {
-                    slot.1 = slot.1.max(r);
+                match probe.seen.position(f) {
+                    None => {
+                        probe.seen.insert(f, out.len() as u32);
+                        out.push((p.file, r));
+                    }
+                    Some(at) => {
+                        if let Some(slot) = out.get_mut(at as usize)
+                            && slot.0 == p.file
+                        {
+                            slot.1 = slot.1.max(r);
+                        }
+                    }
                 }
             }
         }

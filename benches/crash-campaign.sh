@@ -106,7 +106,9 @@ for cmd in "fingerprint -q --all" "repack -q --bases=simm" "repack -q --bases=gi
         for k in $(seq 1 "$n"); do
             fresh
             set +e
-            (cd "$r" && strace -qq -o /dev/null -e trace=none \
+            # No `-e trace=none`: strace injects only into syscalls it
+            # traces.
+            (cd "$r" && strace -qq -o /dev/null \
                 -e "inject=${family},${family}at$([ $family = rename ] && echo ,renameat2):signal=SIGKILL:when=$k" \
                 "$simm" "$@" >/dev/null 2>&1)
             status=$?

@@ -192,6 +192,50 @@ fn a_killed_exports_temporaries_are_removed_by_the_next() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// A run killed between writing a store table and renaming it into place
+/// leaves the whole table under its temporary name, no longer locked: the
+/// next run that writes to the store removes it; a live writer's
+/// temporary (locked) and a user's file of a similar name stay.
+#[test]
+fn a_killed_runs_store_temporaries_are_removed_by_the_next_write() {
+    let repo = small_repo();
+    let o = repo.simm(&["fingerprint", "-q", "HEAD"]);
+    assert!(o.status.success(), "{}", lossy(&o.stderr));
+    let store = repo.store_dir();
+    let tables: Vec<PathBuf> = std::fs::read_dir(&store)
+        .expect("store")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "table"))
+        .collect();
+    assert!(!tables.is_empty(), "no table written");
+    // What the kill leaves: each table's bytes under a temporary's name.
+    let mut dead = Vec::new();
+    for (i, t) in tables.iter().enumerate() {
+        let path = store.join(format!("tmp-simm-Dead0{i}"));
+        std::fs::copy(t, &path).expect("copy");
+        dead.push(path);
+    }
+    let live = store.join("tmp-simm-Live42");
+    std::fs::copy(&tables[0], &live).expect("copy");
+    let held = std::fs::File::open(&live).expect("open");
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).expect("lock");
+    let users = store.join("tmp-simm-notes");
+    std::fs::write(&users, b"my notes").expect("write");
+
+    let text = corpus_text("rust/toml-0.8.19/src/macros.rs");
+    repo.write("c.txt", &text);
+    repo.commit_all("two");
+    let o = repo.simm(&["fingerprint", "-q", "HEAD"]);
+    assert!(o.status.success(), "{}", lossy(&o.stderr));
+    for d in &dead {
+        assert!(!d.exists(), "{} stayed after the next write", d.display());
+    }
+    assert!(live.exists(), "a live writer's temporary was removed");
+    assert_eq!(std::fs::read(&users).expect("kept"), b"my notes");
+    drop(held);
+}
+
 /// A repack leaves no lock file behind, however it ended the time before.
 #[test]
 fn repack_leaves_no_lock_file() {

@@ -385,6 +385,8 @@ impl Histograms {
                 fs::create_dir_all(&dir).and_then(|()| write_table(&dir, self.hash_len, &records));
             match written {
                 Ok(path) => {
+                    // What a run killed before its rename left.
+                    clean_stale_temporaries(&dir);
                     match HistTable::open(&path, self.hash_len) {
                         Ok(Some(t)) => self.tables.push(t),
                         Ok(None) => {}

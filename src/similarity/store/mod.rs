@@ -335,6 +335,9 @@ impl Store {
             Ok(p) => p,
             Err(e) => return self.write_failed(&dir, e),
         };
+        // A run killed before its rename left its temporary: the next
+        // run that writes removes it (one look at the directory).
+        clean_stale_temporaries(&dir);
         match Table::open(&path, self.hash_len) {
             Ok(Some(t)) => self.tables.push(t),
             Ok(None) => {}

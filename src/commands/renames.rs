@@ -338,49 +338,15 @@ pub(super) fn general_changes(
         None => (old, new),
     };
     let harder = detect == git_simm::renames::Detect::CopiesHarder;
-    // git's diff drops a file whose stat data are stale but whose content
-    // is unchanged (`diffcore_skip_stat_unmatch`) only when it may refresh
-    // the index: with diff.autoRefreshIndex false it shows such a file as
-    // modified, and so takes it as a copy source for -C.
-    let skip_stat_unmatch = repo.config_bool("diff.autoRefreshIndex").unwrap_or(true);
-    let stat_only_shown = !skip_stat_unmatch && !new.stale.is_empty();
-    let mut changes = git_simm::repo::changes::diff_with_unmerged(
+    let changes = git_simm::repo::changes::diff_worktree(
         &old,
         &new.entries,
+        &new.stale,
         &unmerged,
-        harder || stat_only_shown,
+        harder,
+        repo.config_bool("diff.autoRefreshIndex").unwrap_or(true),
         repo.object_hash(),
-    );
-    if !new.stale.is_empty() {
-        use git_simm::repo::changes::ChangeKind;
-        // A stale file's id is unknown to git's diff (the null id), so a
-        // tree entry naming the null id looks unchanged beside it
-        // (`show_modified`): not shown, but queued under -C -C, where
-        // git's content check then fails to read the null object.
-        let null = ObjectId::null(repo.object_hash());
-        let null_named = |c: &git_simm::repo::changes::Change| {
-            new.stale.contains(c.path())
-                && matches!((&c.old, &c.new), (Some(o), Some(n)) if o.id == null && o.kind == n.kind)
-        };
-        if let Some(c) = changes.iter().find(|c| null_named(c)) {
-            if harder && skip_stat_unmatch {
-                bail!("unable to read {null}");
-            }
-            let path = c.path().to_vec();
-            changes.retain(|c| c.path() != path.as_slice() || !null_named(c));
-        }
-        changes.retain(|c| match c.kind {
-            ChangeKind::Unchanged if new.stale.contains(c.path()) => stat_only_shown,
-            ChangeKind::Unchanged => harder,
-            _ => true,
-        });
-        for c in &mut changes {
-            c.stat_dirty = c.new.is_some() && new.stale.contains(c.path());
-            if c.kind == ChangeKind::Unchanged && c.stat_dirty {
-                c.kind = ChangeKind::Modified;
-            }
-        }
-    }
+    )?;
     Ok((changes, new.contents))
 }
 

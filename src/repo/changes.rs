@@ -316,6 +316,58 @@ fn unmerged_change(
     }
 }
 
+/// How `git diff` sees the work tree beside an old side: [`diff_with_unmerged`]
+/// with the paths whose index stat data are stale (`stale`: git compares
+/// them by content) treated as git's diff treats them.
+///
+/// git drops a stale file whose content is unchanged
+/// (`diffcore_skip_stat_unmatch`) only when it may refresh the index
+/// (`auto_refresh`, `diff.autoRefreshIndex`); otherwise it shows the file
+/// as modified, and so takes it as a copy source for `-C`. A stale file's
+/// id is unknown to git's diff (the null id), so a tree entry naming the
+/// null id looks unchanged beside it (`show_modified`): not shown, but
+/// queued under `--find-copies-harder` (`harder`), where git's content
+/// check then fails to read the null object: [`RepoError::NullObject`].
+pub fn diff_worktree(
+    old: &[Entry],
+    new: &[Entry],
+    stale: &std::collections::HashSet<Vec<u8>>,
+    unmerged: &[Vec<u8>],
+    harder: bool,
+    auto_refresh: bool,
+    hash: gix::hash::Kind,
+) -> Result<Vec<Change>, super::RepoError> {
+    let stat_only_shown = !auto_refresh && !stale.is_empty();
+    let mut changes = diff_with_unmerged(old, new, unmerged, harder || stat_only_shown, hash);
+    if stale.is_empty() {
+        return Ok(changes);
+    }
+    let null = ObjectId::null(hash);
+    let null_named = |c: &Change| {
+        stale.contains(c.path())
+            && matches!((&c.old, &c.new), (Some(o), Some(n)) if o.id == null && o.kind == n.kind)
+    };
+    if let Some(c) = changes.iter().find(|c| null_named(c)) {
+        if harder && auto_refresh {
+            return Err(super::RepoError::NullObject { id: null });
+        }
+        let path = c.path().to_vec();
+        changes.retain(|c| c.path() != path.as_slice() || !null_named(c));
+    }
+    changes.retain(|c| match c.kind {
+        ChangeKind::Unchanged if stale.contains(c.path()) => stat_only_shown,
+        ChangeKind::Unchanged => harder,
+        _ => true,
+    });
+    for c in &mut changes {
+        c.stat_dirty = c.new.is_some() && stale.contains(c.path());
+        if c.kind == ChangeKind::Unchanged && c.stat_dirty {
+            c.kind = ChangeKind::Modified;
+        }
+    }
+    Ok(changes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

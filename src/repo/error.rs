@@ -105,6 +105,14 @@ pub enum RepoError {
         /// What it resolved to.
         kind: gix::object::Kind,
     },
+    /// git's diff of the work tree would read the null object: a tree
+    /// entry naming it beside a stale index entry, under
+    /// `--find-copies-harder` (git fails there with these words).
+    #[error("unable to read {id}")]
+    NullObject {
+        /// The null id of the repository's hash.
+        id: ObjectId,
+    },
     /// An object that should exist is not in the object database.
     #[error("object {id} is missing from the object database")]
     MissingObject {

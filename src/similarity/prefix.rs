@@ -87,7 +87,7 @@ pub struct PrefixIndex {
 #[derive(Default)]
 pub struct Probe {
     seen: Seen,
-    sorted: Vec<(u32, u32, u32)>,
+    sorted: Vec<u64>,
 }
 
 impl Probe {
@@ -223,7 +223,7 @@ impl PrefixIndex {
                 };
                 by_rank(s, &rank, sorted);
                 let mut before = 0u64;
-                for &(r, _, w) in sorted.iter() {
+                for (r, w) in sorted.iter().map(|&k| split(k)) {
                     if !inside(before, s.size(), floor) {
                         break;
                     }
@@ -337,7 +337,7 @@ impl PrefixIndex {
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(file, &self.rank, &mut sorted);
         let mut before = 0u64;
-        for &(r, _, w) in &sorted {
+        for (r, w) in sorted.iter().map(|&k| split(k)) {
             if !inside(before, size, t) {
                 break;
             }
@@ -390,7 +390,7 @@ impl PrefixIndex {
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(part, &self.rank, &mut sorted);
         let mut before = 0u64;
-        for &(r, _, w) in &sorted {
+        for (r, w) in sorted.iter().map(|&k| split(k)) {
             if !inside(before, size, t) {
                 break;
             }
@@ -405,11 +405,20 @@ impl PrefixIndex {
     }
 }
 
-/// `(rank, bucket, weight)` of every bucket of `s`, rarest first.
-fn by_rank(s: &Spans, rank: &[u32], out: &mut Vec<(u32, u32, u32)>) {
+/// Every bucket of `s` as `rank << 32 | weight`, rarest first (ranks are
+/// unique, so plain integers sort as the pairs would, and cheaper).
+fn by_rank(s: &Spans, rank: &[u32], out: &mut Vec<u64>) {
     out.clear();
-    out.extend(s.weights().map(|(b, w)| (rank[b as usize], b, w)));
+    out.extend(
+        s.weights()
+            .map(|(b, w)| u64::from(rank[b as usize]) << 32 | u64::from(w)),
+    );
     out.sort_unstable();
+}
+
+/// The rank and weight of a key of [`by_rank`].
+fn split(key: u64) -> (u32, u32) {
+    ((key >> 32) as u32, key as u32)
 }
 
 #[cfg(test)]

@@ -103,8 +103,8 @@ pub fn run(
         #[cfg(not(feature = "export"))]
         Command::Export(_) => Err(anyhow::anyhow!(
             "this git-simm was built without Parquet export (cargo's \"export\" feature, \
-             on by default): install it with `cargo install git-simm`, without \
-             --no-default-features"
+             on by default): build it with the default features, `cargo install git-simm` \
+             (or `cargo install --path .` in a clone), without --no-default-features"
         )),
         Command::Gc(args) => gc::gc(&cwd, args, out, err),
         Command::Completions(args) => generate::completions(args, out),

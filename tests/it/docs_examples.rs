@@ -126,6 +126,17 @@ fn examples_print_what_the_pages_say() {
         let rel = page.strip_prefix(root).expect("page under the crate");
         let name = rel.to_string_lossy().replace('/', "-");
         let copy = runs.join(&name);
+        #[cfg(not(feature = "export"))]
+        let text = {
+            let (kept, dropped) = without_export_examples(&text);
+            if dropped > 0 {
+                eprintln!(
+                    "{}: {dropped} `git simm export` example(s) skipped: built without the export feature",
+                    rel.display()
+                );
+            }
+            kept
+        };
         std::fs::write(&copy, &text).expect("copy page");
         copy_tree(&world.join("project"), &copy.with_extension("in"));
         copies.push((copy, page));
@@ -146,10 +157,54 @@ fn examples_print_what_the_pages_say() {
     cases.run();
 
     if std::env::var_os("TRYCMD").is_some_and(|v| v == "overwrite") {
+        // The copies lack the export examples: copied back, they would
+        // delete them from the pages.
+        if cfg!(not(feature = "export")) {
+            panic!("TRYCMD=overwrite needs the export feature (the default features)");
+        }
         for (copy, page) in &copies {
             std::fs::copy(copy, page).expect("copy the rewritten page back");
         }
     }
+}
+
+/// `text` with every console block that runs `git simm export` blanked
+/// (line numbers kept, for trycmd's messages), and how many there were:
+/// built without the export feature, those examples cannot print what the
+/// pages say.
+#[cfg(not(feature = "export"))]
+fn without_export_examples(text: &str) -> (String, usize) {
+    let mut out = Vec::new();
+    let mut block: Vec<&str> = Vec::new();
+    let mut in_console = false;
+    let mut dropped = 0;
+    for line in text.lines() {
+        if in_console {
+            block.push(line);
+            if line.starts_with("```") {
+                in_console = false;
+                if block.iter().any(|l| l.starts_with("$ git simm export")) {
+                    dropped += 1;
+                    out.extend(std::iter::repeat_n("", block.len()));
+                } else {
+                    out.append(&mut block);
+                }
+                block.clear();
+            }
+        } else if line
+            .strip_prefix("```")
+            .is_some_and(|info| info.trim() == "console")
+        {
+            in_console = true;
+            block.push(line);
+        } else {
+            out.push(line);
+        }
+    }
+    out.append(&mut block);
+    let mut kept = out.join("\n");
+    kept.push('\n');
+    (kept, dropped)
 }
 
 /// The variables [`git_env`] sets, for trycmd's commands.

@@ -15,5 +15,6 @@ fn export_without_the_feature_says_how_to_get_it() {
     assert!(err.starts_with("fatal: "), "{err}");
     assert!(err.contains("without Parquet export"), "{err}");
     assert!(err.contains("cargo install git-simm"), "{err}");
+    assert!(err.contains("cargo install --path ."), "{err}");
     assert!(!repo.path.join("out.parquet").exists());
 }

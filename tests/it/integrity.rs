@@ -252,10 +252,11 @@ const CASES: [&str; 4] = [
     "delta base",
 ];
 
-const COMMANDS: [&[&str]; 7] = [
+const COMMANDS: &[&[&str]] = &[
     &["fingerprint", "HEAD"],
     &["renames", "other", "HEAD"],
     &["groups", "--threshold", "50", "HEAD"],
+    #[cfg(feature = "export")]
     &["export", "-o", "out.parquet", "HEAD"],
     &["repack", "--bases=git"],
     &["repack", "--bases=simm"],

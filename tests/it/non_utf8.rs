@@ -136,6 +136,7 @@ fn arguments_that_are_not_utf8_are_taken_as_bytes() {
     // groups, export and origin take trees and directories by those names.
     for args in [
         vec![os(b"groups"), os(b"HEAD:d\xe9")],
+        #[cfg(feature = "export")]
         vec![
             os(b"export"),
             os(b"-o"),
@@ -188,6 +189,7 @@ fn an_empty_path_is_refused_as_git_refuses_it() {
 /// form. A UTF-8 name that looks quoted (`"caf\351.txt"`, quotes
 /// included) must not come out as the Latin-1 `caf\351.txt` does (the
 /// `parquet_export` fuzz target's finding).
+#[cfg(feature = "export")]
 #[test]
 fn exported_paths_are_unambiguous_and_quoted_as_git_quotes_them() {
     use arrow_array::Array;

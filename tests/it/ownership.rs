@@ -281,6 +281,7 @@ fn a_repository_of_another_user_is_refused_before_anything_runs() {
         "pack-order",
         "repack",
         "repack --bases=git",
+        #[cfg(feature = "export")]
         "export -o out.parquet",
         "gc",
         "install-hook",

@@ -327,7 +327,7 @@ fn unmerged_change(
 /// id is unknown to git's diff (the null id), so a tree entry naming the
 /// null id looks unchanged beside it (`show_modified`): not shown, but
 /// queued under `--find-copies-harder` (`harder`), where git's content
-/// check then fails to read the null object: [`RepoError::NullObject`].
+/// check then fails to read the null object: [`super::RepoError::NullObject`].
 pub fn diff_worktree(
     old: &[Entry],
     new: &[Entry],

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
     // Interrupted, the work stopped where it was (or had just finished):
     // like a command killed by Ctrl-C, nothing more is said.
     if commands::terminal::interrupted() || result.as_ref().is_err_and(commands::is_interrupted) {
+        commands::terminal::end_children();
         return ExitCode::from(commands::terminal::EXIT_INTERRUPTED);
     }
     match result {

@@ -32,6 +32,12 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// work waits on, the first signal ends the run within a second (see
 /// [`watchdog`]).
 pub fn catch_interrupts() -> std::io::Result<()> {
+    // A process whose parent ends is handed to the nearest "subreaper"
+    // among its ancestors instead of to init: so an ssh whose `git fetch`
+    // died stays in this process's family, where the signals below find
+    // it (Linux; elsewhere the call does not exist and nothing changes).
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
     std::thread::Builder::new()
         .name("interrupt watchdog".into())
         .spawn(watchdog)?;
@@ -74,6 +80,22 @@ fn watchdog() {
     std::thread::sleep(EXIT_AFTER.saturating_sub(set.elapsed()));
     signal_children(true);
     std::process::exit(i32::from(EXIT_INTERRUPTED));
+}
+
+/// Before an interrupted run exits: whatever it started that is still
+/// there (the work waits for its own children, not for theirs) gets
+/// SIGTERM, a tenth of a second to clean up, then SIGKILL, so that nothing
+/// outlives the run.
+pub fn end_children() {
+    signal_children(false);
+    #[cfg(target_os = "linux")]
+    {
+        let until = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < until && !descendants().is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    signal_children(true);
 }
 
 /// SIGTERM (SIGKILL with `kill`) to every process this one started and
@@ -127,7 +149,8 @@ fn signal_children(kill: bool) {
 }
 
 /// Every process this one started and the processes they started in
-/// turn, parents before their children, read from `/proc`.
+/// turn (orphans among them come back to this one, the subreaper),
+/// parents before their children, read from `/proc`; zombies left out.
 #[cfg(target_os = "linux")]
 fn descendants() -> Vec<u32> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
@@ -142,7 +165,12 @@ fn descendants() -> Vec<u32> {
             // `pid (comm) state ppid ...`; comm may hold anything, so
             // the fields are counted from its closing parenthesis.
             let at = stat.rfind(')')?;
-            let ppid = stat[at + 1..].split_whitespace().nth(1)?.parse().ok()?;
+            let mut fields = stat[at + 1..].split_whitespace();
+            // A zombie has ended already and holds no children.
+            if fields.next()? == "Z" {
+                return None;
+            }
+            let ppid = fields.next()?.parse().ok()?;
             Some((pid, ppid))
         })
         .collect();

@@ -111,6 +111,10 @@ pub fn end_children() {
 /// all are stopped, each gets the signal and then SIGCONT, so git's
 /// handlers still clean up after themselves.
 fn signal_children(kill: bool) {
+    // The watchdog and an interrupted run's end may both be at it: one
+    // sequence at a time, so none is left stopped by the other's.
+    static SIGNALLING: Mutex<()> = Mutex::new(());
+    let _one = SIGNALLING.lock().unwrap_or_else(PoisonError::into_inner);
     #[cfg(target_os = "linux")]
     {
         use rustix::process::{Pid, Signal, kill_process};

@@ -110,9 +110,16 @@ fn lock(_: &File) -> io::Result<()> {
 
 /// Remove the temporaries in `dir` whose writers are gone: regular files
 /// whose name `ours` accepts, whose lock can be taken (nobody writes
-/// them), and which are empty (a writer killed before its first write) or
-/// begin with `magic`. Anything else is left alone.
-pub fn clean_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool, magic: &[u8]) {
+/// them), and which begin with `magic` or, with `empty_too`, are empty (a
+/// writer killed before its first write; but also one that has created
+/// its file and not yet locked it, so only where no writer can be at
+/// work). Anything else is left alone.
+pub fn clean_dead_temporaries(
+    dir: &Path,
+    ours: impl Fn(&str) -> bool,
+    magic: &[u8],
+    empty_too: bool,
+) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
@@ -130,7 +137,7 @@ pub fn clean_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool, magic: &[
         // Where locks do not exist (not Unix), nothing is known dead.
         if cfg!(unix)
             && lock(&file).is_ok()
-            && head(&path, magic.len()).is_some_and(|h| h.is_empty() || h == magic)
+            && head(&path, magic.len()).is_some_and(|h| (empty_too && h.is_empty()) || h == magic)
         {
             let _ = std::fs::remove_file(&path);
         }

@@ -194,6 +194,7 @@ fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result
         dir,
         |n| n.starts_with('.') && n.contains(TMP_MARK),
         PARQUET_MAGIC,
+        true,
     );
     remove_old_temporaries(dir);
     let prefix = format!(".{}{TMP_MARK}", name.to_string_lossy());

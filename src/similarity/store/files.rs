@@ -151,10 +151,19 @@ pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     crate::fsutil::locked_temporary(dir, TMP_PREFIX)
 }
 
+/// After a table is written: remove the temporaries in `dir` that dead
+/// writers left with content (the store's magic, no lock). Empty ones
+/// stay for [`clean_stale_temporaries`]: a writer that has just created
+/// its temporary has not locked it yet, and another process's write
+/// must not take it away then.
+pub(super) fn clean_written_temporaries(dir: &Path) {
+    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX, false);
+}
+
 /// Remove the temporaries in `dir` that writers which died left behind
 /// (see the module documentation for which ones are removed).
 pub(super) fn clean_stale_temporaries(dir: &Path) {
-    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX);
+    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX, true);
     let Ok(read) = fs::read_dir(dir) else { return };
     for e in read.filter_map(Result::ok) {
         if !e.file_type().is_ok_and(|t| t.is_file()) {

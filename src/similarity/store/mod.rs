@@ -337,7 +337,7 @@ impl Store {
         };
         // A run killed before its rename left its temporary: the next
         // run that writes removes it (one look at the directory).
-        clean_stale_temporaries(&dir);
+        files::clean_written_temporaries(&dir);
         match Table::open(&path, self.hash_len) {
             Ok(Some(t)) => self.tables.push(t),
             Ok(None) => {}

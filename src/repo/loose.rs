@@ -22,6 +22,9 @@ use super::RepoError;
 /// allows 64).
 const LOOSE_HEADER_MAX: usize = 64;
 
+/// Most bytes one byte of a deflate stream can inflate to.
+const DEFLATE_MAX_RATIO: usize = 1032;
+
 /// Inflate the bytes of a loose object file into `out` and return the
 /// object's kind, checking what git checks: a header `<kind> <size>\0`,
 /// a zlib stream that ends (checksum verified) after exactly `size` bytes
@@ -52,6 +55,13 @@ pub fn inflate_loose(
     let prefix = got - header_len;
     if prefix > size {
         return Err("longer than its header says".into());
+    }
+    // The buffer is sized (and zeroed) from the header before the stream
+    // is read, so a header must not claim more than the stream can hold:
+    // deflate turns at most two bits into a 258-byte match, 1032 bytes
+    // out for each byte in.
+    if size > input.len().saturating_mul(DEFLATE_MAX_RATIO) {
+        return Err("longer than its zlib stream can hold".into());
     }
     out.clear();
     out.try_reserve(size)
@@ -238,5 +248,31 @@ mod tests {
         raw.pop();
         raw.pop();
         assert!(inflate(&deflate(&raw)).is_err());
+    }
+
+    /// A header may not make the reader set aside more memory than the
+    /// stream could ever fill, while content deflate packs as tightly as
+    /// it can still reads back.
+    #[test]
+    fn a_header_claiming_more_than_the_stream_can_hold_is_refused() {
+        let mut raw = format!("blob {}\0", 1u64 << 30).into_bytes();
+        raw.extend_from_slice(b"short body\n");
+        assert_eq!(
+            inflate(&deflate(&raw)),
+            Err("longer than its zlib stream can hold".into())
+        );
+        let zeros = vec![0u8; 16 << 20];
+        assert_eq!(
+            inflate(&deflate(&object(&zeros))).map(|v| v.len()),
+            Ok(zeros.len())
+        );
+        let best = {
+            use gix::zlib::stream::deflate::Compress;
+            let mut out = Vec::new();
+            let mut z = Compress::new(gix::zlib::Compression::BEST);
+            crate::pack::write::deflate_into(&mut z, &object(&zeros), &mut out).expect("deflate");
+            out
+        };
+        assert_eq!(inflate(&best).map(|v| v.len()), Ok(zeros.len()));
     }
 }

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::progress::Feedback;
 use crate::renames::{Content, ContentError, RepoContent};
-use crate::repo::{DiffAttributes, EntryKind, Repo, RepoError};
+use crate::repo::{DiffAttributes, Entry, EntryKind, Repo, RepoError};
 use crate::similarity::compute::{self, ComputeError};
 use crate::similarity::fingerprint::{Fingerprint, Fingerprinter};
 use crate::similarity::score::{self, Binary, Spans};
@@ -113,32 +113,16 @@ pub fn find_similar(
     feedback: &Feedback,
 ) -> Result<(Vec<Match>, Outcome), SimilarError> {
     let mut outcome = Outcome::default();
-    let entries: Vec<_> = repo
-        .tree_entries(tree)?
-        .into_iter()
-        .filter(|e| matches!(e.kind, EntryKind::Regular | EntryKind::Executable))
-        .collect();
+    let TreeFiles {
+        entries,
+        binary_of,
+        keys,
+    } = tree_files(repo, tree, attributes)?;
     outcome.files = entries.len();
     let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
     let query_size = query.data.len() as u64;
     let query_fp: Option<Fingerprint> = Fingerprinter::new().fingerprint(&query.data);
     let query_id = query_blob_id(repo, query)?;
-
-    // One blob at paths with different attributes is scored once per
-    // decision.
-    let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
-    if let Some(attributes) = attributes {
-        for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
-            *b = attributes.binary(&e.path)?;
-        }
-    }
-    let mut keys: Vec<(ObjectId, Binary)> = entries
-        .iter()
-        .zip(&binary_of)
-        .map(|(e, b)| (e.id, *b))
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
     // Fingerprints (for the distances shown) and histograms, from the
     // stores or from one read of each blob they lack.
     let (prints, spans, fp_outcome) = {
@@ -274,24 +258,11 @@ pub fn find_containing(
     feedback: &Feedback,
 ) -> Result<Vec<Containment>, SimilarError> {
     use crate::similarity::containment;
-    let entries: Vec<_> = repo
-        .tree_entries(tree)?
-        .into_iter()
-        .filter(|e| matches!(e.kind, EntryKind::Regular | EntryKind::Executable))
-        .collect();
-    let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
-    if let Some(attributes) = attributes {
-        for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
-            *b = attributes.binary(&e.path)?;
-        }
-    }
-    let mut keys: Vec<(ObjectId, Binary)> = entries
-        .iter()
-        .zip(&binary_of)
-        .map(|(e, b)| (e.id, *b))
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
+    let TreeFiles {
+        entries,
+        binary_of,
+        keys,
+    } = tree_files(repo, tree, attributes)?;
     let query_id = query_blob_id(repo, query)?;
     let key_ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
     let common = if opts.ignore_common {
@@ -348,6 +319,45 @@ pub fn find_containing(
         matches.truncate(opts.limit);
     }
     Ok(matches)
+}
+
+/// The regular files of a tree, each with how its attributes say it is
+/// scored, and the distinct (blob, decision) pairs among them, sorted: one
+/// blob at paths with different attributes is scored once per decision.
+struct TreeFiles {
+    entries: Vec<Entry>,
+    binary_of: Vec<Binary>,
+    keys: Vec<(ObjectId, Binary)>,
+}
+
+fn tree_files(
+    repo: &Repo,
+    tree: ObjectId,
+    attributes: Option<&mut DiffAttributes>,
+) -> Result<TreeFiles, SimilarError> {
+    let entries: Vec<Entry> = repo
+        .tree_entries(tree)?
+        .into_iter()
+        .filter(|e| matches!(e.kind, EntryKind::Regular | EntryKind::Executable))
+        .collect();
+    let mut binary_of: Vec<Binary> = vec![Binary::Auto; entries.len()];
+    if let Some(attributes) = attributes {
+        for (e, b) in entries.iter().zip(binary_of.iter_mut()) {
+            *b = attributes.binary(&e.path)?;
+        }
+    }
+    let mut keys: Vec<(ObjectId, Binary)> = entries
+        .iter()
+        .zip(&binary_of)
+        .map(|(e, b)| (e.id, *b))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(TreeFiles {
+        entries,
+        binary_of,
+        keys,
+    })
 }
 
 /// The chunk buckets that are boilerplate among the distinct blobs `ids`

@@ -275,4 +275,35 @@ mod tests {
         };
         assert_eq!(inflate(&best).map(|v| v.len()), Ok(zeros.len()));
     }
+
+    /// The `loose_inflate` fuzz target's finding: 521 bytes whose header
+    /// claims 22 GB had the reader ask for 22 GB.
+    #[test]
+    fn the_fuzzers_22_gb_header_is_refused_without_allocating() {
+        let hex = concat!(
+            "7801ed584d6fe33610edd9bf62a06c6a3971bc7612a0db34e9a5a745d1f6d06336016889b288c8a4",
+            "4b511b6717fdef7d435292edd89bb4050ab4a8b1eb0f92339c8f376f469957664ee7e7e7e7e7e7e7",
+            "9797dfcebe3a3ba337eff32b72b2c6bfb7a5141f9f265523c61fe9cd009bbf4a493f98d593558bd2",
+            "d1cfc6a94c92d254a84a12ce4dcac160016da2a2ebcce8da7d4f27834165322c148dce9c32da2baf",
+            "9d557a41e96840b4c25797269995c2f1a2a0b8eb8ca1cae845c2a772833722222222222222222222",
+            "22222222222222222222222222222222222222030000c02222222222222222222222222222222222",
+            "2278012dc7310e80200c0040e7bec20fa8638af00078c724626f6c62e7bec20fa8638af00078ffff",
+            "ffffffffffff78c722222222c2fbffffff6fd625e8869275b22352bb312deb05d6573850a5dd6dfe",
+            "0a967c2cd948671bd9eae255d624683221f1d27f7f198bf8d3ff8bfc2722160a00b017f036298c5d",
+            "0a2031c2ef51b9928e739a3fa11692311d891103915f52e7fe1b3ec392a86b695daa8d037849c46d",
+            "a2b455ad749e029f636ab557522fa0df7c94b6a8cc638555fefc7206541e19f95f9901150a772bde",
+            "bb11e42eb737da1b33f7feb0b2e4feb8e2b1cecfc5448301ff8d83fff611d080192bf0563f1e87a5",
+            "6e0c0b3fc36013bec762e04ebcb5e039756b0577e0777b3e5fe3c7c0db4ec92f3f26833f0000e5f0",
+            "42",
+        );
+        let file: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+            .collect();
+        assert_eq!(file.len(), 521);
+        assert_eq!(
+            inflate(&file),
+            Err("longer than its zlib stream can hold".into())
+        );
+    }
 }

@@ -108,18 +108,18 @@ fn lock(_: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// An empty, unlocked temporary younger than this may be a live writer's:
+/// a writer creates its temporary and locks it a moment later, and in
+/// that moment the lock proves nothing. Content begins with the writer's
+/// magic only after the lock, so a file with content needs no wait.
+pub const EMPTY_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Remove the temporaries in `dir` whose writers are gone: regular files
 /// whose name `ours` accepts, whose lock can be taken (nobody writes
-/// them), and which begin with `magic` or, with `empty_too`, are empty (a
-/// writer killed before its first write; but also one that has created
-/// its file and not yet locked it, so only where no writer can be at
-/// work). Anything else is left alone.
-pub fn clean_dead_temporaries(
-    dir: &Path,
-    ours: impl Fn(&str) -> bool,
-    magic: &[u8],
-    empty_too: bool,
-) {
+/// them), and which begin with `magic`, or are empty and were last
+/// modified [`EMPTY_GRACE`] ago or more (a writer killed before its first
+/// write). Anything else is left alone.
+pub fn clean_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool, magic: &[u8]) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
@@ -137,11 +137,22 @@ pub fn clean_dead_temporaries(
         // Where locks do not exist (not Unix), nothing is known dead.
         if cfg!(unix)
             && lock(&file).is_ok()
-            && head(&path, magic.len()).is_some_and(|h| (empty_too && h.is_empty()) || h == magic)
+            && head(&path, magic.len())
+                .is_some_and(|h| h == magic || (h.is_empty() && idle_for(&file, EMPTY_GRACE)))
         {
             let _ = std::fs::remove_file(&path);
         }
     }
+}
+
+/// Whether `file` was last modified `grace` ago or more (a time in the
+/// future, or none known, is not).
+fn idle_for(file: &File, grace: std::time::Duration) -> bool {
+    file.metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age >= grace)
 }
 
 /// Bytes as an OS string, as git passes arguments and paths: exactly the
@@ -155,5 +166,50 @@ pub fn os_str(bytes: &[u8]) -> std::borrow::Cow<'_, std::ffi::OsStr> {
     #[cfg(not(unix))]
     {
         std::borrow::Cow::Owned(String::from_utf8_lossy(bytes).into_owned().into())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn age(path: &Path, by: Duration) {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .expect("open");
+        f.set_modified(SystemTime::now() - by).expect("set mtime");
+    }
+
+    /// Between a writer's create and its lock, its temporary is empty and
+    /// unlocked: a cleaner must leave it alone then, and take it once it
+    /// has stayed so for the grace time. Content that begins with the
+    /// magic goes at once; a locked file or other content never.
+    #[test]
+    fn an_empty_temporary_goes_only_after_the_grace_time() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ours = |n: &str| n.starts_with("tmp-x-");
+        let fresh_empty = dir.path().join("tmp-x-fresh");
+        let old_empty = dir.path().join("tmp-x-old");
+        let dead = dir.path().join("tmp-x-dead");
+        let other = dir.path().join("tmp-x-other");
+        let live = dir.path().join("tmp-x-live");
+        std::fs::write(&fresh_empty, b"").expect("write");
+        std::fs::write(&old_empty, b"").expect("write");
+        std::fs::write(&dead, b"MAGIC and more").expect("write");
+        std::fs::write(&other, b"a user's notes").expect("write");
+        std::fs::write(&live, b"").expect("write");
+        for p in [&old_empty, &other, &live] {
+            age(p, EMPTY_GRACE + Duration::from_secs(5));
+        }
+        let held = File::open(&live).expect("open");
+        lock(&held).expect("lock");
+        clean_dead_temporaries(dir.path(), ours, b"MAGIC");
+        assert!(fresh_empty.exists(), "a just-created temporary was removed");
+        assert!(!old_empty.exists(), "an old empty temporary stayed");
+        assert!(!dead.exists(), "a dead writer's temporary stayed");
+        assert!(other.exists(), "a file without the magic was removed");
+        assert!(live.exists(), "a locked temporary was removed");
     }
 }

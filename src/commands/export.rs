@@ -183,7 +183,7 @@ const TMP_MARK: &str = ".simm-tmp-";
 /// place and sync the directory, so a failed, interrupted or killed export
 /// leaves no truncated Parquet behind and a finished one survives a crash.
 /// The temporary is locked while written; the ones killed exports left
-/// (unlocked, empty or Parquet) are removed first, and those of earlier
+/// (unlocked; Parquet, or empty for a minute) are removed first, and those of earlier
 /// versions (`.simm-export-` and six letters) once an hour old.
 fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result<export::Written> {
     let dir = fsutil::parent_dir(path);
@@ -194,7 +194,6 @@ fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result
         dir,
         |n| n.starts_with('.') && n.contains(TMP_MARK),
         PARQUET_MAGIC,
-        true,
     );
     remove_old_temporaries(dir);
     let prefix = format!(".{}{TMP_MARK}", name.to_string_lossy());

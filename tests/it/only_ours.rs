@@ -169,6 +169,16 @@ fn a_killed_exports_temporaries_are_removed_by_the_next() {
     let users = out.join(".f.parquet.simm-tmp-notes");
     std::fs::write(&dead, b"PAR1 and half a file").expect("write");
     std::fs::write(&dead_empty, b"").expect("write");
+    // Empty temporaries go only once they have been idle for a minute (a
+    // writer creates its temporary a moment before it locks it).
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&dead_empty)
+        .expect("open")
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .expect("set mtime");
+    let fresh_empty = out.join(".h.parquet.simm-tmp-Fresh1");
+    std::fs::write(&fresh_empty, b"").expect("write");
     std::fs::write(&live, b"PAR1 being written").expect("write");
     std::fs::write(&users, b"my notes").expect("write");
     let held = std::fs::File::open(&live).expect("open");
@@ -183,6 +193,10 @@ fn a_killed_exports_temporaries_are_removed_by_the_next() {
         "a dead export's empty temporary stayed"
     );
     assert!(live.exists(), "a live export's temporary was removed");
+    assert!(
+        fresh_empty.exists(),
+        "an export's just-created temporary was removed"
+    );
     assert_eq!(std::fs::read(&users).expect("kept"), b"my notes");
     drop(held);
     let names: Vec<String> = std::fs::read_dir(&out)
@@ -190,7 +204,7 @@ fn a_killed_exports_temporaries_are_removed_by_the_next() {
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
 }
 
 /// A run killed between writing a store table and renaming it into place

@@ -21,7 +21,9 @@
 //! - **Temporaries** are named `tmp-simm-<random>` and locked (`flock`)
 //!   by the process writing them for as long as it writes. A later run
 //!   removes one only if it can take the lock (its writer is gone, however
-//!   it ended) and it is empty or begins with the store's magic. Those of
+//!   it ended) and it begins with the store's magic, or is empty and has
+//!   not been modified for a minute (a writer creates its temporary a
+//!   moment before it locks it). Those of
 //!   earlier versions (`tmp-` and six letters or digits, no lock) are
 //!   removed after an hour, and only with the store's magic.
 
@@ -152,18 +154,15 @@ pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
 }
 
 /// After a table is written: remove the temporaries in `dir` that dead
-/// writers left with content (the store's magic, no lock). Empty ones
-/// stay for [`clean_stale_temporaries`]: a writer that has just created
-/// its temporary has not locked it yet, and another process's write
-/// must not take it away then.
+/// writers left (no lock; the store's magic, or empty for a minute).
 pub(super) fn clean_written_temporaries(dir: &Path) {
-    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX, false);
+    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX);
 }
 
 /// Remove the temporaries in `dir` that writers which died left behind
 /// (see the module documentation for which ones are removed).
 pub(super) fn clean_stale_temporaries(dir: &Path) {
-    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX, true);
+    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX);
     let Ok(read) = fs::read_dir(dir) else { return };
     for e in read.filter_map(Result::ok) {
         if !e.file_type().is_ok_and(|t| t.is_file()) {

@@ -87,9 +87,10 @@ fn temporaries_are_renamed_or_cleaned_up() {
             .and_then(|f| f.set_modified(two_hours_ago))
             .expect("old file");
     };
-    // A killed writer's: unlocked, the store's magic (or empty).
+    // A killed writer's: unlocked, the store's magic (or empty, and
+    // idle for longer than a writer takes from its create to its lock).
     fs::write(dir.path().join("tmp-simm-dead01"), b"GSIMMFP\0 partial").expect("write");
-    fs::write(dir.path().join("tmp-simm-dead02"), b"").expect("write");
+    old("tmp-simm-dead02", b"");
     // A live writer's: locked.
     let live = files::temporary_in(dir.path()).expect("temporary");
     // Old style: removed only when old and the store's.

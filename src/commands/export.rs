@@ -183,8 +183,9 @@ const TMP_MARK: &str = ".simm-tmp-";
 /// place and sync the directory, so a failed, interrupted or killed export
 /// leaves no truncated Parquet behind and a finished one survives a crash.
 /// The temporary is locked while written; the ones killed exports left
-/// (unlocked; Parquet, or empty for a minute) are removed first, and those of earlier
-/// versions (`.simm-export-` and six letters) once an hour old.
+/// (unlocked; Parquet, or empty for a minute) are removed first, and
+/// those of earlier versions (`.simm-export-` and six letters) once an
+/// hour old.
 fn write_file(rows: &export::Export, path: &Path, feedback: &Feedback) -> Result<export::Written> {
     let dir = fsutil::parent_dir(path);
     let name = path

@@ -222,11 +222,7 @@ impl PrefixIndex {
                     return mine;
                 };
                 by_rank(s, &rank, sorted);
-                let mut before = 0u64;
-                for (r, w) in sorted.keys.iter().map(|&k| split(k)) {
-                    if !inside(before, s.size(), floor) {
-                        break;
-                    }
+                for (r, before) in prefix(&sorted.keys, s.size(), floor) {
                     mine.push((
                         r,
                         Posting {
@@ -234,7 +230,6 @@ impl PrefixIndex {
                             reach: reach(before, s.size()),
                         },
                     ));
-                    before += u64::from(w);
                 }
                 mine
             })
@@ -327,22 +322,13 @@ impl PrefixIndex {
             return;
         }
         if t == 0 {
-            for (i, &s) in self.sizes.iter().enumerate() {
-                if s > 0 && probe.first_time(i as u32) {
-                    out.push((i as u32, 0));
-                }
-            }
+            self.every_file(probe, |i| out.push((i, 0)));
             return;
         }
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(file, &self.rank, &mut sorted);
-        let mut before = 0u64;
-        for (r, w) in sorted.keys.iter().map(|&k| split(k)) {
-            if !inside(before, size, t) {
-                break;
-            }
+        for (r, before) in prefix(&sorted.keys, size, t) {
             let mine = reach(before, size);
-            before += u64::from(w);
             for p in self.postings_at(r, t) {
                 // git's size filter at `t`: the score is at most the
                 // smaller size over the larger.
@@ -369,6 +355,16 @@ impl PrefixIndex {
         probe.sorted = sorted;
     }
 
+    /// At threshold 0 every non-empty file is a candidate: `push` each
+    /// one this probe has not seen.
+    fn every_file(&self, probe: &mut Probe, mut push: impl FnMut(u32)) {
+        for (i, &s) in self.sizes.iter().enumerate() {
+            if s > 0 && probe.first_time(i as u32) {
+                push(i as u32);
+            }
+        }
+    }
+
     /// Every indexed file that can hold `t` or more of `part` (Broder's
     /// containment `copied / |part| ≥ t`), appended to `out` once each.
     /// Needs an index built at 0 (every bucket of every file); one built
@@ -380,21 +376,12 @@ impl PrefixIndex {
             return;
         }
         if t == 0 {
-            for (i, &s) in self.sizes.iter().enumerate() {
-                if s > 0 && probe.first_time(i as u32) {
-                    out.push(i as u32);
-                }
-            }
+            self.every_file(probe, |i| out.push(i));
             return;
         }
         let mut sorted = std::mem::take(&mut probe.sorted);
         by_rank(part, &self.rank, &mut sorted);
-        let mut before = 0u64;
-        for (r, w) in sorted.keys.iter().map(|&k| split(k)) {
-            if !inside(before, size, t) {
-                break;
-            }
-            before += u64::from(w);
+        for (r, _) in prefix(&sorted.keys, size, t) {
             for p in self.postings_at(r, 0) {
                 if probe.first_time(p.file) {
                     out.push(p.file);
@@ -403,6 +390,22 @@ impl PrefixIndex {
         }
         probe.sorted = sorted;
     }
+}
+
+/// The prefix of a file of `size` at threshold `t`, from its keys in
+/// rank order ([`by_rank`]): each bucket's rank with the weight of the
+/// buckets before it, while that weight stays [`inside`].
+fn prefix(keys: &[u64], size: u64, t: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+    keys.iter()
+        .map(|&k| split(k))
+        .scan(0u64, move |before, (r, w)| {
+            if !inside(*before, size, t) {
+                return None;
+            }
+            let at = *before;
+            *before += u64::from(w);
+            Some((r, at))
+        })
 }
 
 /// A file's buckets in rank order ([`by_rank`]) and the scratch space

@@ -24,7 +24,7 @@
 # Prints one line per pair and option set, then the count of identical
 # pairs; exits 1 if any output differed.
 #
-# Reproduce the run reported in issue 12 (item 4):
+# Reproduce the agreement run:
 #   git clone --bare -s /work/.mirror/libgit2+libgit2/repo /tmp/libgit2.git
 #   benches/attrs-agreement.sh /tmp/libgit2.git
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Latency of `git-simm check --staged` (what the pre-commit hook runs) on an
-# ordinary commit in a large repository with a warm store. Goal (issue 5):
+# ordinary commit in a large repository with a warm store. Goal:
 # under 100 ms for 100,000 files.
 #
 #   benches/check.sh [--git-simm BIN] REPO [RUNS]

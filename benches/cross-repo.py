@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Similar files across repositories on existing engines (issue 16).
+"""Similar files across repositories on existing engines.
 
 Exports N repositories with `git simm export`, runs queries/near-duplicates.sql
 and queries/contains.sql on DuckDB, Apache DataFusion and Apache Spark (local

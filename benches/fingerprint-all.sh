@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times `git-simm fingerprint --all --no-cache` against git reading the same
-# objects, in one run, and prints the ratio (issue 2: at most 1.5x on 2 cores).
+# objects, in one run, and prints the ratio (at most 1.5x on 2 cores).
 #
 #   benches/fingerprint-all.sh [REPO]
 #

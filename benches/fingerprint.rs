@@ -6,7 +6,7 @@
 //! separate blob so per-blob setup is paid as it is in a repository. Set
 //! `GIT_SIMM_BENCH_REPO=/path/to/repo` to use the blobs of that
 //! repository's HEAD tree instead (up to 64 MiB), e.g. a clone of git.git.
-//! Target (issue 2): at least 500 MB/s per core.
+//! Target: at least 500 MB/s per core.
 
 #[path = "../tests/it/util.rs"]
 mod util;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# git-simm beside git in a blob-less partial clone of a real repository
-# (issue 12, item 2): time and number of `git fetch` processes, in one run.
+# git-simm beside git in a blob-less partial clone of a real repository:
+# time and number of `git fetch` processes, in one run.
 #
 #   benches/partial-clone.sh [--rounds N] [--workdir DIR] [--keep] REPO FROM TO
 #

@@ -262,6 +262,6 @@ done
 echo "  wall: elapsed seconds; cpu: user + system seconds of all threads. On a loaded"
 echo "  machine every thread gets a share of a core, so wall ratios there approach the"
 echo "  cpu ratios; on an idle one git-simm's second thread counts too."
-echo "  Target (issue 12): git/cold >= 50 (wall) at N = 10000."
+echo "  Target: git/cold >= 50 (wall) at N = 10000."
 ((keep)) && echo "  kept: $workdir"
 exit 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Pack size and time: `git-simm repack` against git's own `git repack -adf`
 # (and its stronger variants) on copies of real repositories, in one run,
-# with the ratios and the targets of the issue.
+# with the ratios and the targets.
 #
 #   benches/repack-compare.sh [--git-new PATH] [--window-250] [--reads] [--threads T]
 #                             [--simm-args "ARGS"] [--workdir DIR] [--keep]

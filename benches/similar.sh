@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Latency of `git-simm similar` against a large tree with a warm store
-# (issue 2: well under a second for tens of thousands of files), and whether
+# (well under a second for tens of thousands of files), and whether
 # the edited original comes back first.
 #
 #   benches/similar.sh REPO [QUERIES]

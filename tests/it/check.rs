@@ -350,7 +350,7 @@ fn install_hook_honours_hooks_path_and_refuses_to_overwrite() {
         std::fs::read(&hook).expect("read"),
         b"#!/bin/sh\necho mine\n"
     );
-    // Issue 12: --force keeps the hook it replaces, and says where.
+    // --force keeps the hook it replaces, and says where.
     let o = r.simm(&["install-hook", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(&hook).expect("read"), util::shipped_hook());

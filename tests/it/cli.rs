@@ -688,7 +688,7 @@ fn completions_cover_every_subcommand_and_their_options() {
     assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
 }
 
-/// Issue 12: completions offered file names for `--order`, listed
+/// Completions offered file names for `--order`, listed
 /// `--no-cache` for commands without a store, and the man page's synopsis
 /// read `[-C ]` and `[-z ]`.
 #[test]
@@ -1138,7 +1138,7 @@ fn renames_stops_on_sigint_at_any_step() {
     }
 }
 
-/// Issue 12: `renames --json | head` said "fatal: Broken pipe" and exited
+/// `renames --json | head` said "fatal: Broken pipe" and exited
 /// 128 where the text output (and git) end quietly with 0.
 #[test]
 fn json_into_a_closed_pipe_ends_quietly_as_text_does() {
@@ -1167,7 +1167,7 @@ fn json_into_a_closed_pipe_ends_quietly_as_text_does() {
     }
 }
 
-/// Issue 12: `fingerprint --all -q` drew progress on a terminal. Run under
+/// `fingerprint --all -q` drew progress on a terminal. Run under
 /// a pseudo-terminal (`script`), it prints nothing at all, while without
 /// `-q` the same run draws progress there.
 #[test]
@@ -1199,7 +1199,7 @@ fn fingerprint_all_quiet_draws_no_progress_on_a_terminal() {
     }
 }
 
-/// Issue 12: a revision that does not resolve was reported with gix's
+/// A revision that does not resolve was reported with gix's
 /// account of its walk (`delegate.traverse(NthAncestor(999999)) failed`);
 /// git-simm says what `git diff` says.
 #[test]
@@ -1217,7 +1217,7 @@ fn unknown_revisions_are_reported_as_git_diff_reports_them() {
     }
 }
 
-/// Issue 12: the README's quick start says what fills the store: a range
+/// The README's quick start says what fills the store: a range
 /// whose renames are all exact fingerprints nothing (no store appears),
 /// `similar` fingerprints the tree and fills it.
 #[test]
@@ -1266,7 +1266,7 @@ fn ranges_repo() -> Repo {
     r
 }
 
-/// Issue 12: `renames` reads `A..B`, `A...B` (from the merge base) and
+/// `renames` reads `A..B`, `A...B` (from the merge base) and
 /// pathspecs after `--` as `git diff -M` does; a pathspec limits the diff
 /// before rename detection, so a file moved into `dir/` from outside is an
 /// add.
@@ -1318,7 +1318,7 @@ fn renames_takes_ranges_and_pathspecs_as_git_diff_does() {
     );
 }
 
-/// Issue 12: `--exit-code` and `--quiet` as `git diff` has them.
+/// `--exit-code` and `--quiet` as `git diff` has them.
 #[test]
 fn renames_exit_code_and_quiet_as_git_diff() {
     let r = ranges_repo();
@@ -1344,7 +1344,7 @@ fn renames_exit_code_and_quiet_as_git_diff() {
     }
 }
 
-/// Issue 12: `similar -z` prints paths verbatim and ends records with NUL,
+/// `similar -z` prints paths verbatim and ends records with NUL,
 /// as `git ls-tree -z` does.
 #[test]
 fn similar_z_prints_raw_paths_with_nul() {
@@ -1362,7 +1362,7 @@ fn similar_z_prints_raw_paths_with_nul() {
     assert_eq!(stdout(&o), "100%\t\"tab\\there.rs\"\n");
 }
 
-/// Issue 12: JSON gave a non-UTF-8 name as git's quoted form in the same
+/// JSON gave a non-UTF-8 name as git's quoted form in the same
 /// string a UTF-8 name uses, so `caf\351.txt` (Latin-1) and a file really
 /// named `"caf\351.txt"` printed the same. Now `path_bytes` carries the
 /// bytes of a non-UTF-8 name, and every path read back from JSON equals
@@ -1413,7 +1413,7 @@ fn json_paths_are_unambiguous_and_match_git_z() {
     assert_eq!(utf8, 1);
 }
 
-/// Issue 12: in work-tree mode a checked-out submodule that is dirty or at
+/// In work-tree mode a checked-out submodule that is dirty or at
 /// another commit is `M`, as `git diff --name-status HEAD` prints it (and
 /// untracked files in it do not count); a conflicted file shows as git
 /// shows it against HEAD.
@@ -1471,7 +1471,7 @@ fn work_tree_submodules_and_conflicts_as_git_diff_head() {
     same("conflict");
 }
 
-/// Issue 12: `fingerprint <dir>` walked ignored files (9.4 s in target/).
+/// `fingerprint <dir>` walked ignored files (9.4 s in target/).
 /// In a repository it lists what `git ls-files --cached --others
 /// --exclude-standard` lists; `--no-exclude-standard` walks everything.
 #[test]

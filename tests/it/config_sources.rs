@@ -1,4 +1,4 @@
-//! Configuration read from every place git reads it (issue 12): `git -c`
+//! Configuration read from every place git reads it: `git -c`
 //! values, which git passes to `git simm` in `GIT_CONFIG_PARAMETERS` (they
 //! were ignored: `git -c simm.strict=true simm check --staged` let a copy
 //! through), `--config-env`, `include.path`, `includeIf "gitdir:..."` and

@@ -365,7 +365,7 @@ fn an_object_that_is_not_its_id_never_reaches_a_new_pack() {
     }
 }
 
-/// The case end to end: after a corrupt loose object made
+/// End to end: after a corrupt loose object made
 /// `fingerprint` fail, restoring it leaves no trace: the store answers
 /// what a run without it computes.
 #[test]

@@ -1,4 +1,4 @@
-//! Partial clones (issue 12, item 2): a repository of real text served
+//! Partial clones: a repository of real text served
 //! from a `file://` remote with `uploadpack.allowFilter`, cloned with
 //! `--filter=blob:none` and `--filter=blob:limit=<n>`, so the blobs a
 //! command needs are missing and must come from the promisor remote.

@@ -1,4 +1,4 @@
-//! Issue 12: pathspecs after `--` in `renames`, magic included, against
+//! Pathspecs after `--` in `renames`, magic included, against
 //! `git diff -l0 --name-status` with the same pathspecs, in two-tree,
 //! `--cached` and work-tree mode, from the top and from a subdirectory,
 //! with the `GIT_*_PATHSPECS` variables, `:(attr:...)` against

@@ -201,7 +201,7 @@ fn decoy(skeleton: &[u8], i: usize) -> Vec<u8> {
     .concat()
 }
 
-/// Issue 22, item 1: a new file of 18,000 `a` and a short skeleton; git
+/// A new file of 18,000 `a` and a short skeleton; git
 /// pairs it at 91% with an old file of 17,000 `a` and unrelated text, whose
 /// fingerprint (that of the unrelated text: the run votes once) is at
 /// chance distance. The decoys near the skeleton score at most 85%, so a
@@ -341,7 +341,7 @@ fn edit_line(text: &[u8], n: usize, line: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Issue 22, item 2, the index: git takes an unmerged path's HEAD version
+/// The index: git takes an unmerged path's HEAD version
 /// as a copy source (diff-lib.c, `do_oneway_diff`: the unmerged pair's
 /// one side is filled from the tree; diffcore-rename.c registers it only
 /// when copies are wanted). A copy of HEAD's `a` staged as `c` is
@@ -433,7 +433,7 @@ impl IndexStates {
     }
 }
 
-/// Issue 22, item 2, the work tree: an unmerged path whose work-tree file
+/// The work tree: an unmerged path whose work-tree file
 /// equals HEAD's version is queued as modified (an unmerged entry's stat
 /// data are never fresh), found unchanged and dropped before rename
 /// detection (diff.c, `diffcore_skip_stat_unmatch`), so a copy of it is
@@ -562,7 +562,7 @@ fn assume_unchanged_entry_is_taken_from_the_index() {
 // ---------------------------------------------------------------------------
 // Sparse checkouts and partial clones.
 
-/// Issue 22, item 3 (and git's t6421): in a blob-less partial clone with a
+/// As git's t6421: in a blob-less partial clone with a
 /// sparse checkout, the entries outside the cone are skip-worktree: git
 /// compares them from the index (diff-lib.c, `do_oneway_diff`: such an
 /// entry counts as cached), so `git diff HEAD` reads no blob of them and

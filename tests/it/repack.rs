@@ -857,7 +857,7 @@ fn signalled_after_verified(s: &util::Stopped) -> bool {
     }
 }
 
-/// Issue 12: `repack` of an empty repository failed ("unexpected output
+/// `repack` of an empty repository failed ("unexpected output
 /// ''") where `git repack -a -d` says "Nothing new to pack." and succeeds.
 #[test]
 fn repack_of_an_empty_repository_says_nothing_new_to_pack_as_git_does() {
@@ -874,7 +874,7 @@ fn repack_of_an_empty_repository_says_nothing_new_to_pack_as_git_does() {
     assert!(q.stdout.is_empty() && q.stderr.is_empty());
 }
 
-/// Issue 12: a killed `git pack-objects` leaves `tmp_pack_*` and
+/// A killed `git pack-objects` leaves `tmp_pack_*` and
 /// `tmp_idx_*` in `objects/pack`; repack removes them once they are as old
 /// as `git gc` (through `git prune --expire <gc.pruneExpire>`) would remove
 /// them, and keeps younger ones, which a running git may still be writing.

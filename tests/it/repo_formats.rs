@@ -1,4 +1,4 @@
-//! Repository formats git-simm must read as git does (issue 12): reftable
+//! Repository formats git-simm must read as git does: reftable
 //! reference storage (`git init --ref-format=reftable`), which gix cannot
 //! read, and SHA-256 object ids (`git init --object-format=sha256`).
 //!

@@ -1,4 +1,4 @@
-//! Issue 12: which submodule changes `renames` shows, as `git diff -l0
+//! Which submodule changes `renames` shows, as `git diff -l0
 //! --name-status` does: `--ignore-submodules[=<when>]`,
 //! `submodule.<name>.ignore` (the repository's config over `.gitmodules`)
 //! and `diff.ignoreSubmodules`, in work-tree mode, `--cached` and between

@@ -359,7 +359,7 @@ pub(super) fn delta_limit(
 /// much the same content with room below them: the first one above the
 /// deep zone, then every [`ANCESTOR_STRIDE`] links higher. On fzf, jq,
 /// ripgrep, commons-lang and libgit2 this took 0.3-3.6% off the pack for
-/// 1-4% more CPU (benches/repack-compare.sh; the closing note of issue 13).
+/// 1-4% more CPU (benches/repack-compare.sh).
 fn ancestors_of_deep(cands: &mut Vec<usize>, depth: &[u32], parent: &[usize], max_depth: u32) {
     // Deep: in the last two fifths of `--depth` (20 links at git's 50).
     let deep = max_depth - max_depth * 2 / 5;

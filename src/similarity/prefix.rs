@@ -426,8 +426,8 @@ const RADIX_FROM: usize = 64;
 /// Every bucket of `s` as `rank << 32 | weight`, rarest first, in
 /// `out.keys`. A file's ranks are distinct, so ordering by rank alone
 /// orders the keys; a least-significant-digit radix sort does it in two
-/// passes, where comparison sorting every file's few hundred buckets was
-/// a fifth of a warm `renames`.
+/// passes (comparison sorting every file's few hundred buckets costs a
+/// fifth of a warm `renames`).
 fn by_rank(s: &Spans, rank: &[u32], out: &mut RankSorted) {
     let keys = &mut out.keys;
     keys.clear();

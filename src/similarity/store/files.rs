@@ -153,12 +153,6 @@ pub(super) fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     crate::fsutil::locked_temporary(dir, TMP_PREFIX)
 }
 
-/// After a table is written: remove the temporaries in `dir` that dead
-/// writers left (no lock; the store's magic, or empty for a minute).
-pub(super) fn clean_written_temporaries(dir: &Path) {
-    crate::fsutil::clean_dead_temporaries(dir, |n| n.starts_with(TMP_PREFIX), MAGIC_PREFIX);
-}
-
 /// Remove the temporaries in `dir` that writers which died left behind
 /// (see the module documentation for which ones are removed).
 pub(super) fn clean_stale_temporaries(dir: &Path) {

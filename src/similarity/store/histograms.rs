@@ -386,7 +386,7 @@ impl Histograms {
             match written {
                 Ok(path) => {
                     // What a run killed before its rename left.
-                    super::files::clean_written_temporaries(&dir);
+                    clean_stale_temporaries(&dir);
                     match HistTable::open(&path, self.hash_len) {
                         Ok(Some(t)) => self.tables.push(t),
                         Ok(None) => {}

@@ -336,8 +336,8 @@ impl Store {
             Err(e) => return self.write_failed(&dir, e),
         };
         // A run killed before its rename left its temporary: the next
-        // run that writes removes it (one look at the directory).
-        files::clean_written_temporaries(&dir);
+        // run that writes removes it.
+        clean_stale_temporaries(&dir);
         match Table::open(&path, self.hash_len) {
             Ok(Some(t)) => self.tables.push(t),
             Ok(None) => {}

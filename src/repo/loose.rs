@@ -192,9 +192,13 @@ mod tests {
     use super::*;
 
     fn deflate(data: &[u8]) -> Vec<u8> {
+        deflate_at(gix::zlib::Compression::DEFAULT, data)
+    }
+
+    fn deflate_at(level: gix::zlib::Compression, data: &[u8]) -> Vec<u8> {
         use gix::zlib::stream::deflate::Compress;
         let mut out = Vec::new();
-        let mut z = Compress::new(gix::zlib::Compression::DEFAULT);
+        let mut z = Compress::new(level);
         crate::pack::write::deflate_into(&mut z, data, &mut out).expect("deflate");
         out
     }
@@ -266,13 +270,7 @@ mod tests {
             inflate(&deflate(&object(&zeros))).map(|v| v.len()),
             Ok(zeros.len())
         );
-        let best = {
-            use gix::zlib::stream::deflate::Compress;
-            let mut out = Vec::new();
-            let mut z = Compress::new(gix::zlib::Compression::BEST);
-            crate::pack::write::deflate_into(&mut z, &object(&zeros), &mut out).expect("deflate");
-            out
-        };
+        let best = deflate_at(gix::zlib::Compression::BEST, &object(&zeros));
         assert_eq!(inflate(&best).map(|v| v.len()), Ok(zeros.len()));
     }
 

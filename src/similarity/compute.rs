@@ -13,6 +13,8 @@ use crate::progress::{Feedback, Interrupted};
 use crate::repo::{Repo, RepoError};
 use crate::similarity::fingerprint::Fingerprinter;
 use crate::similarity::fingerprint::Sketch;
+use crate::similarity::signature::Signature;
+use crate::similarity::store::signatures::Signatures;
 use crate::similarity::store::{Store, StoreError};
 
 /// The error returned by [`fingerprint_blobs`].
@@ -69,6 +71,10 @@ pub type WithExtras<T> = (Vec<Sketch>, Vec<(ObjectId, T)>, Outcome);
 /// blob it has to read (those the store lacks), from the same read:
 /// callers that need more than the fingerprint of a blob avoid reading it
 /// twice.
+///
+/// Every blob read also gets its signature ([`Signature`]) stored beside
+/// its fingerprint, from the same read (not with a disabled store, which
+/// would only hold them in memory for nobody).
 pub fn fingerprint_blobs_with<T: Send>(
     repo: &Repo,
     store: &mut Store,
@@ -96,11 +102,24 @@ pub fn fingerprint_blobs_with<T: Send>(
         let slots: Vec<Mutex<Option<(Sketch, T)>>> = std::iter::repeat_with(|| Mutex::new(None))
             .take(missing.len())
             .collect();
+        let signed = if store.is_enabled() {
+            Some(Signed::new(store.signatures()?))
+        } else {
+            None
+        };
         let read = repo.for_each_blob(&missing, feedback, |i, data| {
             let value = (entry_of(data), also(missing[i], data));
+            if let Some(signed) = &signed {
+                signed.add(missing[i], data);
+            }
             *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
         });
+        // Whatever stopped the read, the signatures made are correct.
+        let signed = signed.map(Signed::finish).transpose()?;
+        if let Some(warnings) = signed {
+            store.add_warnings(warnings);
+        }
         let computed: Vec<Option<(Sketch, T)>> = slots
             .into_iter()
             .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
@@ -157,6 +176,129 @@ pub fn fingerprint_blobs_with<T: Send>(
         })
         .collect();
     Ok((entries, extras, outcome))
+}
+
+/// The signature store as blobs read on several threads add to it: the
+/// first error is kept and reported by [`Signed::finish`].
+pub struct Signed(Mutex<(Signatures, Option<StoreError>)>);
+
+impl Signed {
+    /// Collect into `signatures`.
+    pub fn new(signatures: Signatures) -> Signed {
+        Signed(Mutex::new((signatures, None)))
+    }
+
+    /// Sign `data`, the content of `id`, and keep its signature; the
+    /// signature.
+    pub fn add(&self, id: ObjectId, data: &[u8]) -> Signature {
+        let signature = Signature::new(data);
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (store, failed) = &mut *guard;
+        if failed.is_none()
+            && let Err(e) = store.add(id, &signature)
+        {
+            *failed = Some(e);
+        }
+        signature
+    }
+
+    /// Write what was added; the warnings of the signature store.
+    pub fn finish(self) -> Result<Vec<String>, StoreError> {
+        let (mut store, failed) = self.0.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        store.flush()?;
+        Ok(store.take_warnings())
+    }
+}
+
+/// The signatures of `ids` (in the same order): from the signature store,
+/// the blobs it lacks read once (in a partial clone, fetched as git
+/// fetches them), signed and stored.
+pub fn signatures(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<Vec<Signature>, ComputeError> {
+    let mut sigs = store.signatures()?;
+    let mut out = sigs.get_many(ids);
+    let mut wanted: Vec<ObjectId> = ids
+        .iter()
+        .zip(&out)
+        .filter(|(_, s)| s.is_none())
+        .map(|(id, _)| *id)
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    store.add_warnings(sigs.take_warnings());
+    if !wanted.is_empty() {
+        let made = repo
+            .map_blobs(&wanted, feedback, |_, data| Signature::new(data))
+            .map_err(|e| match e {
+                RepoError::Interrupted(i) => ComputeError::Interrupted(i),
+                e => ComputeError::Repo(e),
+            })?;
+        for (id, sig) in wanted.iter().zip(&made) {
+            sigs.add(*id, sig)?;
+        }
+        sigs.flush()?;
+        store.add_warnings(sigs.take_warnings());
+        for (slot, id) in out.iter_mut().zip(ids) {
+            if slot.is_none()
+                && let Ok(i) = wanted.binary_search(id)
+            {
+                *slot = Some(made[i].clone());
+            }
+        }
+    }
+    // Every id was found or read, or the read failed above.
+    Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Sign the blobs of `ids` the signature store lacks (each read once);
+/// how many were read. What `fingerprint --all` does after the
+/// fingerprints, so that a store filled by a git-simm without signatures
+/// gains them.
+pub fn fill_signatures(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<usize, ComputeError> {
+    if !store.is_enabled() {
+        return Ok(0);
+    }
+    let mut sigs = store.signatures()?;
+    let have = sigs.contains(ids);
+    let mut wanted: Vec<ObjectId> = ids
+        .iter()
+        .zip(have)
+        .filter(|(_, h)| !h)
+        .map(|(id, _)| *id)
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        store.add_warnings(sigs.take_warnings());
+        return Ok(0);
+    }
+    let progress = feedback.stage("Signing blobs", wanted.len() as u64);
+    let signed = Signed::new(sigs);
+    let read = repo.for_each_blob(&wanted, feedback, |i, data| {
+        signed.add(wanted[i], data);
+        progress.inc(1);
+    });
+    // Kept even when interrupted: every signature made is correct.
+    let warnings = signed.finish()?;
+    store.add_warnings(warnings);
+    read.map_err(|e| match e {
+        RepoError::Interrupted(i) => ComputeError::Interrupted(i),
+        e => ComputeError::Repo(e),
+    })?;
+    progress.finish();
+    Ok(wanted.len())
 }
 
 /// A blob's size and fingerprint, with this thread's scratch space.

@@ -1,0 +1,238 @@
+//! What two signatures say about their files: the estimated edit
+//! distance and similarity, containment either way, and the regions where
+//! the files differ, as byte and line ranges of each.
+//!
+//! Two signatures are compared at the finest level both have: fine when
+//! both files are under [`FINE_LIMIT`](super::FINE_LIMIT), else coarse.
+
+use std::borrow::Cow;
+
+use super::{CHUNK, Signature, align};
+
+/// The estimate for one pair of signatures ([`estimate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// Bytes per symbol of the level compared ([`C`](super::C) or
+    /// [`COARSE_C`](super::COARSE_C)).
+    pub c: usize,
+    /// The Levenshtein distance of the two signatures, in symbols.
+    pub symbol_distance: usize,
+    /// The estimated edit distance of the files in bytes: the symbol
+    /// distance times the bytes per symbol of the pair, kept between the
+    /// difference of the sizes and the larger size (the bounds of the true
+    /// distance). Chunks are the neighbourhoods: a changed byte counts its
+    /// whole line, as in git's score.
+    pub edit_distance: u64,
+    /// `1 - symbol distance / longer signature`: the estimated share of
+    /// the larger file that is unchanged. `None` when neither signature
+    /// has a symbol (both files are a few bytes).
+    pub similarity: Option<f64>,
+    /// How much of the first file lies, as one stretch with edits, inside
+    /// the second: `1 -` the distance of the first signature to the
+    /// best-matching part of the second, over the first's length. `None`
+    /// when the first has no symbol.
+    pub a_in_b: Option<f64>,
+    /// The same, the other way round.
+    pub b_in_a: Option<f64>,
+}
+
+/// Both signatures at the finest level both have.
+fn level<'a>(a: &'a Signature, b: &'a Signature) -> (Cow<'a, Signature>, Cow<'a, Signature>) {
+    if a.is_fine() && b.is_fine() {
+        return (Cow::Borrowed(a), Cow::Borrowed(b));
+    }
+    let coarse = |s: &'a Signature| {
+        if s.is_fine() {
+            Cow::Owned(s.coarse())
+        } else {
+            Cow::Borrowed(s)
+        }
+    };
+    (coarse(a), coarse(b))
+}
+
+/// Estimate edit distance, similarity and containment of the files behind
+/// `a` and `b`.
+pub fn estimate(a: &Signature, b: &Signature) -> Estimate {
+    let (a, b) = level(a, b);
+    let (sa, sb) = (a.symbols(), b.symbols());
+    let d = align::distance(sa, sb);
+    let longer = sa.len().max(sb.len());
+    let inside = |x: &[u8], y: &[u8]| {
+        (!x.is_empty()).then(|| 1.0 - align::distance_inside(x, y).0 as f64 / x.len() as f64)
+    };
+    Estimate {
+        c: a.c(),
+        symbol_distance: d,
+        edit_distance: edit_distance(&a, &b, d),
+        similarity: (longer > 0).then(|| 1.0 - d as f64 / longer as f64),
+        a_in_b: inside(sa, sb),
+        b_in_a: inside(sb, sa),
+    }
+}
+
+/// The bytes a symbol distance `d` of `a` and `b` stands for: `d` times
+/// the pair's bytes per symbol, within the bounds any edit distance of
+/// the two sizes keeps.
+pub fn edit_distance(a: &Signature, b: &Signature, d: usize) -> u64 {
+    let symbols = (a.len() + b.len()) as f64;
+    let per_symbol = if symbols > 0.0 {
+        (a.size() + b.size()) as f64 / symbols
+    } else {
+        a.c() as f64
+    };
+    let low = a.size().abs_diff(b.size());
+    let high = a.size().max(b.size());
+    ((d as f64 * per_symbol).round() as u64).clamp(low, high)
+}
+
+/// A range of one file: bytes `start..end` (`end` exclusive), on lines
+/// `first_line..=last_line` (from 0). An empty range (`start == end`)
+/// marks where the other file has something this one lacks; its lines are
+/// then `first_line` = `last_line` = the line it sits at the start of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// First line (from 0).
+    pub first_line: u64,
+    /// Last line (from 0).
+    pub last_line: u64,
+}
+
+impl Span {
+    /// Whether the range holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.end
+    }
+
+    /// Lines in the range: 0 for an empty one.
+    pub fn line_count(&self) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            self.last_line - self.first_line + 1
+        }
+    }
+}
+
+/// Where two files differ: a span of each, between the same two chunks
+/// both files have (or a file's start or end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// The span in the first file.
+    pub a: Span,
+    /// The span in the second file.
+    pub b: Span,
+}
+
+/// The regions where the files of `a` and `b` differ, in file order.
+///
+/// The signatures are aligned (a longest common subsequence of their
+/// symbols: the chunks both files have, in the same order); two
+/// consecutive shared chunks enclose a region when a symbol between them
+/// is only in one file, or when the bytes or lines between them differ in
+/// number (a chunk that emitted no symbol still moves what follows). What
+/// lies between two shared chunks that are as far apart in both files,
+/// with nothing in between, is taken as unchanged: an edit of equal length
+/// in chunks without a symbol is not seen.
+pub fn regions(a: &Signature, b: &Signature) -> Vec<Region> {
+    let (a, b) = level(a, b);
+    let pairs = align::matches(&keys(&a), &keys(&b));
+    let mut out: Vec<Region> = Vec::new();
+    let mut prev: Option<(usize, usize)> = None;
+    let ends = pairs.iter().copied().map(Some).chain(std::iter::once(None));
+    for next in ends {
+        let (ia, ib) = match prev {
+            Some((i, j)) => (i + 1, j + 1),
+            None => (0, 0),
+        };
+        let (na, nb) = next.unwrap_or((a.len(), b.len()));
+        let unmatched = na > ia || nb > ib;
+        let sa = between(&a, prev.map(|p| p.0), next.map(|p| p.0));
+        let sb = between(&b, prev.map(|p| p.1), next.map(|p| p.1));
+        let moved = sa.end - sa.start != sb.end - sb.start || sa.line_count() != sb.line_count();
+        if unmatched || moved {
+            push(&mut out, Region { a: sa, b: sb });
+        }
+        prev = next;
+    }
+    out
+}
+
+/// What the alignment of [`regions`] compares: a symbol's value with its
+/// chunk's length and line end, so that two symbols of different chunks
+/// meet by chance far less often than one in 64.
+fn keys(sig: &Signature) -> Vec<u16> {
+    (0..sig.len())
+        .map(|i| {
+            let m = sig.mark(i);
+            u16::from(sig.symbols()[i] & 63) | (m.len as u16) << 6 | u16::from(m.line_end) << 13
+        })
+        .collect()
+}
+
+/// The span of `sig`'s file strictly between the chunks of symbols
+/// `after` and `before` (the file's start and end for `None`).
+fn between(sig: &Signature, after: Option<usize>, before: Option<usize>) -> Span {
+    let (start, first_line) = match after {
+        Some(i) => {
+            let m = sig.mark(i);
+            (m.chunk + m.len, m.line + u64::from(m.line_end))
+        }
+        None => (0, 0),
+    };
+    let (end, last_line) = match before {
+        Some(i) => {
+            let m = sig.mark(i);
+            // The line before, when the next shared chunk starts its own.
+            (m.chunk, m.line.saturating_sub(u64::from(m.line_start)))
+        }
+        None => (sig.size(), sig.lines().saturating_sub(1)),
+    };
+    // Two symbols of one chunk enclose nothing.
+    let end = end.max(start);
+    Span {
+        start,
+        end,
+        first_line,
+        last_line: if end > start {
+            last_line.max(first_line)
+        } else {
+            first_line
+        },
+    }
+}
+
+/// Add a region, merged with the last one when at most one chunk lies
+/// between them in each file: a lone shared symbol amid a change is as
+/// likely two symbols equal by chance (one in 64) as a chunk kept.
+fn push(out: &mut Vec<Region>, r: Region) {
+    let near = (CHUNK + 1) as u64;
+    if let Some(last) = out.last_mut()
+        && r.a.start <= last.a.end + near
+        && r.b.start <= last.b.end + near
+    {
+        last.a = join(last.a, r.a);
+        last.b = join(last.b, r.b);
+        return;
+    }
+    out.push(r);
+}
+
+fn join(x: Span, y: Span) -> Span {
+    let start = x.start.min(y.start);
+    let end = x.end.max(y.end);
+    Span {
+        start,
+        end,
+        first_line: x.first_line.min(y.first_line),
+        last_line: if end > start {
+            x.last_line.max(y.last_line)
+        } else {
+            x.first_line.min(y.first_line)
+        },
+    }
+}

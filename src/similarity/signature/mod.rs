@@ -1,0 +1,407 @@
+//! Coates signatures: a few bytes per file from which the edit distance
+//! of two files is estimated, and where they differ found.
+//!
+//! From Peter Coates, "A Fast Metric of Document Similarity" (2011,
+//! `shared/seeds/coates-fast-ld-estimate.tex`): a file is compressed into
+//! a string of symbols, about one per [`C`] bytes, each a function of a
+//! small neighbourhood of the file, so that an edit changes only the
+//! symbols of the neighbourhoods it touches and a text compresses to the
+//! same symbols alone or inside a larger one. The Levenshtein distance of
+//! two signatures, times `C`, then estimates the edit distance of the
+//! files ([`estimate`]); one signature aligned inside the other estimates
+//! containment; and the aligned symbols, each remembering where its
+//! neighbourhood is, say where the files differ ([`estimate::regions`]).
+//!
+//! ### The definition (all of it part of [`SIGNATURE_VERSION`])
+//! - The neighbourhoods are git's chunks ([`chunks`]): lines, cut every
+//!   64 bytes, as git's rename score counts them (text with CR before LF
+//!   is signed without those CRs, as git scores it and as fingerprints are
+//!   made; positions are still offsets into the file as stored; text
+//!   versus binary is git's NUL rule).
+//! - A chunk of `L` bytes emits one symbol every [`C`] of its bytes, from
+//!   a phase its hash decides: `⌊L/C⌋` symbols and one more with
+//!   probability `(L mod C)/C`. Each is a function of the chunk's bytes
+//!   and its offset: one of 64 values ([`ALPHABET`]).
+//! - One symbol in four (those every [`COARSE_C`] bytes of a chunk, from
+//!   the same phase) is also coarse: the coarse signature, the same
+//!   construction at `c = 64`, nested in the fine one.
+//! - Files of [`FINE_LIMIT`] bytes or more keep only their coarse
+//!   symbols ([`Signature::new`]): their estimates are as precise at
+//!   `c = 64`, and the fine level would cost four times the space.
+//!
+//! ### Why these numbers
+//! Chosen by calibration (docs/design.md, "Coates signatures";
+//! `benches/signature/tables.rs`): Coates's rolling sum over `n`-byte
+//! windows (`n` from 4 to 64) tracks the edit distance of scattered
+//! substitutions, but not git's score, which counts whole chunks: on the
+//! pairs the cross-repository query reports, a threshold on the window
+//! signatures' distance that keeps 99.5% of the pairs at git score 80% or
+//! more keeps as many under it (precision 0.71 to 0.79 at `c` from 16 to
+//! 128); git's chunks as neighbourhoods, weighted by their bytes, reach
+//! 0.91 at `c = 16` (0.86 at 32, 0.81 at 64). Large files are precise at
+//! 64 as well, so only small ones keep `c = 16`.
+
+pub mod align;
+mod chunks;
+pub mod estimate;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+
+pub use chunks::CHUNK;
+use chunks::{Chunk, Out};
+
+/// Version of the signature definition (chunking, hash, phases, symbols,
+/// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling). Stored beside every
+/// signature; tables of another version are ignored.
+pub const SIGNATURE_VERSION: u32 = 1;
+
+/// Bytes per symbol of the fine signature.
+pub const C: usize = 16;
+
+/// Bytes per symbol of the coarse signature.
+pub const COARSE_C: usize = 64;
+
+/// Files of this many bytes or more keep only their coarse symbols.
+pub const FINE_LIMIT: u64 = 8192;
+
+/// The 64 symbols as text: the URL-safe base64 digits, so that a
+/// signature is a plain ASCII string every SQL engine's `levenshtein`
+/// measures in symbols.
+pub const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// A symbol's flag: it is also a symbol of the coarse signature.
+const COARSE: u8 = 0x40;
+/// A symbol's flag: its chunk starts a line.
+const LINE_START: u8 = 0x80;
+/// A chunk length's flag: the chunk ends with LF.
+const ENDS_LINE: u8 = 0x80;
+
+/// The parameters of a signature: [`C`] and [`COARSE_C`] for stored
+/// signatures, others for calibration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Bytes per fine symbol: a power of two up to 1024.
+    pub c: usize,
+    /// Bytes per coarse symbol: a power of two, at least `c`, up to 1024.
+    pub coarse_c: usize,
+}
+
+impl Shape {
+    /// The shape of stored signatures.
+    pub const STORED: Shape = Shape {
+        c: C,
+        coarse_c: COARSE_C,
+    };
+}
+
+/// One file's signature: its symbols, where each chunk that emitted one
+/// is, and the file's size and line count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Signature {
+    size: u64,
+    lines: u64,
+    /// Whether the fine symbols are here (else only coarse ones).
+    fine: bool,
+    /// Symbol values (0..64) with the [`COARSE`] and [`LINE_START`] flags.
+    symbols: Vec<u8>,
+    /// Per symbol: its chunk, an index into `chunks`.
+    owner: Vec<u32>,
+    /// The chunks that emitted the symbols, in file order.
+    chunks: Vec<Chunk>,
+}
+
+/// Where a symbol's chunk is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// The offset of the chunk's first byte.
+    pub chunk: u64,
+    /// The chunk's length in bytes (a CR before its LF, in text,
+    /// included: up to [`CHUNK`] + 1).
+    pub len: u64,
+    /// Its line (from 0).
+    pub line: u64,
+    /// Whether the chunk starts its line.
+    pub line_start: bool,
+    /// Whether it ends its line (with LF).
+    pub line_end: bool,
+}
+
+impl Signature {
+    /// The signature of `data` (a blob's content as stored), as the store
+    /// keeps it: fine and coarse symbols, or coarse ones only from
+    /// [`FINE_LIMIT`] bytes on.
+    pub fn new(data: &[u8]) -> Signature {
+        sign(data, &Shape::STORED, data.len() as u64 >= FINE_LIMIT)
+    }
+
+    /// The full signature of `data` under `shape`, fine and coarse,
+    /// whatever its size (calibration).
+    pub fn with_shape(data: &[u8], shape: &Shape) -> Signature {
+        sign(data, shape, false)
+    }
+
+    /// The coarse signature: the coarse symbols only.
+    pub fn coarse(&self) -> Signature {
+        let mut out = Signature {
+            size: self.size,
+            lines: self.lines,
+            fine: false,
+            ..Signature::default()
+        };
+        for (&symbol, &owner) in self.symbols.iter().zip(&self.owner) {
+            if symbol & COARSE == 0 {
+                continue;
+            }
+            let chunk = self.chunks[owner as usize];
+            if out.chunks.last() != Some(&chunk) {
+                out.chunks.push(chunk);
+            }
+            out.symbols.push(symbol);
+            out.owner.push(out.chunks.len() as u32 - 1);
+        }
+        out
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The file's number of lines (a last line without LF counts).
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Whether the fine symbols are here (a file under [`FINE_LIMIT`]
+    /// bytes, or one signed with [`Signature::with_shape`]).
+    pub fn is_fine(&self) -> bool {
+        self.fine
+    }
+
+    /// Bytes per symbol of this signature's level: [`C`] or [`COARSE_C`]
+    /// (for stored signatures).
+    pub fn c(&self) -> usize {
+        if self.fine { C } else { COARSE_C }
+    }
+
+    /// The number of symbols.
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// Whether there are no symbols (an empty file, or a small one none
+    /// of whose chunks reached an emission).
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    /// The symbols' values (0..64), in file order.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = u8> + '_ {
+        self.symbols.iter().map(|s| s & 63)
+    }
+
+    /// Where symbol `i`'s chunk is.
+    pub fn mark(&self, i: usize) -> Mark {
+        let c = self.chunks[self.owner[i] as usize];
+        Mark {
+            chunk: c.start,
+            len: u64::from(c.len & !ENDS_LINE),
+            line: c.line,
+            line_start: c.line_start,
+            line_end: c.len & ENDS_LINE != 0,
+        }
+    }
+
+    /// The symbols with their flags (the values in the low 6 bits), for
+    /// [`align`].
+    pub fn symbols(&self) -> &[u8] {
+        &self.symbols
+    }
+
+    /// The signature as text, one [`ALPHABET`] character per symbol;
+    /// `None` when only the coarse symbols are here.
+    pub fn text(&self) -> Option<String> {
+        self.fine.then(|| text_of(&self.symbols, false))
+    }
+
+    /// The coarse signature as text: the coarse symbols only.
+    pub fn coarse_text(&self) -> String {
+        text_of(&self.symbols, true)
+    }
+
+    /// The stored form ([`Signature::decode`] reads it back): varints
+    /// size and lines, a byte (1 when the fine symbols are here), a varint
+    /// count, the symbols (a byte each: value, coarse and line-start
+    /// flags), then per symbol a varint `gap << 2 | min(line step, 3)`
+    /// (`gap` from the previous symbol's chunk start, the first from 0),
+    /// when the line step is 3 or more a varint of the step less 3, and
+    /// for the first symbol of each chunk (the first symbol, or a gap over
+    /// 0) its chunk's length byte (with the ends-with-LF flag).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.size);
+        put_varint(out, self.lines);
+        out.push(u8::from(self.fine));
+        put_varint(out, self.symbols.len() as u64);
+        out.extend_from_slice(&self.symbols);
+        let (mut chunk, mut line) = (0u64, 0u64);
+        for (i, &owner) in self.owner.iter().enumerate() {
+            let c = self.chunks[owner as usize];
+            let step = c.line - line;
+            put_varint(out, (c.start - chunk) << 2 | step.min(3));
+            if step >= 3 {
+                put_varint(out, step - 3);
+            }
+            if i == 0 || c.start != chunk {
+                out.push(c.len);
+            }
+            chunk = c.start;
+            line = c.line;
+        }
+    }
+
+    /// Read [`Signature::encode`]'s form; `None` if it is not one.
+    pub fn decode(bytes: &[u8]) -> Option<Signature> {
+        let mut at = 0;
+        let (size, lines, fine, symbols) = header(bytes, &mut at)?;
+        let mut sig = Signature {
+            size,
+            lines,
+            fine,
+            symbols: symbols.to_vec(),
+            owner: Vec::with_capacity(symbols.len()),
+            chunks: Vec::new(),
+        };
+        let (mut start, mut line) = (0u64, 0u64);
+        for (i, &symbol) in symbols.iter().enumerate() {
+            let v = get_varint(bytes, &mut at)?;
+            let step = match v & 3 {
+                3 => get_varint(bytes, &mut at)?.checked_add(3)?,
+                s => s,
+            };
+            start = start.checked_add(v >> 2)?;
+            line = line.checked_add(step)?;
+            if i == 0 || v >> 2 != 0 {
+                let len = *bytes.get(at)?;
+                at += 1;
+                let n = len & !ENDS_LINE;
+                if n == 0 || usize::from(n) > CHUNK + 1 || start.checked_add(u64::from(n))? > size {
+                    return None;
+                }
+                sig.chunks.push(Chunk {
+                    start,
+                    line,
+                    len,
+                    line_start: symbol & LINE_START != 0,
+                });
+            } else if step != 0 {
+                // A symbol of the previous chunk is on its line.
+                return None;
+            }
+            sig.owner.push(sig.chunks.len() as u32 - 1);
+        }
+        let sane = at == bytes.len()
+            && sig.chunks.last().is_none_or(|c| c.line < lines.max(1))
+            && (fine || sig.symbols.iter().all(|&s| s & COARSE != 0));
+        sane.then_some(sig)
+    }
+
+    /// The text forms ([`Signature::text`], [`Signature::coarse_text`])
+    /// of a stored signature, read without decoding the positions; `None`
+    /// if the record is not one.
+    pub fn texts_of_record(bytes: &[u8]) -> Option<(Option<String>, String)> {
+        let mut at = 0;
+        let (_, _, fine, symbols) = header(bytes, &mut at)?;
+        Some((
+            fine.then(|| text_of(symbols, false)),
+            text_of(symbols, true),
+        ))
+    }
+}
+
+fn text_of(symbols: &[u8], coarse_only: bool) -> String {
+    symbols
+        .iter()
+        .filter(|&&s| !coarse_only || s & COARSE != 0)
+        .map(|&s| ALPHABET[(s & 63) as usize] as char)
+        .collect()
+}
+
+/// Size, lines, the fine flag and the symbols of a stored signature.
+fn header<'a>(bytes: &'a [u8], at: &mut usize) -> Option<(u64, u64, bool, &'a [u8])> {
+    let size = get_varint(bytes, at)?;
+    let lines = get_varint(bytes, at)?;
+    let fine = match bytes.get(*at)? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    *at += 1;
+    let count = usize::try_from(get_varint(bytes, at)?).ok()?;
+    let symbols = bytes.get(*at..at.checked_add(count)?)?;
+    *at += count;
+    Some((size, lines, fine, symbols))
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+thread_local! {
+    /// Each thread's output buffers, reused from blob to blob.
+    static OUT: RefCell<Out> = RefCell::new(Out::default());
+}
+
+fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
+    // Text with CRLF line ends is signed without the CRs, as git scores
+    // it; `crs` holds where they were, to map positions back. Most files
+    // have no CR at all, which one byte's search tells fastest.
+    let stripped;
+    let mut crs: Vec<usize> = Vec::new();
+    let body = if memchr::memchr(b'\r', data).is_some()
+        && memchr::memmem::find(data, b"\r\n").is_some()
+        && !crate::similarity::score::is_binary(data)
+    {
+        let mut text = Vec::with_capacity(data.len());
+        let mut rest = data;
+        while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
+            text.extend_from_slice(&rest[..at]);
+            crs.push(text.len() + crs.len());
+            rest = &rest[at + 1..];
+        }
+        text.extend_from_slice(rest);
+        stripped = text;
+        &stripped[..]
+    } else {
+        data
+    };
+    OUT.with_borrow_mut(|out| {
+        let lf = chunks::sign(body, &crs, shape, coarse_only, out);
+        Signature {
+            size: data.len() as u64,
+            lines: lf + u64::from(data.last().is_some_and(|&b| b != b'\n')),
+            fine: !coarse_only,
+            symbols: out.symbols.clone(),
+            owner: out.owner.clone(),
+            chunks: out.chunks.clone(),
+        }
+    })
+}

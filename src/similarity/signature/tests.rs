@@ -1,0 +1,449 @@
+use super::estimate::{estimate, regions};
+use super::*;
+use crate::similarity::score::for_each_chunk;
+use crate::testing::{Rng, real_text};
+
+/// splitmix64's finaliser, as the definition uses it.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Straight from the definition, over git's own chunking (text without
+/// CRs): (chunk start, line, value, coarse) of every symbol.
+fn reference(data: &[u8], shape: &Shape) -> Vec<(u64, u64, u8, bool)> {
+    let mut out = Vec::new();
+    let (mut at, mut line) = (0usize, 0u64);
+    for_each_chunk(data, |_, chunk| {
+        let h = chunks::chunk_hash(chunk);
+        let phase = (h & 1023) as usize;
+        let h2 = mix(h ^ 0x5349_474e_4154_5552);
+        let mut k = 0;
+        for o in 0..chunk.len() {
+            if (o + phase).is_multiple_of(shape.c) {
+                let value = if k < 10 {
+                    ((h2 >> (6 * k)) & 63) as u8
+                } else {
+                    (mix(h2 ^ k as u64) >> 58) as u8
+                };
+                out.push((
+                    at as u64,
+                    line,
+                    value,
+                    (o + phase).is_multiple_of(shape.coarse_c),
+                ));
+                k += 1;
+            }
+        }
+        at += chunk.len();
+        if chunk.last() == Some(&b'\n') {
+            line += 1;
+        }
+    });
+    out
+}
+
+fn flat(s: &Signature) -> Vec<(u64, u64, u8, bool)> {
+    (0..s.len())
+        .map(|i| {
+            let m = s.mark(i);
+            (
+                m.chunk,
+                m.line,
+                s.symbols[i] & 63,
+                s.symbols[i] & COARSE != 0,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn signing_follows_the_definition() {
+    let texts = real_text();
+    let mut rng = Rng(24);
+    let mut inputs: Vec<Vec<u8>> = texts.iter().take(40).cloned().collect();
+    let mut binary = rng.bytes(20_000);
+    binary.retain(|&b| b != b'\r');
+    inputs.push(binary);
+    inputs.push(vec![0; 5000]);
+    inputs.push(b"ab\n".repeat(3000));
+    inputs.push(vec![b'x'; 1000]);
+    for len in 0..70 {
+        inputs.push(texts[1][..len].to_vec());
+    }
+    for shape in [
+        Shape::STORED,
+        Shape { c: 8, coarse_c: 8 },
+        Shape {
+            c: 32,
+            coarse_c: 1024,
+        },
+    ] {
+        for data in &inputs {
+            let sig = Signature::with_shape(data, &shape);
+            assert_eq!(
+                flat(&sig),
+                reference(data, &shape),
+                "{shape:?}, {} bytes",
+                data.len()
+            );
+            assert_eq!(sig.size(), data.len() as u64);
+        }
+    }
+}
+
+#[test]
+fn about_one_symbol_per_c_bytes_on_text() {
+    let texts = real_text();
+    let bytes: usize = texts.iter().map(Vec::len).sum();
+    let full: Vec<Signature> = texts
+        .iter()
+        .map(|t| Signature::with_shape(t, &Shape::STORED))
+        .collect();
+    let symbols: usize = full.iter().map(Signature::len).sum();
+    let coarse: usize = full.iter().map(|s| s.coarse().len()).sum();
+    let per = bytes as f64 / symbols as f64;
+    let per_coarse = bytes as f64 / coarse as f64;
+    assert!((0.9 * C as f64..1.1 * C as f64).contains(&per), "{per}");
+    assert!(
+        (0.9 * COARSE_C as f64..1.1 * COARSE_C as f64).contains(&per_coarse),
+        "{per_coarse}"
+    );
+    // Stored: large files keep the coarse level only.
+    for t in &texts {
+        let s = Signature::new(t);
+        assert_eq!(s.is_fine(), (t.len() as u64) < FINE_LIMIT);
+        assert_eq!(
+            s.coarse_text(),
+            Signature::with_shape(t, &Shape::STORED).coarse_text()
+        );
+    }
+}
+
+#[test]
+fn a_text_embedded_keeps_its_symbols() {
+    let texts = real_text();
+    for k in 0..20 {
+        let (left, text, right) = (&texts[k], &texts[k + 100], &texts[k + 200]);
+        let mut left = left.clone();
+        if left.last() != Some(&b'\n') {
+            left.push(b'\n');
+        }
+        let alone = Signature::with_shape(text, &Shape::STORED);
+        let whole = Signature::with_shape(&[&left[..], text, right].concat(), &Shape::STORED);
+        let off = left.len() as u64;
+        let lines = left.iter().filter(|&&b| b == b'\n').count() as u64;
+        // Every chunk but the last (which may run into the text after
+        // it) is the same alone and embedded.
+        let last = text
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p as u64);
+        let want: Vec<_> = flat(&alone)
+            .into_iter()
+            .filter(|&(c, ..)| c <= last)
+            .map(|(c, l, v, k)| (c + off, l + lines, v, k))
+            .collect();
+        let got: Vec<_> = flat(&whole)
+            .into_iter()
+            .filter(|&(c, ..)| c >= off && c <= last + off)
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn marks_point_at_their_chunks() {
+    for text in real_text().iter().take(50) {
+        let sig = Signature::with_shape(text, &Shape::STORED);
+        let lf = text.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!(sig.lines(), lf + u64::from(text.last() != Some(&b'\n')));
+        for i in 0..sig.len() {
+            let m = sig.mark(i);
+            let (start, end) = (m.chunk as usize, (m.chunk + m.len) as usize);
+            let before = text[..start].iter().filter(|&&b| b == b'\n').count();
+            assert_eq!(m.line, before as u64);
+            assert_eq!(m.line_start, start == 0 || text[start - 1] == b'\n');
+            assert_eq!(m.line_end, text[end - 1] == b'\n');
+            assert!(m.len as usize <= CHUNK);
+            assert!(text[start..end - 1].iter().all(|&b| b != b'\n'));
+        }
+    }
+}
+
+#[test]
+fn crlf_text_is_signed_without_its_crs() {
+    for text in real_text().iter().take(30) {
+        let crlf: Vec<u8> = text
+            .split_inclusive(|&c| c == b'\n')
+            .flat_map(|l| match l.strip_suffix(b"\n") {
+                Some(body) => [body, b"\r\n"].concat(),
+                None => l.to_vec(),
+            })
+            .collect();
+        let (lf, cr) = (
+            Signature::with_shape(text, &Shape::STORED),
+            Signature::with_shape(&crlf, &Shape::STORED),
+        );
+        assert_eq!(lf.symbols, cr.symbols);
+        assert_eq!(cr.size(), crlf.len() as u64);
+        for i in 0..lf.len() {
+            let (a, b) = (lf.mark(i), cr.mark(i));
+            // One CR before each earlier line end, and one more inside a
+            // chunk that ends its line.
+            assert_eq!(b.chunk - a.chunk, a.line);
+            assert_eq!(b.len - a.len, u64::from(a.line_end));
+            assert_eq!(
+                &crlf[b.chunk as usize..(b.chunk + b.len) as usize]
+                    .iter()
+                    .filter(|&&c| c != b'\r')
+                    .copied()
+                    .collect::<Vec<u8>>()[..],
+                &text[a.chunk as usize..(a.chunk + a.len) as usize]
+            );
+        }
+        // Binary content keeps its CRs.
+        let mut binary = crlf.clone();
+        binary[0] = 0;
+        let mut binary_lf = text.clone();
+        binary_lf[0] = 0;
+        assert_ne!(
+            Signature::with_shape(&binary, &Shape::STORED).chunks,
+            Signature::with_shape(&binary_lf, &Shape::STORED).chunks
+        );
+        // Signing the coarse level alone gives the coarse symbols.
+        assert_eq!(
+            sign(&crlf, &Shape::STORED, true),
+            Signature::with_shape(&crlf, &Shape::STORED).coarse()
+        );
+    }
+}
+
+#[test]
+fn stored_form_round_trips_and_refuses_garbage() {
+    let mut rng = Rng(7);
+    let mut big = real_text()[..8].concat();
+    big.extend_from_slice(&real_text()[9]);
+    for text in real_text().iter().take(30).chain(std::iter::once(&big)) {
+        let sig = Signature::new(text);
+        let mut bytes = Vec::new();
+        sig.encode(&mut bytes);
+        assert_eq!(Signature::decode(&bytes), Some(sig.clone()));
+        assert_eq!(
+            Signature::texts_of_record(&bytes),
+            Some((sig.text(), sig.coarse_text()))
+        );
+        assert_eq!(Signature::decode(&bytes[..bytes.len() - 1]), None);
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Signature::decode(&longer), None);
+        // Whatever the bytes, decoding never panics.
+        for _ in 0..20 {
+            let mut b = bytes.clone();
+            let i = rng.below(b.len());
+            b[i] ^= 1 << rng.below(8);
+            let _ = Signature::decode(&b);
+        }
+        let _ = Signature::decode(&rng.some_bytes(300));
+    }
+    assert!(!Signature::new(&big).is_fine());
+}
+
+/// Plain dynamic programming: the Levenshtein distance, or with `inside`
+/// the least distance of `a` to a substring of `b`.
+fn dp(a: &[u8], b: &[u8], inside: bool) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| if inside { 0 } else { j }).collect();
+    for (i, &x) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(x & 63 != y & 63);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    if inside {
+        prev.into_iter().min().unwrap_or(0)
+    } else {
+        prev[b.len()]
+    }
+}
+
+fn lcs_len(a: &[u8], b: &[u8]) -> usize {
+    let mut prev = vec![0usize; b.len() + 1];
+    for &x in a {
+        let mut cur = vec![0usize; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            cur[j + 1] = if x & 63 == y & 63 {
+                prev[j] + 1
+            } else {
+                prev[j + 1].max(cur[j])
+            };
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[test]
+fn distances_match_dynamic_programming() {
+    let mut rng = Rng(99);
+    for round in 0..400 {
+        let alphabet = [2, 4, 64][round % 3];
+        let len_a = rng.below([20, 70, 200][round % 3]);
+        let a: Vec<u8> = (0..len_a).map(|_| rng.below(alphabet) as u8).collect();
+        // Related strings as well as unrelated ones.
+        let mut b = a.clone();
+        for _ in 0..rng.below(30) {
+            let at = rng.below(b.len() + 1);
+            match rng.below(3) {
+                0 if at < b.len() => {
+                    b.remove(at);
+                }
+                1 => b.insert(at, rng.below(alphabet) as u8),
+                _ if at < b.len() => b[at] = rng.below(alphabet) as u8 | 64,
+                _ => {}
+            }
+        }
+        if round % 5 == 0 {
+            b = (0..rng.below(150))
+                .map(|_| rng.below(alphabet) as u8)
+                .collect();
+        }
+        assert_eq!(align::distance(&a, &b), dp(&a, &b, false), "{a:?} {b:?}");
+        assert_eq!(align::distance(&b, &a), dp(&b, &a, false));
+        let (d, end) = align::distance_inside(&a, &b);
+        assert_eq!(d, dp(&a, &b, true), "{a:?} inside {b:?}");
+        assert!(end <= b.len());
+        let (ka, kb): (Vec<u8>, Vec<u8>) = (
+            a.iter().map(|x| x & 63).collect(),
+            b.iter().map(|x| x & 63).collect(),
+        );
+        let m = align::matches(&ka, &kb);
+        assert_eq!(m.len(), lcs_len(&a, &b), "{a:?} {b:?}");
+        for w in m.windows(2) {
+            assert!(w[0].0 < w[1].0 && w[0].1 < w[1].1);
+        }
+        assert!(m.iter().all(|&(i, j)| a[i] & 63 == b[j] & 63));
+    }
+}
+
+#[test]
+fn identical_files_estimate_as_identical() {
+    let text = &real_text()[10];
+    let s = Signature::new(text);
+    let e = estimate(&s, &s);
+    assert_eq!(e.symbol_distance, 0);
+    assert_eq!(e.edit_distance, 0);
+    assert_eq!(e.similarity, Some(1.0));
+    assert_eq!((e.a_in_b, e.b_in_a), (Some(1.0), Some(1.0)));
+    assert!(regions(&s, &s).is_empty());
+}
+
+#[test]
+fn regions_hold_the_lines_edited() {
+    let texts = real_text();
+    let mut rng = Rng(5);
+    let mut edits = 0;
+    for text in texts
+        .iter()
+        .filter(|t| t.len() > 3000 && (t.len() as u64) < FINE_LIMIT)
+        .take(40)
+    {
+        // Replace a few lines in the middle by lines of another file.
+        let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+        if lines.len() < 40 {
+            continue;
+        }
+        let from = 10 + rng.below(lines.len() - 30);
+        let count = 1 + rng.below(5);
+        let other = &texts[rng.below(texts.len())];
+        let new_lines: Vec<&[u8]> = other.split_inclusive(|&b| b == b'\n').take(count).collect();
+        let mut b = Vec::new();
+        for l in lines[..from]
+            .iter()
+            .chain(&new_lines)
+            .chain(&lines[from + count..])
+        {
+            b.extend_from_slice(l);
+        }
+        let (sa, sb) = (Signature::new(text), Signature::new(&b));
+        let rs = regions(&sa, &sb);
+        edits += 1;
+        let (first, last) = (from as u64, (from + count - 1) as u64);
+        // Every line that changed is inside a region, in both files.
+        let changed = |l: u64| {
+            let k = (l - first) as usize;
+            new_lines.get(k) != Some(&lines[l as usize])
+        };
+        for l in (first..=last).filter(|&l| changed(l)) {
+            assert!(
+                rs.iter()
+                    .any(|r| r.a.line_count() > 0 && r.a.first_line <= l && r.a.last_line >= l),
+                "line {l} of {first}..={last}: {rs:?}"
+            );
+        }
+        for l in (first..first + new_lines.len() as u64).filter(|&l| l > last || changed(l)) {
+            assert!(
+                rs.iter()
+                    .any(|r| r.b.line_count() > 0 && r.b.first_line <= l && r.b.last_line >= l),
+                "new line {l}: {rs:?}"
+            );
+        }
+        // Regions stay near the edit: a few chunks without a symbol
+        // around it at most.
+        let claimed: u64 = rs.iter().map(|r| r.a.line_count()).sum();
+        assert!(
+            claimed <= count as u64 + 12,
+            "{claimed} lines claimed for {count}: {rs:?}"
+        );
+    }
+    assert!(edits >= 20);
+}
+
+#[test]
+fn containment_sees_a_text_inside_another() {
+    let texts = real_text();
+    for k in 0..10 {
+        let (left, text, right) = (&texts[k], &texts[k + 300], &texts[k + 400]);
+        let whole = [&left[..], text, right].concat();
+        let (s, w) = (Signature::new(text), Signature::new(&whole));
+        let e = estimate(&s, &w);
+        assert!(e.a_in_b.unwrap() > 0.9, "{e:?}");
+        // At most the text's share of the whole, and some noise.
+        let share = text.len() as f64 / whole.len() as f64;
+        assert!(e.b_in_a.unwrap() < share + 0.1, "{e:?}, {share}");
+        let unrelated = estimate(&s, &Signature::new(left));
+        assert!(unrelated.a_in_b.unwrap() < 0.6, "{unrelated:?}");
+    }
+}
+
+#[test]
+fn byte_distances_match_dynamic_programming() {
+    let texts = real_text();
+    let mut rng = Rng(3);
+    for text in texts.iter().take(40) {
+        let a = &text[..rng.below(text.len().min(400))];
+        let mut b = a.to_vec();
+        for _ in 0..rng.below(20) {
+            let at = rng.below(b.len() + 1);
+            if rng.below(2) == 0 && at < b.len() {
+                b.remove(at);
+            } else {
+                b.insert(at, rng.below(256) as u8);
+            }
+        }
+        // The plain programme over whole bytes.
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, &x) in a.iter().enumerate() {
+            let mut cur = vec![i + 1; b.len() + 1];
+            for (j, &y) in b.iter().enumerate() {
+                cur[j + 1] = (prev[j] + usize::from(x != y))
+                    .min(prev[j + 1] + 1)
+                    .min(cur[j] + 1);
+            }
+            prev = cur;
+        }
+        assert_eq!(align::byte_distance(a, &b), prev[b.len()]);
+    }
+}

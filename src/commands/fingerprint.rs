@@ -200,6 +200,9 @@ pub(super) fn fingerprint_all(
     }
     // Interrupted, what was computed is in the store already.
     let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
+    // Blobs read above were signed in that read; a store filled by an
+    // older git-simm gains the signatures it lacks (each blob read once).
+    compute::fill_signatures(repo, store, &ids, feedback)?;
     flush_warnings(store, err);
     if !args.quiet {
         let lines: Vec<Line> = ids

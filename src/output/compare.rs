@@ -79,10 +79,14 @@ pub struct Region {
 pub struct Range {
     /// One past the last byte (bytes from 0).
     pub end: u64,
-    /// The first line (from 1).
+    /// The first line (from 1); for an empty range, the line the other
+    /// file's text goes before.
     pub first_line: u64,
-    /// The last line (from 1, inclusive).
+    /// The last line (from 1, inclusive); `first_line` for an empty
+    /// range.
     pub last_line: u64,
+    /// Lines in the range: 0 for an empty one.
+    pub lines: u64,
     /// The first byte (from 0); equal to `end` for an empty range.
     pub start: u64,
 }
@@ -92,7 +96,19 @@ fn range(s: Span) -> Range {
         end: s.end,
         first_line: s.first_line + 1,
         last_line: s.last_line + 1,
+        lines: s.line_count(),
         start: s.start,
+    }
+}
+
+/// A span as a diff hunk header numbers it: `<first line>,<count>` from
+/// 1, or for an empty span (as git writes a pure insertion or deletion)
+/// the line before it and 0.
+fn hunk(s: Span) -> String {
+    if s.is_empty() {
+        format!("{},0", s.first_line)
+    } else {
+        format!("{},{}", s.first_line + 1, s.line_count())
     }
 }
 
@@ -181,14 +197,7 @@ pub fn write_text(
         shown(e.b_in_a)
     )?;
     for r in &c.regions {
-        writeln!(
-            out,
-            "@@ -{},{} +{},{} @@",
-            r.a.first_line + 1,
-            r.a.last_line - r.a.first_line + 1,
-            r.b.first_line + 1,
-            r.b.last_line - r.b.first_line + 1
-        )?;
+        writeln!(out, "@@ -{} +{} @@", hunk(r.a), hunk(r.b))?;
     }
     Ok(())
 }

@@ -1,0 +1,318 @@
+//! `git simm compare`: real files of the pinned corpus with edits planted
+//! at known lines, committed with the real git. git is the oracle where it
+//! has an answer: its rename score (`git diff -M --name-status`) for the
+//! exact score, and its `-U0` hunks for the lines that changed. The
+//! estimate is held to a stated tolerance of the true edit distance
+//! (computed exactly); the store alone answers in a blob-less partial
+//! clone, and a side can come from another repository (`--in`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git_simm::similarity::signature::align::byte_distance;
+use serde_json::Value;
+
+use crate::util::*;
+
+/// `text` with `count` lines from line `at` (from 0) replaced by fresh
+/// ones, and `extra` fresh lines inserted further down.
+fn plant(text: &[u8], at: usize, count: usize, extra: usize, rng: &mut Rng) -> Vec<u8> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let mut out = Vec::new();
+    let later = (at + count + 15).min(lines.len());
+    for (i, l) in lines.iter().enumerate() {
+        if i == later {
+            for _ in 0..extra {
+                out.extend_from_slice(&rng.fresh_line());
+            }
+        }
+        if (at..at + count).contains(&i) {
+            out.extend_from_slice(&rng.fresh_line());
+        } else {
+            out.extend_from_slice(l);
+        }
+    }
+    out
+}
+
+/// `(first line, count)` of each side of each hunk of `git diff -U0`, as
+/// git numbers them (a count of 0: nothing on that side, after the line).
+type Hunk = ((u64, u64), (u64, u64));
+
+fn hunks(diff: &str) -> Vec<Hunk> {
+    let side = |s: &str| -> (u64, u64) {
+        let s = &s[1..];
+        match s.split_once(',') {
+            Some((l, c)) => (l.parse().expect("line"), c.parse().expect("count")),
+            None => (s.parse().expect("line"), 1),
+        }
+    };
+    diff.lines()
+        .filter(|l| l.starts_with("@@ "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (side(f[1]), side(f[2]))
+        })
+        .collect()
+}
+
+fn compare_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["compare", "--json"];
+    all.extend_from_slice(args);
+    let o = simm_in(dir, &all);
+    assert!(o.status.success(), "compare {args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// Lines `(from, to)` (from 1, inclusive) of one side of each region.
+fn region_lines(doc: &Value, side: &str) -> Vec<(u64, u64)> {
+    doc["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .filter(|r| r[side]["lines"].as_u64() > Some(0))
+        .map(|r| {
+            (
+                r[side]["first_line"].as_u64().expect("first"),
+                r[side]["last_line"].as_u64().expect("last"),
+            )
+        })
+        .collect()
+}
+
+/// Twelve real files, each with one block of lines replaced and a few
+/// lines inserted, renamed in the second commit so that git scores each
+/// pair.
+fn edited_repo() -> (Repo, Vec<(Vec<u8>, Vec<u8>)>) {
+    let r = Repo::new();
+    let mut rng = Rng(24);
+    let mut pairs = Vec::new();
+    for (i, t) in texts(11, 12).iter().enumerate() {
+        let lines = t.iter().filter(|&&b| b == b'\n').count();
+        let at = 5 + rng.below(lines.saturating_sub(30).max(1));
+        let b = plant(t, at, 1 + rng.below(4), rng.below(3), &mut rng);
+        r.write(format!("old/f{i}.txt"), t);
+        pairs.push((t.clone(), b));
+    }
+    r.commit_all("v1");
+    r.git(&["tag", "v1"]);
+    for (i, (_, b)) in pairs.iter().enumerate() {
+        r.remove(format!("old/f{i}.txt"));
+        r.write(format!("new/f{i}.txt"), b);
+    }
+    r.commit_all("v2");
+    r.git(&["tag", "v2"]);
+    (r, pairs)
+}
+
+/// git's rename scores of v1 -> v2, by destination path.
+fn git_scores(r: &Repo) -> BTreeMap<String, u64> {
+    let out = r.git_str(&["diff", "-M1%", "-l0", "--name-status", "v1", "v2"]);
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let score = f[0].strip_prefix('R')?.parse().ok()?;
+            Some((f[2].to_owned(), score))
+        })
+        .collect()
+}
+
+#[test]
+fn estimate_regions_and_git_score_on_real_edits() {
+    let (r, pairs) = edited_repo();
+    let scores = git_scores(&r);
+    assert_eq!(scores.len(), pairs.len(), "{scores:?}");
+    let (mut found, mut changed, mut claimed) = (0u64, 0u64, 0u64);
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        let (sa, sb) = (format!("v1:old/f{i}.txt"), format!("v2:new/f{i}.txt"));
+        let doc = compare_json(&r.path, &[&sa, &sb]);
+        // git's exact score, as git's rename detection prints it.
+        assert_eq!(
+            doc["git_score"].as_u64(),
+            scores.get(&format!("new/f{i}.txt")).copied(),
+            "{doc:#}"
+        );
+        assert_eq!(doc["a"]["blob"], r.rev(&sa));
+        assert_eq!(doc["b"]["size"], b.len());
+        // The estimate within a stated tolerance of the true distance:
+        // half of it, plus two chunks of slack.
+        let truth = byte_distance(a, b) as f64;
+        let est = doc["edit_distance"].as_f64().expect("edit distance");
+        assert!(
+            (est - truth).abs() <= 0.5 * truth + 128.0,
+            "f{i}: estimate {est}, true {truth}"
+        );
+        // Every line git's diff changed is inside a region, on both
+        // sides; regions claim little more.
+        let diff = r.git_str(&["diff", "-U0", &sa, &sb]);
+        let (ra, rb) = (region_lines(&doc, "a"), region_lines(&doc, "b"));
+        for ((la, ca), (lb, cb)) in hunks(&diff) {
+            for (first, count, regions) in [(la, ca, &ra), (lb, cb, &rb)] {
+                for line in first..first + count {
+                    changed += 1;
+                    if regions.iter().any(|&(f, l)| (f..=l).contains(&line)) {
+                        found += 1;
+                    } else {
+                        eprintln!("f{i}: line {line} changed by git, in no region: {doc}");
+                    }
+                }
+            }
+        }
+        claimed += ra.iter().chain(&rb).map(|(f, l)| l - f + 1).sum::<u64>();
+    }
+    assert_eq!(found, changed, "every changed line in a region");
+    // Short lines emit no symbol and widen a region: at most four times
+    // the lines git changed.
+    assert!(claimed <= 4 * changed, "{claimed} lines claimed for {changed} changed");
+}
+
+#[test]
+fn text_output_shows_hunk_headers_of_the_json_regions() {
+    let (r, _) = edited_repo();
+    let doc = compare_json(&r.path, &["v1:old/f3.txt", "v2:new/f3.txt"]);
+    let o = r.simm(&["compare", "v1:old/f3.txt", "v2:new/f3.txt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let want: Vec<String> = doc["regions"]
+        .as_array()
+        .expect("regions")
+        .iter()
+        .map(|reg| {
+            let side = |s: &Value| {
+                let n = s["lines"].as_u64().expect("lines");
+                let first = s["first_line"].as_u64().expect("first");
+                if n == 0 {
+                    format!("{},0", first - 1)
+                } else {
+                    format!("{first},{n}")
+                }
+            };
+            format!("@@ -{} +{} @@", side(&reg["a"]), side(&reg["b"]))
+        })
+        .collect();
+    let got: Vec<&str> = text.lines().filter(|l| l.starts_with("@@ ")).collect();
+    assert_eq!(got, want, "{text}");
+    assert!(!got.is_empty());
+    let score = doc["git_score"].as_u64().expect("score");
+    assert!(text.contains(&format!("git's score {score}%")), "{text}");
+    assert!(text.contains("edit distance: about"), "{text}");
+}
+
+#[test]
+fn files_on_disk_and_identical_blobs() {
+    let (r, pairs) = edited_repo();
+    r.write("x.txt", &pairs[0].1);
+    // A path on disk against a blob: the same content, the same report.
+    let disk = compare_json(&r.path, &["v1:old/f0.txt", "x.txt"]);
+    let blob = compare_json(&r.path, &["v1:old/f0.txt", "v2:new/f0.txt"]);
+    assert_eq!(disk["regions"], blob["regions"]);
+    assert_eq!(disk["git_score"], blob["git_score"]);
+    assert_eq!(disk["b"]["blob"], Value::Null);
+    let same = compare_json(&r.path, &["v1:old/f0.txt", &r.rev("v1:old/f0.txt")]);
+    assert_eq!(same["git_score"], 100);
+    assert_eq!(same["similarity"], 100);
+    assert_eq!(same["edit_distance"], 0);
+    assert_eq!(same["regions"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn bad_sides_are_clear_errors() {
+    let (r, _) = edited_repo();
+    for (args, what) in [
+        (&["compare", "no-such-file", "v1:old/f0.txt"][..], "no-such-file"),
+        (&["compare", "v1:old", "v1:old/f0.txt"][..], "tree"),
+        (&["compare", "HEAD", "v1:old/f0.txt"][..], "commit"),
+    ] {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.starts_with("fatal: ") && e.contains(what), "{args:?}: {e}");
+    }
+    let o = r.simm(&["compare", "v1:old/f0.txt"]);
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
+}
+
+#[test]
+fn a_side_in_another_repository() {
+    let (r, pairs) = edited_repo();
+    let other = Repo::new();
+    other.write("vendor/copy.txt", &pairs[5].1);
+    other.commit_all("vendored");
+    let doc = compare_json(
+        &r.path,
+        &[
+            "v1:old/f5.txt",
+            "--in",
+            other.path.to_str().expect("path"),
+            "HEAD:vendor/copy.txt",
+        ],
+    );
+    assert_eq!(doc["b"]["blob"], other.rev("HEAD:vendor/copy.txt"));
+    assert!(doc["b"]["repository"].is_string());
+    // The same content as v2:new/f5.txt here: git's score of that rename.
+    assert_eq!(doc["git_score"].as_u64(), git_scores(&r).get("new/f5.txt").copied());
+    // The other repository's store now holds the signature.
+    assert!(
+        std::fs::read_dir(other.store_dir())
+            .expect("store")
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with("sig-"))
+    );
+}
+
+#[test]
+fn a_blobless_clone_compares_from_a_store_filled_elsewhere() {
+    let (server, _) = edited_repo();
+    server.git(&["config", "uploadpack.allowFilter", "true"]);
+    server.git(&["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let full = compare_json(&server.path, &["v1:old/f7.txt", "v2:new/f7.txt"]);
+    let o = server.simm(&["fingerprint", "--all", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let dest = server.path.parent().expect("parent").join("blobless");
+    let url = format!("file://{}", server.path.display());
+    let o = git_command(&server.path)
+        .args(["clone", "-q", "--filter=blob:none", "--no-checkout", &url])
+        .arg(&dest)
+        .output()
+        .expect("git clone");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let present = |dir: &Path| {
+        let o = git_command(dir)
+            .env("GIT_NO_LAZY_FETCH", "1")
+            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"])
+            .output()
+            .expect("git cat-file");
+        stdout(&o)
+    };
+    let before = present(&dest);
+    let compare = |dir: &Path| {
+        simm_command()
+            .current_dir(dir)
+            .env("GIT_NO_LAZY_FETCH", "1")
+            .args(["compare", "--json", "v1:old/f7.txt", "v2:new/f7.txt"])
+            .output()
+            .expect("git-simm")
+    };
+    // Without a store, the blobs are needed and absent: a clear error.
+    let o = compare(&dest);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("fatal: "), "{}", stderr(&o));
+
+    // The server's store copied in: the same estimate and regions, no
+    // git score (no content), nothing fetched.
+    let store = dest.join(".git/simm");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    for e in std::fs::read_dir(server.store_dir()).expect("store") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), store.join(e.file_name())).expect("copy");
+    }
+    let o = compare(&dest);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["git_score"], Value::Null);
+    for key in ["similarity", "edit_distance", "a_in_b", "b_in_a", "regions"] {
+        assert_eq!(doc[key], full[key], "{key}");
+    }
+    assert_eq!(present(&dest), before, "nothing fetched");
+}

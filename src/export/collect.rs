@@ -78,7 +78,7 @@ pub fn collect(
             new_keys.push((id, keys));
         }
         if let Some(sig) = sig {
-            texts.push((id, (sig.text(), sig.coarse_text())));
+            texts.push((id, sig.texts()));
         }
     }
     keyed.extend(new_keys.iter().copied());
@@ -123,7 +123,7 @@ pub fn collect(
         let sig = signed.add(id, data);
         made.lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push((id, (sig.text(), sig.coarse_text())));
+            .push((id, sig.texts()));
     };
     let (found, read) = stored_keys(
         repo,

@@ -37,7 +37,8 @@ use crate::similarity::store::StoreError;
 /// included). 2: MinHash band keys over git's chunk buckets
 /// (`mh0`..`mh31`) instead of layout 1's bands of fingerprint bits. 3:
 /// the Coates signature, fine and coarse (`signature`,
-/// `signature_coarse`, of signature version 1).
+/// `signature_coarse`), and its sketches for SQL (`sketch_level`,
+/// `sketch`, `sketch_next`), of signature version 1.
 pub const EXPORT_VERSION: u32 = 3;
 
 /// What the `version` column holds and the Parquet metadata key
@@ -133,16 +134,13 @@ pub struct Row {
     /// Its band keys ([`band_keys`](crate::similarity::bands::band_keys)):
     /// `None` without a fingerprint or when the file is all filler.
     pub keys: Option<[i64; BANDS]>,
-    /// Its signature as text, fine and coarse
-    /// ([`Signature::text`](crate::similarity::signature::Signature::text)):
+    /// Its signature as text
+    /// ([`Signature::texts`](crate::similarity::signature::Signature::texts)):
     /// `None` without a fingerprint.
     pub signature: Option<Texts>,
 }
 
-/// A signature's two text forms: fine (`None` for a file of
-/// [`FINE_LIMIT`](crate::similarity::signature::FINE_LIMIT) bytes or
-/// more) and coarse.
-pub type Texts = (Option<String>, String);
+pub use crate::similarity::signature::Texts;
 
 /// The Arrow schema of an export, also the Parquet file's. Metadata keys:
 /// `git-simm.schema_version` ([`SCHEMA_VERSION`]),
@@ -172,6 +170,9 @@ pub fn schema() -> Schema {
     fields.push(Field::new("name_key", DataType::Int64, true));
     fields.push(Field::new("signature", DataType::Utf8, true));
     fields.push(Field::new("signature_coarse", DataType::Utf8, true));
+    fields.push(Field::new("sketch_level", DataType::Int32, true));
+    fields.push(Field::new("sketch", DataType::Utf8, true));
+    fields.push(Field::new("sketch_next", DataType::Utf8, true));
     let metadata: std::collections::HashMap<String, String> = [
         ("git-simm.schema_version", SCHEMA_VERSION.to_string()),
         (
@@ -272,10 +273,13 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let text_bytes: usize = rows
         .iter()
         .filter_map(|r| r.signature.as_ref())
-        .map(|(f, c)| f.as_ref().map_or(0, String::len) + c.len())
+        .map(|t| t.fine.as_ref().map_or(0, String::len) + t.coarse.len())
         .sum();
     let mut fine = StringBuilder::with_capacity(n, text_bytes);
-    let mut coarse = StringBuilder::with_capacity(n, text_bytes / 8);
+    let mut coarse = StringBuilder::with_capacity(n, text_bytes / 4);
+    let mut level = Int32Builder::with_capacity(n);
+    let mut sketch = StringBuilder::with_capacity(n, n * 128);
+    let mut sketch_next = StringBuilder::with_capacity(n, n * 64);
     for r in rows {
         version.append_value(SCHEMA_VERSION);
         repo.append_value(&export.repo);
@@ -313,13 +317,19 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
             None => bands.iter_mut().for_each(|b| b.append_null()),
         }
         match &r.signature {
-            Some((f, c)) => {
-                fine.append_option(f.as_deref());
-                coarse.append_value(c);
+            Some(t) => {
+                fine.append_option(t.fine.as_deref());
+                coarse.append_value(&t.coarse);
+                level.append_value(t.level as i32);
+                sketch.append_value(&t.sketch);
+                sketch_next.append_value(&t.sketch_next);
             }
             None => {
                 fine.append_null();
                 coarse.append_null();
+                level.append_null();
+                sketch.append_null();
+                sketch_next.append_null();
             }
         }
     }
@@ -340,5 +350,8 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     columns.push(Arc::new(names.finish()));
     columns.push(Arc::new(fine.finish()));
     columns.push(Arc::new(coarse.finish()));
+    columns.push(Arc::new(level.finish()));
+    columns.push(Arc::new(sketch.finish()));
+    columns.push(Arc::new(sketch_next.finish()));
     RecordBatch::try_new(schema.clone(), columns)
 }

@@ -80,10 +80,13 @@ fn region_lines(doc: &Value, side: &str) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Each file's content before and after.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Twelve real files, each with one block of lines replaced and a few
 /// lines inserted, renamed in the second commit so that git scores each
 /// pair.
-fn edited_repo() -> (Repo, Vec<(Vec<u8>, Vec<u8>)>) {
+fn edited_repo() -> (Repo, Pairs) {
     let r = Repo::new();
     let mut rng = Rng(24);
     let mut pairs = Vec::new();
@@ -163,7 +166,10 @@ fn estimate_regions_and_git_score_on_real_edits() {
     assert_eq!(found, changed, "every changed line in a region");
     // Short lines emit no symbol and widen a region: at most four times
     // the lines git changed.
-    assert!(claimed <= 4 * changed, "{claimed} lines claimed for {changed} changed");
+    assert!(
+        claimed <= 4 * changed,
+        "{claimed} lines claimed for {changed} changed"
+    );
 }
 
 #[test]
@@ -219,14 +225,20 @@ fn files_on_disk_and_identical_blobs() {
 fn bad_sides_are_clear_errors() {
     let (r, _) = edited_repo();
     for (args, what) in [
-        (&["compare", "no-such-file", "v1:old/f0.txt"][..], "no-such-file"),
+        (
+            &["compare", "no-such-file", "v1:old/f0.txt"][..],
+            "no-such-file",
+        ),
         (&["compare", "v1:old", "v1:old/f0.txt"][..], "tree"),
         (&["compare", "HEAD", "v1:old/f0.txt"][..], "commit"),
     ] {
         let o = r.simm(args);
         assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stderr(&o));
         let e = stderr(&o);
-        assert!(e.starts_with("fatal: ") && e.contains(what), "{args:?}: {e}");
+        assert!(
+            e.starts_with("fatal: ") && e.contains(what),
+            "{args:?}: {e}"
+        );
     }
     let o = r.simm(&["compare", "v1:old/f0.txt"]);
     assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
@@ -250,7 +262,10 @@ fn a_side_in_another_repository() {
     assert_eq!(doc["b"]["blob"], other.rev("HEAD:vendor/copy.txt"));
     assert!(doc["b"]["repository"].is_string());
     // The same content as v2:new/f5.txt here: git's score of that rename.
-    assert_eq!(doc["git_score"].as_u64(), git_scores(&r).get("new/f5.txt").copied());
+    assert_eq!(
+        doc["git_score"].as_u64(),
+        git_scores(&r).get("new/f5.txt").copied()
+    );
     // The other repository's store now holds the signature.
     assert!(
         std::fs::read_dir(other.store_dir())
@@ -280,7 +295,11 @@ fn a_blobless_clone_compares_from_a_store_filled_elsewhere() {
     let present = |dir: &Path| {
         let o = git_command(dir)
             .env("GIT_NO_LAZY_FETCH", "1")
-            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"])
+            .args([
+                "cat-file",
+                "--batch-all-objects",
+                "--batch-check=%(objectname)",
+            ])
             .output()
             .expect("git cat-file");
         stdout(&o)

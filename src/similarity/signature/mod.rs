@@ -44,6 +44,7 @@
 pub mod align;
 mod chunks;
 pub mod estimate;
+pub mod sketch;
 #[cfg(test)]
 mod tests;
 
@@ -51,6 +52,7 @@ use std::cell::RefCell;
 
 pub use chunks::CHUNK;
 use chunks::{Chunk, Out};
+pub use sketch::Texts;
 
 /// Version of the signature definition (chunking, hash, phases, symbols,
 /// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling). Stored beside every
@@ -307,16 +309,18 @@ impl Signature {
         sane.then_some(sig)
     }
 
-    /// The text forms ([`Signature::text`], [`Signature::coarse_text`])
-    /// of a stored signature, read without decoding the positions; `None`
-    /// if the record is not one.
-    pub fn texts_of_record(bytes: &[u8]) -> Option<(Option<String>, String)> {
+    /// Every text form: fine, coarse and the sketches for SQL engines
+    /// ([`sketch`]).
+    pub fn texts(&self) -> Texts {
+        sketch::texts(self.size, self.fine, &self.symbols)
+    }
+
+    /// [`Signature::texts`] of a stored signature, read without decoding
+    /// the positions; `None` if the record is not one.
+    pub fn texts_of_record(bytes: &[u8]) -> Option<Texts> {
         let mut at = 0;
-        let (_, _, fine, symbols) = header(bytes, &mut at)?;
-        Some((
-            fine.then(|| text_of(symbols, false)),
-            text_of(symbols, true),
-        ))
+        let (size, _, fine, symbols) = header(bytes, &mut at)?;
+        Some(sketch::texts(size, fine, symbols))
     }
 }
 

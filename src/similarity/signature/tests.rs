@@ -230,10 +230,9 @@ fn stored_form_round_trips_and_refuses_garbage() {
         let mut bytes = Vec::new();
         sig.encode(&mut bytes);
         assert_eq!(Signature::decode(&bytes), Some(sig.clone()));
-        assert_eq!(
-            Signature::texts_of_record(&bytes),
-            Some((sig.text(), sig.coarse_text()))
-        );
+        let texts = Signature::texts_of_record(&bytes).expect("texts");
+        assert_eq!(texts, sig.texts());
+        assert_eq!((texts.fine, texts.coarse), (sig.text(), sig.coarse_text()));
         assert_eq!(Signature::decode(&bytes[..bytes.len() - 1]), None);
         let mut longer = bytes.clone();
         longer.push(0);
@@ -446,4 +445,66 @@ fn byte_distances_match_dynamic_programming() {
         }
         assert_eq!(align::byte_distance(a, &b), prev[b.len()]);
     }
+}
+
+#[test]
+fn sketches_stay_short_and_share_a_level_within_the_size_window() {
+    let texts = real_text();
+    let mut sizes = Vec::new();
+    for k in [1, 2, 5, 20, 60] {
+        let data = texts[..k].concat();
+        let t = Signature::new(&data).texts();
+        assert_eq!(t.level, sketch::level(data.len() as u64));
+        // About 128 symbols at the level, 64 at the next: never many
+        // more (a 2x margin for chance).
+        assert!(
+            t.sketch.len() <= 256,
+            "{} bytes: {}",
+            data.len(),
+            t.sketch.len()
+        );
+        assert!(t.sketch_next.len() <= t.sketch.len() + 8);
+        if data.len() > 4096 {
+            assert!(
+                t.sketch.len() >= 32,
+                "{} bytes: {}",
+                data.len(),
+                t.sketch.len()
+            );
+        }
+        sizes.push(data.len() as u64);
+    }
+    // Git's size window (4/5) never spans two level boundaries.
+    for s in (1000..2_000_000u64).step_by(997) {
+        let lo = sketch::level(s * 4 / 5);
+        let hi = sketch::level(s);
+        assert!(hi - lo <= 1, "{s}");
+    }
+    // An edited copy keeps most of its sketch; an unrelated file does not.
+    let a = texts[..6].concat();
+    let b: Vec<u8> = a
+        .split_inclusive(|&c| c == b'\n')
+        .enumerate()
+        .flat_map(|(i, l)| {
+            if i % 20 == 7 {
+                &b"    changed();\n"[..]
+            } else {
+                l
+            }
+        })
+        .copied()
+        .collect();
+    let (ta, tb) = (Signature::new(&a).texts(), Signature::new(&b).texts());
+    let tu = Signature::new(&texts[100..106].concat()).texts();
+    let d = |x: &str, y: &str| {
+        align::byte_distance(x.as_bytes(), y.as_bytes()) as f64 / x.len().max(y.len()) as f64
+    };
+    assert_eq!(ta.level, tb.level);
+    assert!(d(&ta.sketch, &tb.sketch) < 0.25, "{ta:?} {tb:?}");
+    let unrelated = if ta.level == tu.level {
+        d(&ta.sketch, &tu.sketch)
+    } else {
+        d(&ta.sketch_next, &tu.sketch)
+    };
+    assert!(unrelated > 0.6, "{unrelated}");
 }

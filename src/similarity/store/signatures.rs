@@ -14,7 +14,7 @@ use gix::ObjectId;
 
 use super::records::{Kind, Records};
 use super::{Pruned, StoreError};
-use crate::similarity::signature::{SIGNATURE_VERSION, Signature};
+use crate::similarity::signature::{SIGNATURE_VERSION, Signature, Texts};
 
 const KIND: Kind = Kind {
     magic: b"GSIMMSG\0",
@@ -59,11 +59,9 @@ impl Signatures {
             .collect()
     }
 
-    /// The signatures of `ids` as text, fine (`None` when only the coarse
-    /// level is stored) and coarse ([`Signature::text`],
-    /// [`Signature::coarse_text`]), without decoding positions; `None`
-    /// where the store has none.
-    pub fn texts(&mut self, ids: &[ObjectId]) -> Vec<Option<(Option<String>, String)>> {
+    /// The signatures of `ids` as text ([`Signature::texts`]), without
+    /// decoding positions; `None` where the store has none.
+    pub fn texts(&mut self, ids: &[ObjectId]) -> Vec<Option<Texts>> {
         let locs = self.0.locate(ids);
         locs.into_iter()
             .map(|l| {

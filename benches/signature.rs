@@ -11,7 +11,7 @@
 //! c = 100).
 //!
 //! `GIT_SIMM_SIGNATURE_TABLES=1` prints the calibration tables instead
-//! (docs/design.md): Coates's experiments on corpus files, for three
+//! (docs/signatures.md): Coates's experiments on corpus files, for three
 //! values of `c`.
 
 #[path = "../tests/it/util.rs"]

@@ -1,4 +1,4 @@
-//! The calibration tables of the Coates signature (docs/design.md),
+//! The calibration tables of the Coates signature (docs/signatures.md),
 //! printed by `GIT_SIMM_SIGNATURE_TABLES=1 cargo bench --bench signature`:
 //!
 //! - Coates's three experiments on files of the pinned corpus (random

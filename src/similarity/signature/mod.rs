@@ -13,7 +13,7 @@
 //! neighbourhood is, say where the files differ ([`estimate::regions`]).
 //!
 //! ### The definition (all of it part of [`SIGNATURE_VERSION`])
-//! - The neighbourhoods are git's chunks ([`chunks`]): lines, cut every
+//! - The neighbourhoods are git's chunks (`chunks.rs`): lines, cut every
 //!   64 bytes, as git's rename score counts them (text with CR before LF
 //!   is signed without those CRs, as git scores it and as fingerprints are
 //!   made; positions are still offsets into the file as stored; text

@@ -3,7 +3,7 @@
 //! decoding a histogram and hashing its buckets again (on every blob of
 //! git.git that was most of a warm export).
 //!
-//! Tables are `keys-*.table` ([`records`](super::records) layout); a
+//! Tables are `keys-*.table` (`records.rs` layout); a
 //! record is the [`BANDS`] keys as little-endian 64-bit integers, or
 //! empty for a blob with no keys (nothing but filler lines).
 

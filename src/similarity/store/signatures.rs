@@ -4,7 +4,7 @@
 //! repository answers for another (or for a partial clone that lacks the
 //! blobs).
 //!
-//! Tables are `sig-*.table` ([`records`](super::records) layout, the
+//! Tables are `sig-*.table` (`records.rs` layout, the
 //! records [`Signature::encode`]'s form), of [`SIGNATURE_VERSION`]:
 //! tables of another version are ignored.
 

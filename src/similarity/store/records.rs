@@ -17,7 +17,7 @@
 //! records  back to back, in id order
 //! ```
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -50,6 +50,13 @@ pub struct Kind {
     pub version: u32,
     /// What warnings call a record ("signature").
     pub what: &'static str,
+}
+
+impl Kind {
+    /// The kind as table names spell it (`sig` for `sig-`).
+    fn name(&self) -> &'static str {
+        self.prefix.trim_end_matches('-')
+    }
 }
 
 /// Where a stored record is: a table and a byte range in it, checked
@@ -145,10 +152,8 @@ impl RecordTable {
     }
 
     fn open(kind: &Kind, path: &Path, hash_len: usize) -> Result<Option<Self>, String> {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+        let Some(file) = super::files::open_table(path)? else {
+            return Ok(None);
         };
         // SAFETY: as for fingerprint tables: never written after the
         // rename that publishes them, only ever deleted.
@@ -247,7 +252,8 @@ impl Records {
     fn is_ours(&self, p: &Path) -> bool {
         p.file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(self.kind.prefix) && n.ends_with(".table"))
+            .is_some_and(|n| super::files::is_table_name_of(n, self.kind.name()))
+            && p.symlink_metadata().is_ok_and(|m| m.is_file())
     }
 
     fn load_tables(&mut self) -> Result<(), StoreError> {
@@ -282,19 +288,13 @@ impl Records {
     }
 
     fn discard_file(&mut self, path: &Path, why: &str) {
+        let done = super::files::dispose_damaged(path, self.kind.name(), self.kind.magic);
         self.warnings.push(format!(
-            "{} table {} is damaged ({why}); discarding it, its blobs will be read again",
+            "{} table {} is damaged ({why}); discarding it ({}), its blobs will be read again",
             self.kind.what,
-            path.display()
+            path.display(),
+            super::files::disposal_note(&done)
         ));
-        // Only a file that starts as our tables do is deleted: one that
-        // does not may be anyone's.
-        let ours = fs::read(path)
-            .map(|b| b.get(..8) == Some(&self.kind.magic[..]))
-            .unwrap_or(false);
-        if ours {
-            let _ = fs::remove_file(path);
-        }
     }
 
     /// Warnings gathered so far (damaged tables, unwritable directory).
@@ -408,6 +408,8 @@ impl Records {
                 .and_then(|()| write_table(&self.kind, &dir, self.hash_len, &records));
             match written {
                 Ok(path) => {
+                    // What a run killed before its rename left.
+                    super::files::clean_written_temporaries(&dir);
                     match RecordTable::open(&self.kind, &path, self.hash_len) {
                         Ok(Some(t)) => self.tables.push(t),
                         Ok(None) => {}
@@ -532,7 +534,7 @@ impl Records {
             .collect();
         self.tables.clear();
         for p in old {
-            let _ = fs::remove_file(p);
+            let _ = super::files::remove_if_ours(&p, self.kind.name(), self.kind.magic);
         }
         clean_stale_temporaries(&dir);
         self.load_tables()?;

@@ -23,7 +23,7 @@ mod tables;
 use std::process::Command;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use git_simm::similarity::signature::{Signature, align, estimate};
+use git_simm::similarity::signature::{Signature, Stored, align, estimate};
 
 fn repo_blobs(repo: &str, budget: usize) -> Vec<Vec<u8>> {
     let list = Command::new("git")
@@ -99,8 +99,36 @@ fn bench(c: &mut Criterion) {
     let bytes: usize = files.iter().map(Vec::len).sum();
     let mut group = c.benchmark_group("signature");
     group.throughput(Throughput::Bytes(bytes as u64));
+    // What the fingerprinting read does for every blob: the stored form
+    // (symbols only; a large file's sketch keys), into a reused buffer.
+    let mut record = Vec::new();
     group.bench_function(
-        format!("sign {} files, {} KiB", files.len(), bytes / 1024),
+        format!(
+            "sign {} files, {} KiB, stored form",
+            files.len(),
+            bytes / 1024
+        ),
+        |b| {
+            b.iter(|| {
+                files
+                    .iter()
+                    .map(|f| {
+                        record.clear();
+                        Stored::encode_of(f, &mut record);
+                        record.len()
+                    })
+                    .sum::<usize>()
+            })
+        },
+    );
+    // What `compare` does with two contents at hand: every symbol with
+    // its chunk's place.
+    group.bench_function(
+        format!(
+            "sign {} files, {} KiB, with positions",
+            files.len(),
+            bytes / 1024
+        ),
         |b| b.iter(|| files.iter().map(|f| Signature::new(f).len()).sum::<usize>()),
     );
     group.finish();
@@ -131,6 +159,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             raw.iter()
                 .map(|(x, y)| align::distance_inside(x, y).0)
+                .sum::<usize>()
+        })
+    });
+    let stored: Vec<(Stored, Stored)> = pairs
+        .iter()
+        .map(|(a, b)| (Stored::from_signature(a), Stored::from_signature(b)))
+        .collect();
+    group.bench_function("estimate from the stored forms (sketches)", |b| {
+        b.iter(|| {
+            stored
+                .iter()
+                .map(|(x, y)| estimate::estimate_stored(x, y).symbol_distance)
                 .sum::<usize>()
         })
     });

@@ -4,23 +4,37 @@
 //! and line ranges of both; git's exact score beside the estimate when
 //! both contents are at hand.
 //!
-//! Only the signatures are needed: they come from a store (this
-//! repository's, another's), so two files compare where their blobs are
-//! absent (a blob-less partial clone whose store was filled elsewhere).
-//! A content at hand makes the line ranges exact (each range's bytes
-//! mapped to lines) and, with both, gives git's score.
+//! A side needs only its stored signature ([`Stored`]): it comes from a
+//! store (this repository's, another's), so two files compare where their
+//! blobs are absent (a blob-less partial clone whose store was filled
+//! elsewhere). The store keeps symbols without positions, so the regions
+//! where the files differ, and git's score, need both contents: then both
+//! are signed again with every chunk's place ([`Signature::new`]) and the
+//! estimate is made from those signatures.
 
 use crate::similarity::score::{self, Spans};
-use crate::similarity::signature::Signature;
 use crate::similarity::signature::estimate::{self, Estimate, Region, Span};
+use crate::similarity::signature::{Signature, Stored};
 
-/// One side of a comparison: its signature, and its content when at hand.
+/// One side of a comparison: its stored signature, and its content when
+/// at hand.
 #[derive(Clone, Debug, Default)]
 pub struct Side {
-    /// The file's signature.
-    pub signature: Signature,
+    /// The file's signature as the store keeps it.
+    pub stored: Stored,
     /// The file's content, if it could be read.
     pub content: Option<Vec<u8>>,
+}
+
+/// What one side's signature holds, as [`compare`] used it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Facts {
+    /// Size in bytes.
+    pub size: u64,
+    /// Lines (a last line without LF counts).
+    pub lines: u64,
+    /// Symbols of the signature compared.
+    pub symbols: usize,
 }
 
 /// What [`compare`] found.
@@ -28,47 +42,64 @@ pub struct Side {
 pub struct Comparison {
     /// The estimate from the signatures alone.
     pub estimate: Estimate,
-    /// Where the files differ, in file order.
-    pub regions: Vec<Region>,
+    /// Where the files differ, in file order; `None` unless both contents
+    /// are at hand (the store keeps no positions).
+    pub regions: Option<Vec<Region>>,
     /// git's rename score of the pair in percent (as `R087` shows it),
     /// when both contents are at hand; 100 for the same blob, as git
     /// pairs identical blobs without scoring them.
     pub git_score: Option<u32>,
+    /// The two sides' facts.
+    pub a: Facts,
+    /// The second side's.
+    pub b: Facts,
 }
 
 /// Compare `a` and `b`. `same_blob` says both are the same object (git's
 /// score is then 100% without looking).
 pub fn compare(a: &Side, b: &Side, same_blob: bool) -> Comparison {
-    let estimate = estimate::estimate(&a.signature, &b.signature);
-    let mut regions = if same_blob {
-        Vec::new()
-    } else {
-        estimate::regions(&a.signature, &b.signature)
-    };
-    for r in &mut regions {
-        if let Some(data) = &a.content {
-            r.a = exact_lines(r.a, data);
-        }
-        if let Some(data) = &b.content {
-            r.b = exact_lines(r.b, data);
-        }
+    if let (Some(x), Some(y)) = (&a.content, &b.content) {
+        let (sa, sb) = (Signature::new(x), Signature::new(y));
+        let facts = |s: &Signature| Facts {
+            size: s.size(),
+            lines: s.lines(),
+            symbols: s.len(),
+        };
+        let regions = if same_blob {
+            Vec::new()
+        } else {
+            estimate::regions(&sa, &sb)
+                .into_iter()
+                .map(|r| Region {
+                    a: exact_lines(r.a, x),
+                    b: exact_lines(r.b, y),
+                })
+                .collect()
+        };
+        let git_score = if same_blob {
+            100
+        } else {
+            score::percent(score::score(&Spans::new(x), &Spans::new(y), 0))
+        };
+        return Comparison {
+            estimate: estimate::estimate(&sa, &sb),
+            regions: Some(regions),
+            git_score: Some(git_score),
+            a: facts(&sa),
+            b: facts(&sb),
+        };
     }
-    let git_score = if same_blob {
-        Some(100)
-    } else {
-        match (&a.content, &b.content) {
-            (Some(x), Some(y)) => Some(score::percent(score::score(
-                &Spans::new(x),
-                &Spans::new(y),
-                0,
-            ))),
-            _ => None,
-        }
+    let facts = |s: &Stored| Facts {
+        size: s.size(),
+        lines: s.lines(),
+        symbols: s.len(),
     };
     Comparison {
-        estimate,
-        regions,
-        git_score,
+        estimate: estimate::estimate_stored(&a.stored, &b.stored),
+        regions: same_blob.then(Vec::new),
+        git_score: same_blob.then_some(100),
+        a: facts(&a.stored),
+        b: facts(&b.stored),
     }
 }
 
@@ -100,7 +131,7 @@ mod tests {
 
     fn side(data: &[u8], with_content: bool) -> Side {
         Side {
-            signature: Signature::new(data),
+            stored: Stored::of(data),
             content: with_content.then(|| data.to_vec()),
         }
     }
@@ -112,12 +143,15 @@ mod tests {
         let both = compare(&side(a, true), &side(b, true), false);
         let want = score::percent(score::score(&Spans::new(a), &Spans::new(b), 0));
         assert_eq!(both.git_score, Some(want));
+        assert!(both.regions.is_some());
         let one = compare(&side(a, true), &side(b, false), false);
         assert_eq!(one.git_score, None);
-        assert_eq!(one.estimate, both.estimate);
+        assert_eq!(one.regions, None);
+        let none = compare(&side(a, false), &side(b, false), false);
+        assert_eq!(one.estimate, none.estimate);
         let same = compare(&side(a, false), &side(a, false), true);
         assert_eq!(same.git_score, Some(100));
-        assert!(same.regions.is_empty());
+        assert_eq!(same.regions, Some(Vec::new()));
     }
 
     #[test]
@@ -136,13 +170,13 @@ mod tests {
             }
         }
         let c = compare(&side(a, true), &side(&b, true), false);
-        assert!(!c.regions.is_empty());
-        let hit = c
-            .regions
+        let regions = c.regions.expect("both contents at hand");
+        assert!(!regions.is_empty());
+        let hit = regions
             .iter()
             .find(|r| r.b.first_line <= k as u64 && r.b.last_line >= k as u64);
-        assert!(hit.is_some(), "{:?}", c.regions);
-        for r in &c.regions {
+        assert!(hit.is_some(), "{regions:?}");
+        for r in &regions {
             for (span, data) in [(r.a, &a[..]), (r.b, &b[..])] {
                 let before = data[..span.start as usize]
                     .iter()

@@ -9,7 +9,7 @@ use git_simm::output::compare::{self as report, Named};
 use git_simm::progress::Feedback;
 use git_simm::repo::{Repo, RepoError};
 use git_simm::similarity::compute::{self, ComputeError};
-use git_simm::similarity::signature::Signature;
+use git_simm::similarity::signature::Stored;
 use gix::ObjectId;
 
 use super::Status;
@@ -53,13 +53,11 @@ pub(super) fn compare(
         name: &args.a,
         blob: a.blob.map(|id| id.to_string()),
         repository: None,
-        signature: &a.side.signature,
     };
     let name_b = Named {
         name: &args.b,
         blob: b.blob.map(|id| id.to_string()),
         repository,
-        signature: &b.side.signature,
     };
     if args.json {
         let doc = report::Compare::new(&name_a, &name_b, &c);
@@ -104,7 +102,7 @@ fn resolve(
             let data = read_as_git_would(&path)?;
             Ok(Resolved {
                 side: Side {
-                    signature: Signature::new(&data),
+                    stored: Stored::of(&data),
                     content: Some(data),
                 },
                 blob: None,
@@ -161,7 +159,7 @@ fn blob_side(
     let mut store = open_store(repo, no_cache)?;
     let found = compute::signatures(repo, &mut store, &[id], feedback);
     flush_warnings(&mut store, err);
-    let signature = match found {
+    let stored = match found {
         Ok(mut s) => s.pop().unwrap_or_default(),
         Err(ComputeError::Repo(RepoError::MissingObject { .. })) if !present => {
             bail!(
@@ -180,7 +178,7 @@ fn blob_side(
         None
     };
     Ok(Resolved {
-        side: Side { signature, content },
+        side: Side { stored, content },
         blob: Some(id),
     })
 }

@@ -23,7 +23,7 @@ use crate::similarity::bands::{BANDS, band_keys, band_keys_of_record};
 use crate::similarity::compute::{self, Signed};
 use crate::similarity::fingerprint::{MAX_SIZE, MIN_SIZE};
 use crate::similarity::score::Spans;
-use crate::similarity::signature::Signature;
+use crate::similarity::signature::Stored;
 use crate::similarity::store::histograms::Histograms;
 use crate::similarity::store::keys::{BandKeys, Keys};
 use crate::similarity::store::{Store, StoreError};
@@ -54,7 +54,7 @@ pub fn collect(
     let (sketches, extras, outcome) =
         compute::fingerprint_blobs_with(repo, store, &ids, feedback, |id, data| {
             let keys = fresh.keys(id, data);
-            let sig = keep_signatures.then(|| Signature::new(data));
+            let sig = keep_signatures.then(|| Stored::of(data));
             (keys, sig)
         })?;
     fresh.finish()?;
@@ -120,7 +120,7 @@ pub fn collect(
     let signed = Signed::new(signatures);
     let made: Mutex<Vec<(ObjectId, Texts)>> = Mutex::new(Vec::new());
     let sign_one = |id: ObjectId, data: &[u8]| {
-        let sig = signed.add(id, data);
+        let sig = signed.add_decoded(id, data);
         made.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push((id, sig.texts()));

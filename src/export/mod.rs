@@ -36,9 +36,9 @@ use crate::similarity::store::StoreError;
 /// removed or changes meaning (band layout and signature definition
 /// included). 2: MinHash band keys over git's chunk buckets
 /// (`mh0`..`mh31`) instead of layout 1's bands of fingerprint bits. 3:
-/// the Coates signature, fine and coarse (`signature`,
-/// `signature_coarse`), and its sketches for SQL (`sketch_level`,
-/// `sketch`, `sketch_next`), of signature version 1.
+/// the Coates signature of a file under 8 KiB (`signature`) and the
+/// sketches of every file's for SQL (`sketch_level`, `sketch`,
+/// `sketch_next`), of signature version 2.
 pub const EXPORT_VERSION: u32 = 3;
 
 /// What the `version` column holds and the Parquet metadata key
@@ -169,7 +169,6 @@ pub fn schema() -> Schema {
     }
     fields.push(Field::new("name_key", DataType::Int64, true));
     fields.push(Field::new("signature", DataType::Utf8, true));
-    fields.push(Field::new("signature_coarse", DataType::Utf8, true));
     fields.push(Field::new("sketch_level", DataType::Int32, true));
     fields.push(Field::new("sketch", DataType::Utf8, true));
     fields.push(Field::new("sketch_next", DataType::Utf8, true));
@@ -273,10 +272,9 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let text_bytes: usize = rows
         .iter()
         .filter_map(|r| r.signature.as_ref())
-        .map(|t| t.fine.as_ref().map_or(0, String::len) + t.coarse.len())
+        .map(|t| t.fine.as_ref().map_or(0, String::len))
         .sum();
     let mut fine = StringBuilder::with_capacity(n, text_bytes);
-    let mut coarse = StringBuilder::with_capacity(n, text_bytes / 4);
     let mut level = Int32Builder::with_capacity(n);
     let mut sketch = StringBuilder::with_capacity(n, n * 128);
     let mut sketch_next = StringBuilder::with_capacity(n, n * 64);
@@ -319,14 +317,12 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         match &r.signature {
             Some(t) => {
                 fine.append_option(t.fine.as_deref());
-                coarse.append_value(&t.coarse);
                 level.append_value(t.level as i32);
                 sketch.append_value(&t.sketch);
                 sketch_next.append_value(&t.sketch_next);
             }
             None => {
                 fine.append_null();
-                coarse.append_null();
                 level.append_null();
                 sketch.append_null();
                 sketch_next.append_null();
@@ -349,7 +345,6 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     columns.extend(bands.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     columns.push(Arc::new(names.finish()));
     columns.push(Arc::new(fine.finish()));
-    columns.push(Arc::new(coarse.finish()));
     columns.push(Arc::new(level.finish()));
     columns.push(Arc::new(sketch.finish()));
     columns.push(Arc::new(sketch_next.finish()));

@@ -4,8 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::compare::Comparison;
-use crate::similarity::signature::Signature;
+use crate::compare::{Comparison, Facts};
 use crate::similarity::signature::estimate::Span;
 
 /// What names one side of a comparison.
@@ -17,8 +16,6 @@ pub struct Named<'a> {
     pub blob: Option<String>,
     /// The repository given with `--in`, for the side looked up there.
     pub repository: Option<String>,
-    /// Its signature.
-    pub signature: &'a Signature,
 }
 
 /// `git simm compare --json`.
@@ -38,8 +35,9 @@ pub struct Compare {
     /// git's rename score in percent, when both contents were at hand;
     /// else `null`.
     pub git_score: Option<u32>,
-    /// Where the files differ, in file order.
-    pub regions: Vec<Region>,
+    /// Where the files differ, in file order; `null` unless both contents
+    /// were at hand (the store keeps no positions).
+    pub regions: Option<Vec<Region>>,
     /// The Levenshtein distance of the two signatures, in symbols.
     pub signature_distance: usize,
     /// The estimated similarity in percent: the share of the larger file
@@ -61,7 +59,9 @@ pub struct Side {
     pub repository: Option<String>,
     /// Size in bytes.
     pub size: u64,
-    /// Symbols in its signature.
+    /// Symbols in the signature compared (the stored one's when a content
+    /// was missing: the fine symbols of a file under 8 KiB, else its
+    /// sketch's).
     pub symbols: usize,
 }
 
@@ -112,14 +112,14 @@ fn hunk(s: Span) -> String {
     }
 }
 
-fn side(n: &Named<'_>) -> Side {
+fn side(n: &Named<'_>, f: &Facts) -> Side {
     Side {
         blob: n.blob.clone(),
-        lines: n.signature.lines(),
+        lines: f.lines,
         name: n.name.to_owned(),
         repository: n.repository.clone(),
-        size: n.signature.size(),
-        symbols: n.signature.len(),
+        size: f.size,
+        symbols: f.symbols,
     }
 }
 
@@ -132,20 +132,21 @@ impl Compare {
     /// The document for `c`, the comparison of `a` and `b`.
     pub fn new(a: &Named<'_>, b: &Named<'_>, c: &Comparison) -> Compare {
         Compare {
-            a: side(a),
+            a: side(a, &c.a),
             a_in_b: c.estimate.a_in_b.map(percent),
-            b: side(b),
+            b: side(b, &c.b),
             b_in_a: c.estimate.b_in_a.map(percent),
             edit_distance: c.estimate.edit_distance,
             git_score: c.git_score,
-            regions: c
-                .regions
-                .iter()
-                .map(|r| Region {
-                    a: range(r.a),
-                    b: range(r.b),
-                })
-                .collect(),
+            regions: c.regions.as_ref().map(|regions| {
+                regions
+                    .iter()
+                    .map(|r| Region {
+                        a: range(r.a),
+                        b: range(r.b),
+                    })
+                    .collect()
+            }),
             signature_distance: c.estimate.symbol_distance,
             similarity: c.estimate.similarity.map(percent),
         }
@@ -160,14 +161,11 @@ pub fn write_text(
     b: &Named<'_>,
     c: &Comparison,
 ) -> io::Result<()> {
-    for (label, n) in [("a", a), ("b", b)] {
-        let s = n.signature;
+    for (label, n, f) in [("a", a, &c.a), ("b", b, &c.b)] {
         write!(
             out,
             "{label}: {} ({} bytes, {} lines",
-            n.name,
-            s.size(),
-            s.lines()
+            n.name, f.size, f.lines
         )?;
         if let Some(blob) = &n.blob {
             write!(out, ", blob {blob}")?;
@@ -196,8 +194,16 @@ pub fn write_text(
         shown(e.a_in_b),
         shown(e.b_in_a)
     )?;
-    for r in &c.regions {
-        writeln!(out, "@@ -{} +{} @@", hunk(r.a), hunk(r.b))?;
+    match &c.regions {
+        Some(regions) => {
+            for r in regions {
+                writeln!(out, "@@ -{} +{} @@", hunk(r.a), hunk(r.b))?;
+            }
+        }
+        None => writeln!(
+            out,
+            "regions: not shown (they need both blobs; the store keeps no positions)"
+        )?,
     }
     Ok(())
 }

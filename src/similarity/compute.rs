@@ -13,7 +13,7 @@ use crate::progress::{Feedback, Interrupted};
 use crate::repo::{Repo, RepoError};
 use crate::similarity::fingerprint::Fingerprinter;
 use crate::similarity::fingerprint::Sketch;
-use crate::similarity::signature::Signature;
+use crate::similarity::signature::Stored;
 use crate::similarity::store::signatures::Signatures;
 use crate::similarity::store::{Store, StoreError};
 
@@ -188,18 +188,32 @@ impl Signed {
         Signed(Mutex::new((signatures, None)))
     }
 
-    /// Sign `data`, the content of `id`, and keep its signature; the
-    /// signature.
-    pub fn add(&self, id: ObjectId, data: &[u8]) -> Signature {
-        let signature = Signature::new(data);
+    /// Sign `data`, the content of `id`, and keep its signature (signed
+    /// outside the lock; only the record is handed over under it).
+    pub fn add(&self, id: ObjectId, data: &[u8]) {
+        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        Stored::encode_of(data, &mut record);
+        self.keep(id, record);
+    }
+
+    /// [`Signed::add`], returning the signature.
+    pub fn add_decoded(&self, id: ObjectId, data: &[u8]) -> Stored {
+        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        Stored::encode_of(data, &mut record);
+        // What was just encoded decodes.
+        let signature = Stored::decode(&record).unwrap_or_default();
+        self.keep(id, record);
+        signature
+    }
+
+    fn keep(&self, id: ObjectId, record: Vec<u8>) {
         let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let (store, failed) = &mut *guard;
         if failed.is_none()
-            && let Err(e) = store.add(id, &signature)
+            && let Err(e) = store.add_encoded(id, record)
         {
             *failed = Some(e);
         }
-        signature
     }
 
     /// Write what was added; the warnings of the signature store.
@@ -221,7 +235,7 @@ pub fn signatures(
     store: &mut Store,
     ids: &[ObjectId],
     feedback: &Feedback,
-) -> Result<Vec<Signature>, ComputeError> {
+) -> Result<Vec<Stored>, ComputeError> {
     let mut sigs = store.signatures()?;
     let mut out = sigs.get_many(ids);
     let mut wanted: Vec<ObjectId> = ids
@@ -235,7 +249,7 @@ pub fn signatures(
     store.add_warnings(sigs.take_warnings());
     if !wanted.is_empty() {
         let made = repo
-            .map_blobs(&wanted, feedback, |_, data| Signature::new(data))
+            .map_blobs(&wanted, feedback, |_, data| Stored::of(data))
             .map_err(|e| match e {
                 RepoError::Interrupted(i) => ComputeError::Interrupted(i),
                 e => ComputeError::Repo(e),

@@ -309,13 +309,7 @@ fn schema_is_versioned_and_typed() {
     let bands: Vec<String> = (0..BANDS).map(|i| format!("mh{i}")).collect();
     expected.extend(bands.iter().map(String::as_str));
     expected.push("name_key");
-    expected.extend([
-        "signature",
-        "signature_coarse",
-        "sketch_level",
-        "sketch",
-        "sketch_next",
-    ]);
+    expected.extend(["signature", "sketch_level", "sketch", "sketch_next"]);
     assert_eq!(names, expected);
     use arrow_schema::DataType;
     assert_eq!(
@@ -341,7 +335,7 @@ fn schema_is_versioned_and_typed() {
         meta.get("git-simm.signature_version"),
         Some(&git_simm::similarity::signature::SIGNATURE_VERSION.to_string())
     );
-    for name in ["signature", "signature_coarse", "sketch", "sketch_next"] {
+    for name in ["signature", "sketch", "sketch_next"] {
         assert_eq!(
             schema.field_with_name(name).unwrap().data_type(),
             &DataType::Utf8
@@ -792,7 +786,7 @@ fn signature_columns_are_the_signatures_of_the_blobs() {
                     .as_string::<i32>()
                     .clone()
             };
-            let (blob, fine, coarse) = (s("blob"), s("signature"), s("signature_coarse"));
+            let (blob, fine) = (s("blob"), s("signature"));
             let (sketch, next) = (s("sketch"), s("sketch_next"));
             let fp = b.column_by_name("fp0").expect("fp0");
             let level = b
@@ -802,13 +796,12 @@ fn signature_columns_are_the_signatures_of_the_blobs() {
                 .clone();
             for i in 0..b.num_rows() {
                 if fp.is_null(i) {
-                    assert!(coarse.is_null(i) && sketch.is_null(i));
+                    assert!(fine.is_null(i) && sketch.is_null(i));
                     continue;
                 }
                 let data = r.git(&["cat-file", "blob", blob.value(i)]);
                 let t = Signature::new(&data).texts();
                 assert_eq!(t.fine.as_deref(), (!fine.is_null(i)).then(|| fine.value(i)));
-                assert_eq!(t.coarse, coarse.value(i));
                 assert_eq!(t.level as i32, level.value(i));
                 assert_eq!(
                     (t.sketch.as_str(), t.sketch_next.as_str()),

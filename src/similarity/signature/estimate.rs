@@ -3,17 +3,20 @@
 //! the files differ, as byte and line ranges of each.
 //!
 //! Two signatures are compared at the finest level both have: fine when
-//! both files are under [`FINE_LIMIT`](super::FINE_LIMIT), else coarse.
+//! both files are under [`FINE_LIMIT`](super::FINE_LIMIT), else coarse;
+//! stored ones ([`estimate_stored`]) at the fine level or their sketches'.
+//! The regions need the signatures made from the contents
+//! ([`Signature::new`]): the store keeps no positions.
 
 use std::borrow::Cow;
 
-use super::{CHUNK, Signature, align};
+use super::{CHUNK, Signature, Stored, align};
 
 /// The estimate for one pair of signatures ([`estimate`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
-    /// Bytes per symbol of the level compared ([`C`](super::C) or
-    /// [`COARSE_C`](super::COARSE_C)).
+    /// Bytes per symbol of the level compared ([`C`](super::C),
+    /// [`COARSE_C`](super::COARSE_C), or a sketch's `16 * 2^level`).
     pub c: usize,
     /// The Levenshtein distance of the two signatures, in symbols.
     pub symbol_distance: usize,
@@ -55,34 +58,54 @@ fn level<'a>(a: &'a Signature, b: &'a Signature) -> (Cow<'a, Signature>, Cow<'a,
 /// `a` and `b`.
 pub fn estimate(a: &Signature, b: &Signature) -> Estimate {
     let (a, b) = level(a, b);
-    let (sa, sb) = (a.symbols(), b.symbols());
+    of_symbols(a.symbols(), b.symbols(), a.c(), a.size(), b.size())
+}
+
+/// [`estimate`] from what the store keeps ([`Stored`]): at the fine level
+/// when both files are under [`FINE_LIMIT`](super::FINE_LIMIT), else at
+/// the sketch level of the larger one (about one symbol per `16 *
+/// 2^level` bytes, 64 to 128 symbols for the larger file), so that a
+/// part much smaller than the whole it is compared with has few symbols
+/// to be found by.
+pub fn estimate_stored(a: &Stored, b: &Stored) -> Estimate {
+    if let (Some(sa), Some(sb)) = (a.fine(), b.fine()) {
+        return of_symbols(sa, sb, super::C, a.size(), b.size());
+    }
+    let l = a.level().max(b.level()).max(2);
+    let sa = a.sketch(l).unwrap_or_default();
+    let sb = b.sketch(l).unwrap_or_default();
+    of_symbols(&sa, &sb, super::C << l, a.size(), b.size())
+}
+
+/// The estimate from two symbol strings at `c` bytes per symbol, of files
+/// of `size_a` and `size_b` bytes.
+fn of_symbols(sa: &[u8], sb: &[u8], c: usize, size_a: u64, size_b: u64) -> Estimate {
     let d = align::distance(sa, sb);
     let longer = sa.len().max(sb.len());
     let inside = |x: &[u8], y: &[u8]| {
         (!x.is_empty()).then(|| 1.0 - align::distance_inside(x, y).0 as f64 / x.len() as f64)
     };
     Estimate {
-        c: a.c(),
+        c,
         symbol_distance: d,
-        edit_distance: edit_distance(&a, &b, d),
+        edit_distance: edit_distance(sa.len() + sb.len(), size_a, size_b, c, d),
         similarity: (longer > 0).then(|| 1.0 - d as f64 / longer as f64),
         a_in_b: inside(sa, sb),
         b_in_a: inside(sb, sa),
     }
 }
 
-/// The bytes a symbol distance `d` of `a` and `b` stands for: `d` times
-/// the pair's bytes per symbol, within the bounds any edit distance of
-/// the two sizes keeps.
-pub fn edit_distance(a: &Signature, b: &Signature, d: usize) -> u64 {
-    let symbols = (a.len() + b.len()) as f64;
-    let per_symbol = if symbols > 0.0 {
-        (a.size() + b.size()) as f64 / symbols
+/// The bytes a symbol distance `d` stands for: `d` times the pair's bytes
+/// per symbol (`symbols` of them in both, else `c`), within the bounds
+/// any edit distance of the two sizes keeps.
+fn edit_distance(symbols: usize, size_a: u64, size_b: u64, c: usize, d: usize) -> u64 {
+    let per_symbol = if symbols > 0 {
+        (size_a + size_b) as f64 / symbols as f64
     } else {
-        a.c() as f64
+        c as f64
     };
-    let low = a.size().abs_diff(b.size());
-    let high = a.size().max(b.size());
+    let low = size_a.abs_diff(size_b);
+    let high = size_a.max(size_b);
     ((d as f64 * per_symbol).round() as u64).clamp(low, high)
 }
 

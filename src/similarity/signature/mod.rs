@@ -44,19 +44,23 @@ pub mod align;
 mod chunks;
 pub mod estimate;
 pub mod sketch;
+mod stored;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 pub use chunks::CHUNK;
 use chunks::{Chunk, Out};
 pub use sketch::Texts;
+pub use stored::Stored;
 
 /// Version of the signature definition (chunking, hash, phases, symbols,
-/// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling). Stored beside every
-/// signature; tables of another version are ignored.
-pub const SIGNATURE_VERSION: u32 = 1;
+/// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling, sketches) and of its stored
+/// form ([`Stored`]). Stored beside every signature; tables of another
+/// version are ignored.
+pub const SIGNATURE_VERSION: u32 = 2;
 
 /// Bytes per symbol of the fine signature.
 pub const C: usize = 16;
@@ -232,94 +236,10 @@ impl Signature {
         text_of(&self.symbols, true)
     }
 
-    /// The stored form ([`Signature::decode`] reads it back): varints
-    /// size and lines, a byte (1 when the fine symbols are here), a varint
-    /// count, the symbols (a byte each: value, coarse and line-start
-    /// flags), then per symbol a varint `gap << 2 | min(line step, 3)`
-    /// (`gap` from the previous symbol's chunk start, the first from 0),
-    /// when the line step is 3 or more a varint of the step less 3, and
-    /// for the first symbol of each chunk (the first symbol, or a gap over
-    /// 0) its chunk's length byte (with the ends-with-LF flag).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.size);
-        put_varint(out, self.lines);
-        out.push(u8::from(self.fine));
-        put_varint(out, self.symbols.len() as u64);
-        out.extend_from_slice(&self.symbols);
-        let (mut chunk, mut line) = (0u64, 0u64);
-        for (i, &owner) in self.owner.iter().enumerate() {
-            let c = self.chunks[owner as usize];
-            let step = c.line - line;
-            put_varint(out, (c.start - chunk) << 2 | step.min(3));
-            if step >= 3 {
-                put_varint(out, step - 3);
-            }
-            if i == 0 || c.start != chunk {
-                out.push(c.len);
-            }
-            chunk = c.start;
-            line = c.line;
-        }
-    }
-
-    /// Read [`Signature::encode`]'s form; `None` if it is not one.
-    pub fn decode(bytes: &[u8]) -> Option<Signature> {
-        let mut at = 0;
-        let (size, lines, fine, symbols) = header(bytes, &mut at)?;
-        let mut sig = Signature {
-            size,
-            lines,
-            fine,
-            symbols: symbols.to_vec(),
-            owner: Vec::with_capacity(symbols.len()),
-            chunks: Vec::new(),
-        };
-        let (mut start, mut line) = (0u64, 0u64);
-        for (i, &symbol) in symbols.iter().enumerate() {
-            let v = get_varint(bytes, &mut at)?;
-            let step = match v & 3 {
-                3 => get_varint(bytes, &mut at)?.checked_add(3)?,
-                s => s,
-            };
-            start = start.checked_add(v >> 2)?;
-            line = line.checked_add(step)?;
-            if i == 0 || v >> 2 != 0 {
-                let len = *bytes.get(at)?;
-                at += 1;
-                let n = len & !ENDS_LINE;
-                if n == 0 || usize::from(n) > CHUNK + 1 || start.checked_add(u64::from(n))? > size {
-                    return None;
-                }
-                sig.chunks.push(Chunk {
-                    start,
-                    line,
-                    len,
-                    line_start: symbol & LINE_START != 0,
-                });
-            } else if step != 0 {
-                // A symbol of the previous chunk is on its line.
-                return None;
-            }
-            sig.owner.push(sig.chunks.len() as u32 - 1);
-        }
-        let sane = at == bytes.len()
-            && sig.chunks.last().is_none_or(|c| c.line < lines.max(1))
-            && (fine || sig.symbols.iter().all(|&s| s & COARSE != 0));
-        sane.then_some(sig)
-    }
-
     /// Every text form: fine, coarse and the sketches for SQL engines
     /// ([`sketch`]).
     pub fn texts(&self) -> Texts {
         sketch::texts(self.size, self.fine, &self.symbols)
-    }
-
-    /// [`Signature::texts`] of a stored signature, read without decoding
-    /// the positions; `None` if the record is not one.
-    pub fn texts_of_record(bytes: &[u8]) -> Option<Texts> {
-        let mut at = 0;
-        let (size, _, fine, symbols) = header(bytes, &mut at)?;
-        Some(sketch::texts(size, fine, symbols))
     }
 }
 
@@ -331,76 +251,49 @@ fn text_of(symbols: &[u8], coarse_only: bool) -> String {
         .collect()
 }
 
-/// Size, lines, the fine flag and the symbols of a stored signature.
-fn header<'a>(bytes: &'a [u8], at: &mut usize) -> Option<(u64, u64, bool, &'a [u8])> {
-    let size = get_varint(bytes, at)?;
-    let lines = get_varint(bytes, at)?;
-    let fine = match bytes.get(*at)? {
-        0 => false,
-        1 => true,
-        _ => return None,
-    };
-    *at += 1;
-    let count = usize::try_from(get_varint(bytes, at)?).ok()?;
-    let symbols = bytes.get(*at..at.checked_add(count)?)?;
-    *at += count;
-    Some((size, lines, fine, symbols))
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *bytes.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 thread_local! {
     /// Each thread's output buffers, reused from blob to blob.
     static OUT: RefCell<Out> = RefCell::new(Out::default());
 }
 
-fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
-    // Text with CRLF line ends is signed without the CRs, as git scores
-    // it; `crs` holds where they were, to map positions back. Most files
-    // have no CR at all, which one byte's search tells fastest.
-    let stripped;
+/// `data` as it is signed: text with CRLF line ends without the CRs, as
+/// git scores it, and where the CRs were (to map positions back); most
+/// files have no CR at all, which one byte's search tells fastest.
+fn without_crs(data: &[u8]) -> (Cow<'_, [u8]>, Vec<usize>) {
     let mut crs: Vec<usize> = Vec::new();
-    let body = if memchr::memchr(b'\r', data).is_some()
-        && memchr::memmem::find(data, b"\r\n").is_some()
-        && !crate::similarity::score::is_binary(data)
+    if memchr::memchr(b'\r', data).is_none()
+        || memchr::memmem::find(data, b"\r\n").is_none()
+        || crate::similarity::score::is_binary(data)
     {
-        let mut text = Vec::with_capacity(data.len());
-        let mut rest = data;
-        while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
-            text.extend_from_slice(&rest[..at]);
-            crs.push(text.len() + crs.len());
-            rest = &rest[at + 1..];
-        }
-        text.extend_from_slice(rest);
-        stripped = text;
-        &stripped[..]
-    } else {
-        data
-    };
+        return (Cow::Borrowed(data), crs);
+    }
+    let mut text = Vec::with_capacity(data.len());
+    let mut rest = data;
+    while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
+        text.extend_from_slice(&rest[..at]);
+        crs.push(text.len() + crs.len());
+        rest = &rest[at + 1..];
+    }
+    text.extend_from_slice(rest);
+    (Cow::Owned(text), crs)
+}
+
+/// Lines of a file of `data` with `lf` LF bytes: a last line without LF
+/// counts.
+fn line_count(data: &[u8], lf: u64) -> u64 {
+    lf + u64::from(data.last().is_some_and(|&b| b != b'\n'))
+}
+
+fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
+    let (body, crs) = without_crs(data);
     OUT.with_borrow_mut(|out| {
-        let lf = chunks::sign(body, &crs, shape, coarse_only, out);
+        out.symbols.clear();
+        out.owner.clear();
+        out.chunks.clear();
+        let lf = chunks::sign(&body, &crs, shape, coarse_only, out);
         Signature {
             size: data.len() as u64,
-            lines: lf + u64::from(data.last().is_some_and(|&b| b != b'\n')),
+            lines: line_count(data, lf),
             fine: !coarse_only,
             symbols: out.symbols.clone(),
             owner: out.owner.clone(),

@@ -25,14 +25,13 @@ use super::{ALPHABET, COARSE, FINE_LIMIT};
 /// level of a file of `s` bytes is the least `l` with `s <= SPAN * 2^l`.
 const SPAN: u64 = 2048;
 
-/// The text forms of one signature ([`super::Signature::texts`]).
+/// The text forms of one signature ([`super::Signature::texts`],
+/// [`super::Stored::texts`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Texts {
     /// The fine signature, one character per symbol; `None` for a file of
     /// [`FINE_LIMIT`] bytes or more.
     pub fine: Option<String>,
-    /// The coarse signature.
-    pub coarse: String,
     /// The sketch's level ([`level`]).
     pub level: u32,
     /// The sketch at `level`.
@@ -50,56 +49,101 @@ pub fn level(size: u64) -> u32 {
     l
 }
 
-/// The text forms of a signature of a file of `size` bytes, from its
-/// symbols (values with their flags; fine and coarse, or coarse only).
-pub(super) fn texts(size: u64, fine: bool, symbols: &[u8]) -> Texts {
-    let coarse: Vec<u8> = symbols
-        .iter()
-        .filter(|&&s| s & COARSE != 0)
-        .map(|s| s & 63)
-        .collect();
-    let all: Vec<u8> = symbols.iter().map(|s| s & 63).collect();
-    let level = self::level(size).max(if fine { 0 } else { 2 });
+/// The bits of a coarse symbol's key that must be zero for it to be in
+/// the sketch at level `l` (2 or more).
+pub(super) fn bits(l: u32) -> u32 {
+    l.saturating_sub(2).min(12)
+}
+
+/// The sketch level of a file of `size` bytes whose signature has its
+/// fine symbols (`fine`) or only its coarse ones.
+pub(super) fn level_of(size: u64, fine: bool) -> u32 {
     // A file under FINE_LIMIT has its fine symbols; one over it is at
     // level 2 or more (FINE_LIMIT is SPAN << 2).
     const _: () = assert!(FINE_LIMIT == SPAN << 2);
-    let at = |l: u32| match l {
-        0 => plain(&all),
-        1 => sampled(&all, 1),
-        l => sampled(&coarse, (l - 2).min(12)),
-    };
+    level(size).max(if fine { 0 } else { 2 })
+}
+
+/// The text forms of a signature of a file of `size` bytes, from its
+/// symbols (values with their flags; fine and coarse, or coarse only).
+pub(super) fn texts(size: u64, fine: bool, symbols: &[u8]) -> Texts {
+    let level = level_of(size, fine);
     Texts {
-        fine: fine.then(|| plain(&all)),
-        coarse: plain(&coarse),
+        fine: fine.then(|| plain(symbols)),
         level,
-        sketch: at(level),
-        sketch_next: at(level + 1),
+        sketch: text(&at_level(fine, symbols, level)),
+        sketch_next: text(&at_level(fine, symbols, level + 1)),
     }
 }
 
-fn plain(values: &[u8]) -> String {
+/// The text forms from the keys of a sketch at `level` (what the store
+/// keeps of a file of [`FINE_LIMIT`] bytes or more).
+pub(super) fn texts_of_keys(level: u32, keys: &[u16]) -> Texts {
+    Texts {
+        fine: None,
+        level,
+        sketch: text(&reduce(keys, level)),
+        sketch_next: text(&reduce(keys, level + 1)),
+    }
+}
+
+/// The symbols (values 0..64) of the sketch at level `l` from a
+/// signature's symbols (with their flags; `fine` when the fine ones are
+/// there: levels 0 and 1 need them).
+pub(super) fn at_level(fine: bool, symbols: &[u8], l: u32) -> Vec<u8> {
+    match l {
+        0 if fine => symbols.iter().map(|s| s & 63).collect(),
+        1 if fine => {
+            let all: Vec<u8> = symbols.iter().map(|s| s & 63).collect();
+            keys(&all, 1).map(symbol_of_key).collect()
+        }
+        l => {
+            let coarse: Vec<u8> = symbols
+                .iter()
+                .filter(|&&s| s & COARSE != 0)
+                .map(|s| s & 63)
+                .collect();
+            keys(&coarse, bits(l.max(2))).map(symbol_of_key).collect()
+        }
+    }
+}
+
+/// The symbols of the sketch at level `l` from the keys of a sketch at a
+/// level no higher.
+pub(super) fn reduce(keys: &[u16], l: u32) -> Vec<u8> {
+    let mask = (1u16 << bits(l)) - 1;
+    keys.iter()
+        .filter(|&&k| k & mask == 0)
+        .map(|&k| symbol_of_key(k))
+        .collect()
+}
+
+fn plain(symbols: &[u8]) -> String {
+    text(&symbols.iter().map(|s| s & 63).collect::<Vec<u8>>())
+}
+
+fn text(values: &[u8]) -> String {
     values
         .iter()
         .map(|&v| ALPHABET[usize::from(v)] as char)
         .collect()
 }
 
-/// The symbols of `values` whose key (the value, then the next value
-/// above it: `next << 6 | value`, the last symbol's next being 64) is a
-/// multiple of `2^bits` (`bits` up to 12), each written as a mix of its
-/// key: the value alone decides up to 6 bits, so levels nest.
-fn sampled(values: &[u8], bits: u32) -> String {
-    let mask = (1u32 << bits) - 1;
-    values
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &v)| {
-            let next = values.get(i + 1).map_or(64, |&n| u32::from(n));
-            let key = next << 6 | u32::from(v);
-            (key & mask == 0).then(|| {
-                let h = (key.wrapping_add(1)).wrapping_mul(0x9e37_79b1) >> 26;
-                ALPHABET[h as usize] as char
-            })
-        })
-        .collect()
+/// The keys of `values` (each value, then the next value above it:
+/// `next << 6 | value`, the last symbol's next being 64) that are a
+/// multiple of `2^bits` (`bits` up to 12): the value alone decides up to
+/// 6 bits, so levels nest.
+pub(super) fn keys(values: &[u8], bits: u32) -> impl Iterator<Item = u16> + '_ {
+    let mask = (1u16 << bits) - 1;
+    values.iter().enumerate().filter_map(move |(i, &v)| {
+        let next = values.get(i + 1).map_or(64, |&n| u16::from(n));
+        let key = next << 6 | u16::from(v);
+        (key & mask == 0).then_some(key)
+    })
+}
+
+/// The symbol a sketch writes for a key: a mix of it, which restores an
+/// alphabet of 64.
+pub(super) fn symbol_of_key(key: u16) -> u8 {
+    ((u32::from(key).wrapping_add(1)).wrapping_mul(0x9e37_79b1) >> 26) as u8
 }

@@ -72,6 +72,16 @@ fn signing_follows_the_definition() {
     for len in 0..70 {
         inputs.push(texts[1][..len].to_vec());
     }
+    // Lines of every length around git's 64-byte cut, at every offset of
+    // the 64-byte words the LF bits are read in.
+    let mut lines = Vec::new();
+    for len in 0..200 {
+        lines.extend(std::iter::repeat_n(b'a' + (len % 26) as u8, len));
+        lines.push(b'\n');
+    }
+    for skip in 0..64 {
+        inputs.push(lines[skip..].to_vec());
+    }
     for shape in [
         Shape::STORED,
         Shape { c: 8, coarse_c: 8 },
@@ -225,28 +235,93 @@ fn stored_form_round_trips_and_refuses_garbage() {
     let mut rng = Rng(7);
     let mut big = real_text()[..8].concat();
     big.extend_from_slice(&real_text()[9]);
-    for text in real_text().iter().take(30).chain(std::iter::once(&big)) {
+    let crlf: Vec<u8> = real_text()[3]
+        .split_inclusive(|&b| b == b'\n')
+        .flat_map(|l| match l.strip_suffix(b"\n") {
+            Some(body) => [body, &b"\r\n"[..]].concat(),
+            None => l.to_vec(),
+        })
+        .collect();
+    let huge = real_text()[..200].concat();
+    let binary = rng.some_bytes(20_000);
+    let extra = [
+        big.clone(),
+        crlf,
+        huge.clone(),
+        binary,
+        Vec::new(),
+        b"x".to_vec(),
+    ];
+    for text in real_text().iter().take(30).chain(&extra) {
         let sig = Signature::new(text);
+        // The fast path (no positions, keys as they stream by) is the
+        // definition's signature, kept as the store keeps it.
+        let stored = Stored::of(text);
+        assert_eq!(stored, Stored::from_signature(&sig), "{} bytes", text.len());
+        assert_eq!(stored.texts(), sig.texts());
+        assert_eq!((stored.size(), stored.lines()), (sig.size(), sig.lines()));
         let mut bytes = Vec::new();
-        sig.encode(&mut bytes);
-        assert_eq!(Signature::decode(&bytes), Some(sig.clone()));
-        let texts = Signature::texts_of_record(&bytes).expect("texts");
-        assert_eq!(texts, sig.texts());
-        assert_eq!((texts.fine, texts.coarse), (sig.text(), sig.coarse_text()));
-        assert_eq!(Signature::decode(&bytes[..bytes.len() - 1]), None);
+        stored.encode(&mut bytes);
+        let mut direct = Vec::new();
+        Stored::encode_of(text, &mut direct);
+        assert_eq!(bytes, direct);
+        assert_eq!(Stored::decode(&bytes), Some(stored.clone()));
+        assert_eq!(Stored::decode(&bytes[..bytes.len() - 1]), None);
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(Signature::decode(&longer), None);
+        assert_eq!(Stored::decode(&longer), None);
         // Whatever the bytes, decoding never panics.
         for _ in 0..20 {
             let mut b = bytes.clone();
             let i = rng.below(b.len());
             b[i] ^= 1 << rng.below(8);
-            let _ = Signature::decode(&b);
+            let _ = Stored::decode(&b);
         }
-        let _ = Signature::decode(&rng.some_bytes(300));
+        let _ = Stored::decode(&rng.some_bytes(300));
     }
     assert!(!Signature::new(&big).is_fine());
+    // A large file keeps its sketch only: 64 to 128 symbols or so,
+    // whatever its size, two bytes or less each.
+    let stored = Stored::of(&huge);
+    assert!(!stored.is_fine());
+    assert!(stored.len() <= 256, "{}", stored.len());
+    let mut bytes = Vec::new();
+    stored.encode(&mut bytes);
+    assert!(bytes.len() <= stored.len() * 3 / 2 + 16, "{}", bytes.len());
+}
+
+#[test]
+fn stored_estimates_track_the_full_ones() {
+    let texts = real_text();
+    // Small and large files, each against an edited copy: from the
+    // stored forms the estimate is the full one's for small files, and
+    // near it for large ones (sketches).
+    for k in [1usize, 12] {
+        let a = texts[20..20 + k].concat();
+        let b: Vec<u8> = a
+            .split_inclusive(|&c| c == b'\n')
+            .enumerate()
+            .flat_map(|(i, l)| {
+                if i % 10 == 3 {
+                    &b"    a line of new code();\n"[..]
+                } else {
+                    l
+                }
+            })
+            .copied()
+            .collect();
+        let full = estimate(&Signature::new(&a), &Signature::new(&b));
+        let kept = super::estimate::estimate_stored(&Stored::of(&a), &Stored::of(&b));
+        let (f, s) = (full.similarity.unwrap(), kept.similarity.unwrap());
+        if a.len() < FINE_LIMIT as usize && b.len() < FINE_LIMIT as usize {
+            assert_eq!(full, kept);
+        } else {
+            assert!((f - s).abs() < 0.15, "{} bytes: {f} {s}", a.len());
+        }
+        let u = texts[100..100 + k].concat();
+        let unrelated = super::estimate::estimate_stored(&Stored::of(&a), &Stored::of(&u));
+        assert!(unrelated.similarity.unwrap() < s - 0.3, "{unrelated:?}");
+    }
 }
 
 /// Plain dynamic programming: the Levenshtein distance, or with `inside`

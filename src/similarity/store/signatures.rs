@@ -4,9 +4,9 @@
 //! repository answers for another (or for a partial clone that lacks the
 //! blobs).
 //!
-//! Tables are `sig-*.table` (`records.rs` layout, the
-//! records [`Signature::encode`]'s form), of [`SIGNATURE_VERSION`]:
-//! tables of another version are ignored.
+//! Tables are `sig-*.table` (`records.rs` layout, the records
+//! [`Stored`]'s form: symbols only, a few hundred bytes a blob at most), of
+//! [`SIGNATURE_VERSION`]: tables of another version are ignored.
 
 use std::path::Path;
 
@@ -14,7 +14,7 @@ use gix::ObjectId;
 
 use super::records::{Kind, Records};
 use super::{Pruned, StoreError};
-use crate::similarity::signature::{SIGNATURE_VERSION, Signature, Texts};
+use crate::similarity::signature::{SIGNATURE_VERSION, Stored, Texts};
 
 const KIND: Kind = Kind {
     magic: b"GSIMMSG\0",
@@ -38,9 +38,15 @@ impl Signatures {
         Records::open(KIND, dir, hash_len).map(Signatures)
     }
 
+    /// Add the stored form ([`Stored::encode_of`]) of `id`'s signature
+    /// (written with the next flush).
+    pub fn add_encoded(&mut self, id: ObjectId, record: Vec<u8>) -> Result<(), StoreError> {
+        self.0.add(id, record)
+    }
+
     /// Add the signature of `id` (written with the next flush).
-    pub fn add(&mut self, id: ObjectId, signature: &Signature) -> Result<(), StoreError> {
-        let mut bytes = Vec::with_capacity(signature.len() * 3 + 16);
+    pub fn add(&mut self, id: ObjectId, signature: &Stored) -> Result<(), StoreError> {
+        let mut bytes = Vec::with_capacity(signature.len() * 2 + 16);
         signature.encode(&mut bytes);
         self.0.add(id, bytes)
     }
@@ -52,21 +58,22 @@ impl Signatures {
 
     /// The signatures of `ids`, `None` where the store has none (or one
     /// that does not decode).
-    pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Signature>> {
+    pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Stored>> {
         let locs = self.0.locate(ids);
         locs.into_iter()
-            .map(|l| l.and_then(|l| self.0.record(l)).and_then(Signature::decode))
+            .map(|l| l.and_then(|l| self.0.record(l)).and_then(Stored::decode))
             .collect()
     }
 
-    /// The signatures of `ids` as text ([`Signature::texts`]), without
-    /// decoding positions; `None` where the store has none.
+    /// The signatures of `ids` as text ([`Stored::texts`]); `None` where
+    /// the store has none.
     pub fn texts(&mut self, ids: &[ObjectId]) -> Vec<Option<Texts>> {
         let locs = self.0.locate(ids);
         locs.into_iter()
             .map(|l| {
                 l.and_then(|l| self.0.record(l))
-                    .and_then(Signature::texts_of_record)
+                    .and_then(Stored::decode)
+                    .map(|s| s.texts())
             })
             .collect()
     }

@@ -1,0 +1,356 @@
+//! What the store keeps of a signature: the symbols alone, and for a
+//! large file only its sketch, so that every blob's signature costs a few
+//! hundred bytes at most and is made in the fingerprinting read without
+//! allocating per symbol.
+//!
+//! - A file under [`FINE_LIMIT`] bytes keeps its fine symbols (one byte
+//!   each: the value and the coarse flag), at most 512.
+//! - A larger file keeps the keys of its sketch at its level
+//!   ([`sketch::level`]): 64 to 128 coarse symbols chosen by their values,
+//!   each with its successor's value (12 bits), from which the sketch at
+//!   that level and every higher one is read back. Its edit distance to
+//!   another file is then estimated at that level, about one symbol per
+//!   `16 * 2^level` bytes.
+//!
+//! Where each symbol's chunk is (byte offset, line) is not kept: it is
+//! found again by signing the content ([`Signature::new`]) when the
+//! content is at hand, which is when the regions of two files are given.
+//!
+//! ```text
+//! varint size, varint lines, byte form
+//! form 0 (fine):  varint count, count x byte (value | 0x40 when coarse)
+//! form 1 (keys):  byte level, varint count, the keys as 12-bit numbers,
+//!                 two in three bytes (the last alone in two), then the
+//!                 value of the file's last coarse symbol when its key
+//!                 (successor 64) is kept, else 0xff
+//! ```
+
+use std::cell::RefCell;
+
+use super::chunks::{self, Chunk, Sink};
+use super::sketch::{self, Texts};
+use super::{COARSE, FINE_LIMIT, Shape, Signature, line_count, without_crs};
+
+/// A signature as the store keeps it (see the module documentation).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stored {
+    size: u64,
+    lines: u64,
+    body: Body,
+}
+
+/// The symbols of a [`Stored`] signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Body {
+    /// Fine symbols, values with the coarse flag.
+    Fine(Vec<u8>),
+    /// The keys of the sketch at `level`.
+    Keys { level: u32, keys: Vec<u16> },
+}
+
+impl Default for Body {
+    fn default() -> Body {
+        Body::Fine(Vec::new())
+    }
+}
+
+/// A sink keeping the fine symbols (values with the coarse flag).
+struct Fine<'a>(&'a mut Vec<u8>);
+
+impl Sink for Fine<'_> {
+    const MARKS: bool = false;
+    fn chunk(&mut self, _: Chunk) {}
+    #[inline(always)]
+    fn symbol(&mut self, symbol: u8) {
+        self.0.push(symbol & (63 | COARSE));
+    }
+}
+
+/// A sink keeping the keys of the coarse symbols at `mask` (a sketch's
+/// keys, [`sketch::keys`]) as they stream by: a symbol's key needs the
+/// next symbol's value.
+struct Keys<'a> {
+    mask: u16,
+    prev: Option<u8>,
+    out: &'a mut Vec<u16>,
+}
+
+impl Sink for Keys<'_> {
+    const MARKS: bool = false;
+    fn chunk(&mut self, _: Chunk) {}
+    #[inline(always)]
+    fn symbol(&mut self, symbol: u8) {
+        let v = symbol & 63;
+        if let Some(p) = self.prev {
+            let key = u16::from(v) << 6 | u16::from(p);
+            if key & self.mask == 0 {
+                self.out.push(key);
+            }
+        }
+        self.prev = Some(v);
+    }
+}
+
+impl Keys<'_> {
+    fn finish(self) {
+        if let Some(p) = self.prev {
+            let key = 64 << 6 | u16::from(p);
+            if key & self.mask == 0 {
+                self.out.push(key);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Each thread's symbol and key buffers, reused from blob to blob.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Stored {
+    /// Sign `data` (a blob's content as stored) and append the stored
+    /// form to `out`: what the fingerprinting read does for every blob.
+    pub fn encode_of(data: &[u8], out: &mut Vec<u8>) {
+        let (body, _) = without_crs(data);
+        let size = data.len() as u64;
+        SCRATCH.with_borrow_mut(|(symbols, keys)| {
+            if size < FINE_LIMIT {
+                symbols.clear();
+                let lf = chunks::sign(&body, &[], &Shape::STORED, false, &mut Fine(symbols));
+                put_header(out, size, line_count(data, lf), 0);
+                put_varint(out, symbols.len() as u64);
+                out.extend_from_slice(symbols);
+            } else {
+                keys.clear();
+                let level = sketch::level(size);
+                let mut sink = Keys {
+                    mask: (1u16 << sketch::bits(level)) - 1,
+                    prev: None,
+                    out: keys,
+                };
+                let lf = chunks::sign(&body, &[], &Shape::STORED, true, &mut sink);
+                sink.finish();
+                put_header(out, size, line_count(data, lf), 1);
+                out.push(level as u8);
+                put_key_list(out, keys);
+            }
+        });
+    }
+
+    /// The stored signature of `data`.
+    pub fn of(data: &[u8]) -> Stored {
+        let mut bytes = Vec::new();
+        Stored::encode_of(data, &mut bytes);
+        // What was just encoded decodes.
+        Stored::decode(&bytes).unwrap_or_default()
+    }
+
+    /// What the store keeps of `sig` (a signature from [`Signature::new`]).
+    pub fn from_signature(sig: &Signature) -> Stored {
+        let body = if sig.is_fine() {
+            Body::Fine(sig.symbols().iter().map(|s| s & (63 | COARSE)).collect())
+        } else {
+            let level = sketch::level(sig.size());
+            let coarse: Vec<u8> = sig.values().collect();
+            Body::Keys {
+                level,
+                keys: sketch::keys(&coarse, sketch::bits(level)).collect(),
+            }
+        };
+        Stored {
+            size: sig.size(),
+            lines: sig.lines(),
+            body,
+        }
+    }
+
+    /// Write the stored form.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match &self.body {
+            Body::Fine(symbols) => {
+                put_header(out, self.size, self.lines, 0);
+                put_varint(out, symbols.len() as u64);
+                out.extend_from_slice(symbols);
+            }
+            Body::Keys { level, keys } => {
+                put_header(out, self.size, self.lines, 1);
+                out.push(*level as u8);
+                put_key_list(out, keys);
+            }
+        }
+    }
+
+    /// Read the stored form; `None` if it is not one.
+    pub fn decode(bytes: &[u8]) -> Option<Stored> {
+        let mut at = 0;
+        let size = get_varint(bytes, &mut at)?;
+        let lines = get_varint(bytes, &mut at)?;
+        let form = *bytes.get(at)?;
+        at += 1;
+        let body = match form {
+            0 if size < FINE_LIMIT => {
+                let count = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
+                let symbols = bytes.get(at..at.checked_add(count)?)?;
+                at += count;
+                if symbols.iter().any(|&s| s & !(63 | COARSE) != 0) {
+                    return None;
+                }
+                Body::Fine(symbols.to_vec())
+            }
+            1 if size >= FINE_LIMIT => {
+                let level = u32::from(*bytes.get(at)?);
+                at += 1;
+                if level != sketch::level(size) {
+                    return None;
+                }
+                let count = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
+                let mut keys = get_keys(bytes, &mut at, count)?;
+                match *bytes.get(at)? {
+                    0xff => {}
+                    v if v < 64 => keys.push(64 << 6 | u16::from(v)),
+                    _ => return None,
+                }
+                at += 1;
+                Body::Keys { level, keys }
+            }
+            _ => return None,
+        };
+        (at == bytes.len()).then_some(Stored { size, lines, body })
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The file's number of lines (a last line without LF counts).
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Whether the fine symbols are kept (a file under [`FINE_LIMIT`]
+    /// bytes); else the sketch's keys.
+    pub fn is_fine(&self) -> bool {
+        matches!(self.body, Body::Fine(_))
+    }
+
+    /// The lowest sketch level these symbols give (0 with the fine
+    /// symbols).
+    pub fn level(&self) -> u32 {
+        match &self.body {
+            Body::Fine(_) => 0,
+            Body::Keys { level, .. } => *level,
+        }
+    }
+
+    /// The symbols kept: fine symbols, or the sketch's keys.
+    pub fn len(&self) -> usize {
+        match &self.body {
+            Body::Fine(s) => s.len(),
+            Body::Keys { keys, .. } => keys.len(),
+        }
+    }
+
+    /// Whether no symbol is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fine symbols (values with the coarse flag), when kept.
+    pub fn fine(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Fine(s) => Some(s),
+            Body::Keys { .. } => None,
+        }
+    }
+
+    /// The sketch's symbols (values 0..64) at level `l`; `None` below
+    /// [`Stored::level`].
+    pub fn sketch(&self, l: u32) -> Option<Vec<u8>> {
+        match &self.body {
+            Body::Fine(s) => Some(sketch::at_level(true, s, l)),
+            Body::Keys { level, keys } => (l >= *level).then(|| sketch::reduce(keys, l)),
+        }
+    }
+
+    /// Every text form: fine (small files) and the sketches for SQL
+    /// engines ([`sketch`]).
+    pub fn texts(&self) -> Texts {
+        match &self.body {
+            Body::Fine(s) => sketch::texts(self.size, true, s),
+            Body::Keys { level, keys } => sketch::texts_of_keys(*level, keys),
+        }
+    }
+}
+
+fn put_header(out: &mut Vec<u8>, size: u64, lines: u64, form: u8) {
+    put_varint(out, size);
+    put_varint(out, lines);
+    out.push(form);
+}
+
+/// The keys of form 1: those with a successor, then the last symbol's.
+fn put_key_list(out: &mut Vec<u8>, keys: &[u16]) {
+    let (body, tail) = match keys.split_last() {
+        Some((&last, body)) if last >> 6 == 64 => (body, (last & 63) as u8),
+        _ => (keys, 0xff),
+    };
+    put_varint(out, body.len() as u64);
+    put_keys(out, body);
+    out.push(tail);
+}
+
+/// 12-bit keys, two in three bytes, the last one alone in two.
+fn put_keys(out: &mut Vec<u8>, keys: &[u16]) {
+    let mut pairs = keys.chunks_exact(2);
+    for p in &mut pairs {
+        let (x, y) = (u32::from(p[0]), u32::from(p[1]));
+        let v = x | y << 12;
+        out.extend_from_slice(&v.to_le_bytes()[..3]);
+    }
+    if let [x] = pairs.remainder() {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn get_keys(bytes: &[u8], at: &mut usize, count: usize) -> Option<Vec<u16>> {
+    let len = (count / 2).checked_mul(3)?.checked_add(count % 2 * 2)?;
+    let body = bytes.get(*at..at.checked_add(len)?)?;
+    *at += len;
+    let mut keys = Vec::with_capacity(count);
+    let mut pairs = body.chunks_exact(3);
+    for p in &mut pairs {
+        let v = u32::from(p[0]) | u32::from(p[1]) << 8 | u32::from(p[2]) << 16;
+        keys.push((v & 0xfff) as u16);
+        keys.push((v >> 12) as u16);
+    }
+    if let [x, y] = pairs.remainder() {
+        let k = u16::from_le_bytes([*x, *y]);
+        if k > 0xfff {
+            return None;
+        }
+        keys.push(k);
+    }
+    Some(keys)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}

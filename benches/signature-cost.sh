@@ -9,6 +9,7 @@
 # REPO (a bare repository; docs/performance.md used git.git) is copied to
 # WORKDIR first (default a temporary directory), since the store is
 # written into the copy's git directory. ROUNDS (default 2) runs of each.
+# Each run prints the store's tables and bytes by kind.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/benches/lib.sh"
@@ -34,7 +35,10 @@ for ((i = 1; i <= rounds; i++)); do
     "$workdir/$bin" -C "$repo" fingerprint --all --quiet
     s=$(secs_since "$t")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
-    tables=$(ls "$repo/simm" | sed 's/-.*//' | sort | uniq -c | tr '\n' ' ')
+    # Tables and bytes by kind (fp, hist, sig, keys).
+    tables=$(cd "$repo/simm" && for k in $(ls | sed -n 's/^\([a-z]*\)-.*\.table$/\1/p' | sort -u); do
+      printf '%s %s tables %s bytes, ' "$k" "$(ls "$k"-*.table | wc -l)" "$(cat "$k"-*.table | wc -c)"
+    done)
     printf '%-4s round %d: %7s s  (store: %s; load %s)\n' "$bin" "$i" "$s" "$tables" "$(loadavg)"
   done
 done

@@ -123,33 +123,45 @@ impl Sink for Out {
 
 /// A bit per byte of `data`, set where it is LF, 64 bytes to a word,
 /// into `bits` (cleared first), with one more zero word at the end so
-/// that a window of 64 bits from any offset of `data` reads two words.
-fn lf_bits(data: &[u8], bits: &mut Vec<u64>) {
+/// that a window of 64 bits from any offset of `data` reads two words;
+/// whether `data` holds a CR, from the same pass.
+fn lf_bits(data: &[u8], bits: &mut Vec<u64>) -> bool {
     bits.clear();
     bits.reserve(data.len() / 64 + 2);
+    let mut cr = 0u64;
     let mut blocks = data.chunks_exact(64);
     for block in &mut blocks {
-        bits.push(lf_mask(block));
+        bits.push(lf_mask(block, &mut cr));
     }
     let rest = blocks.remainder();
     if !rest.is_empty() {
         let mut block = [0u8; 64];
         block[..rest.len()].copy_from_slice(rest);
-        bits.push(lf_mask(&block));
+        bits.push(lf_mask(&block, &mut cr));
     }
     bits.push(0);
+    cr != 0
+}
+
+/// The high bit of each byte of `x` that is zero, exactly (no carry
+/// crosses a byte).
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LO7) + LO7) | x) & !LO7
 }
 
 /// The LF bits of 64 bytes: eight words at a time, each byte's bit found
 /// without a branch (a byte is zero after the XOR exactly when it was
-/// LF; the multiply gathers the eight high bits into the top byte).
+/// LF; the multiply gathers the eight high bits into the top byte). CR
+/// bytes are or-ed into `cr`.
 #[inline(always)]
-fn lf_mask(block: &[u8]) -> u64 {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+fn lf_mask(block: &[u8], cr: &mut u64) -> u64 {
     let mut mask = 0u64;
     for (i, w) in block.chunks_exact(8).enumerate() {
-        let x = load(w, 0) ^ 0x0a0a_0a0a_0a0a_0a0a;
-        let zero = !(((x & LO7) + LO7) | x) & !LO7;
+        let w = load(w, 0);
+        let zero = zero_bytes(w ^ 0x0a0a_0a0a_0a0a_0a0a);
+        *cr |= zero_bytes(w ^ 0x0d0d_0d0d_0d0d_0d0d);
         let byte = (zero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
         mask |= byte << (8 * i);
     }
@@ -198,25 +210,143 @@ thread_local! {
     static LF: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Sign `data` (text with CRs before LF taken out; `crs` says where they
-/// were in the file, ascending, as offsets into it) under `shape`, every
-/// symbol or the coarse ones only; into `out`. Returns the number of LF
-/// bytes.
+/// Sign `data`, a file's content as stored, under `shape`, every symbol
+/// or the coarse ones only; into `out`. Returns the number of LF bytes.
+/// Text with CRLF line ends is signed without the CRs before LF, as git
+/// scores it ([`super::without_crs`]; chunk positions stay offsets into
+/// `data`).
 ///
 /// git's chunks are cut at each LF and after 64 bytes without one; the
 /// LF bits of the file ([`lf_bits`]) give each chunk's end with one
 /// trailing-zero count.
-pub(super) fn sign<S: Sink>(
-    data: &[u8],
-    crs: &[usize],
-    shape: &Shape,
-    coarse_only: bool,
-    out: &mut S,
-) -> u64 {
-    LF.with_borrow_mut(|bits| {
-        lf_bits(data, bits);
-        sign_chunks(data, bits, crs, shape, coarse_only, out)
+pub(super) fn sign<S: Sink>(data: &[u8], shape: &Shape, coarse_only: bool, out: &mut S) -> u64 {
+    with_body(data, |body, bits, crs| {
+        sign_chunks(body, bits, crs, shape, coarse_only, out)
     })
+}
+
+/// Call `f` with what is signed of `data` (without the CRs before LF of
+/// CRLF text), its LF bits, and where the CRs were.
+pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) -> R) -> R {
+    LF.with_borrow_mut(|bits| {
+        // Most files have no CR at all, which the LF pass tells.
+        if lf_bits(data, bits) {
+            let (body, crs) = super::without_crs(data);
+            if let std::borrow::Cow::Owned(body) = body {
+                lf_bits(&body, bits);
+                return f(&body, bits, &crs);
+            }
+        }
+        f(data, bits, &[])
+    })
+}
+
+/// Where the chunk from `piece` ends (exclusive) in a file of `n` bytes
+/// with LF bits `bits`, and whether it ends with LF.
+#[inline(always)]
+fn chunk_end(bits: &[u64], piece: usize, n: usize) -> (usize, bool) {
+    let (k, s) = (piece / 64, piece % 64);
+    let window = if s == 0 {
+        bits[k]
+    } else {
+        (bits[k] >> s) | (bits[k + 1] << (64 - s))
+    };
+    // No LF bit lies past the file's end, so an LF found is inside it.
+    if window != 0 {
+        (piece + window.trailing_zeros() as usize + 1, true)
+    } else {
+        ((piece + CHUNK).min(n), false)
+    }
+}
+
+/// The fine symbols of [`Shape::STORED`] (values with the coarse flag,
+/// no line-start flag) of `data` with LF bits `bits`, into `out`
+/// (cleared first); the number of LF bytes. What [`sign_chunks`] emits,
+/// without a branch on the hash: every chunk writes its four possible
+/// symbols and keeps as many as it emits.
+pub(super) fn sign_fine_stored(data: &[u8], bits: &[u64], out: &mut Vec<u8>) -> u64 {
+    const C: usize = super::C;
+    const COARSE_MASK: usize = super::COARSE_C - 1;
+    const _: () = assert!(CHUNK / C == 4 && C == 16);
+    let n = data.len();
+    out.clear();
+    out.resize(n / 16 + 64, 0);
+    let mut kept = 0;
+    let mut line = 0u64;
+    let mut piece = 0;
+    while piece < n {
+        let (stop, ends_line) = chunk_end(bits, piece, n);
+        let len = stop - piece;
+        let h = chunk_hash_in(data, piece, stop);
+        let phase = (h & 1023) as usize;
+        let first = (C - (phase & (C - 1))) & (C - 1);
+        let h2 = second(h);
+        if kept + 4 > out.len() {
+            out.resize(out.len() * 2, 0);
+        }
+        for (j, slot) in out[kept..kept + 4].iter_mut().enumerate() {
+            let o = first + C * j;
+            let coarse = if (o + phase) & COARSE_MASK == 0 {
+                super::COARSE
+            } else {
+                0
+            };
+            *slot = value(h2, j) | coarse;
+        }
+        kept += (len.saturating_sub(first) + C - 1) / C;
+        line += u64::from(ends_line);
+        piece = stop;
+    }
+    out.truncate(kept);
+    line
+}
+
+/// The keys of the coarse symbols of [`Shape::STORED`] that are a
+/// multiple of `mask + 1` (a sketch's, [`super::sketch::keys`]) of `data`
+/// with LF bits `bits`, into `out` (cleared first); the number of LF
+/// bytes. A chunk emits at most one coarse symbol; whether it does, and
+/// whether its key is kept, are taken without a branch on the hash.
+pub(super) fn sign_keys_stored(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> u64 {
+    const C: usize = super::C;
+    const CC: usize = super::COARSE_C;
+    const _: () = assert!(CHUNK == CC);
+    const NONE: u16 = 0xffff;
+    let n = data.len();
+    out.clear();
+    out.resize(n / 512 + 64, 0);
+    let mut kept = 0;
+    let mut prev = NONE;
+    let mut line = 0u64;
+    let mut piece = 0;
+    while piece < n {
+        let (stop, ends_line) = chunk_end(bits, piece, n);
+        let len = stop - piece;
+        let h = chunk_hash_in(data, piece, stop);
+        let phase = (h & 1023) as usize;
+        let o = (CC - (phase & (CC - 1))) & (CC - 1);
+        let first = (C - (phase & (C - 1))) & (C - 1);
+        // The coarse offset is a fine one: its rank among them.
+        let v = u16::from(value(second(h), (o - first) / C));
+        let emits = o < len;
+        let key = v << 6 | (prev & 63);
+        let keep = emits && prev != NONE && key & mask == 0;
+        if kept + 1 > out.len() {
+            out.resize(out.len() * 2, 0);
+        }
+        out[kept] = key;
+        kept += usize::from(keep);
+        prev = if emits { v } else { prev };
+        line += u64::from(ends_line);
+        piece = stop;
+    }
+    out.truncate(kept);
+    if prev != NONE {
+        let key = 64 << 6 | prev;
+        if key & mask == 0 {
+            out.push(key);
+        }
+    }
+    line
 }
 
 fn sign_chunks<S: Sink>(
@@ -234,6 +364,8 @@ fn sign_chunks<S: Sink>(
     } else {
         (shape.c, fine)
     };
+    debug_assert!(shape.c.is_power_of_two() && shape.coarse_c.is_power_of_two());
+    let c_shift = shape.c.trailing_zeros();
     let n = data.len();
     let mut line = 0u64;
     let mut line_start = true;
@@ -280,7 +412,8 @@ fn sign_chunks<S: Sink>(
             let first_fine = (shape.c - (phase & fine)) & fine;
             let flags = if line_start { super::LINE_START } else { 0 };
             while o < len {
-                let k = (o - first_fine) / shape.c;
+                // c is a power of two: a shift, not a division.
+                let k = (o - first_fine) >> c_shift;
                 let mut symbol = value(h2, k) | flags;
                 if (o + phase) & coarse == 0 {
                     symbol |= super::COARSE;

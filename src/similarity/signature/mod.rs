@@ -257,8 +257,7 @@ thread_local! {
 }
 
 /// `data` as it is signed: text with CRLF line ends without the CRs, as
-/// git scores it, and where the CRs were (to map positions back); most
-/// files have no CR at all, which one byte's search tells fastest.
+/// git scores it, and where the CRs were (to map positions back).
 fn without_crs(data: &[u8]) -> (Cow<'_, [u8]>, Vec<usize>) {
     let mut crs: Vec<usize> = Vec::new();
     if memchr::memchr(b'\r', data).is_none()
@@ -285,12 +284,11 @@ fn line_count(data: &[u8], lf: u64) -> u64 {
 }
 
 fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
-    let (body, crs) = without_crs(data);
     OUT.with_borrow_mut(|out| {
         out.symbols.clear();
         out.owner.clear();
         out.chunks.clear();
-        let lf = chunks::sign(&body, &crs, shape, coarse_only, out);
+        let lf = chunks::sign(data, shape, coarse_only, out);
         Signature {
             size: data.len() as u64,
             lines: line_count(data, lf),

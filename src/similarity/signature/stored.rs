@@ -27,9 +27,9 @@
 
 use std::cell::RefCell;
 
-use super::chunks::{self, Chunk, Sink};
+use super::chunks;
 use super::sketch::{self, Texts};
-use super::{COARSE, FINE_LIMIT, Shape, Signature, line_count, without_crs};
+use super::{COARSE, FINE_LIMIT, Signature, line_count};
 
 /// A signature as the store keeps it (see the module documentation).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,54 +54,6 @@ impl Default for Body {
     }
 }
 
-/// A sink keeping the fine symbols (values with the coarse flag).
-struct Fine<'a>(&'a mut Vec<u8>);
-
-impl Sink for Fine<'_> {
-    const MARKS: bool = false;
-    fn chunk(&mut self, _: Chunk) {}
-    #[inline(always)]
-    fn symbol(&mut self, symbol: u8) {
-        self.0.push(symbol & (63 | COARSE));
-    }
-}
-
-/// A sink keeping the keys of the coarse symbols at `mask` (a sketch's
-/// keys, [`sketch::keys`]) as they stream by: a symbol's key needs the
-/// next symbol's value.
-struct Keys<'a> {
-    mask: u16,
-    prev: Option<u8>,
-    out: &'a mut Vec<u16>,
-}
-
-impl Sink for Keys<'_> {
-    const MARKS: bool = false;
-    fn chunk(&mut self, _: Chunk) {}
-    #[inline(always)]
-    fn symbol(&mut self, symbol: u8) {
-        let v = symbol & 63;
-        if let Some(p) = self.prev {
-            let key = u16::from(v) << 6 | u16::from(p);
-            if key & self.mask == 0 {
-                self.out.push(key);
-            }
-        }
-        self.prev = Some(v);
-    }
-}
-
-impl Keys<'_> {
-    fn finish(self) {
-        if let Some(p) = self.prev {
-            let key = 64 << 6 | u16::from(p);
-            if key & self.mask == 0 {
-                self.out.push(key);
-            }
-        }
-    }
-}
-
 thread_local! {
     /// Each thread's symbol and key buffers, reused from blob to blob.
     static SCRATCH: RefCell<(Vec<u8>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
@@ -111,25 +63,21 @@ impl Stored {
     /// Sign `data` (a blob's content as stored) and append the stored
     /// form to `out`: what the fingerprinting read does for every blob.
     pub fn encode_of(data: &[u8], out: &mut Vec<u8>) {
-        let (body, _) = without_crs(data);
         let size = data.len() as u64;
         SCRATCH.with_borrow_mut(|(symbols, keys)| {
             if size < FINE_LIMIT {
-                symbols.clear();
-                let lf = chunks::sign(&body, &[], &Shape::STORED, false, &mut Fine(symbols));
+                let lf = chunks::with_body(data, |body, bits, _| {
+                    chunks::sign_fine_stored(body, bits, symbols)
+                });
                 put_header(out, size, line_count(data, lf), 0);
                 put_varint(out, symbols.len() as u64);
                 out.extend_from_slice(symbols);
             } else {
-                keys.clear();
                 let level = sketch::level(size);
-                let mut sink = Keys {
-                    mask: (1u16 << sketch::bits(level)) - 1,
-                    prev: None,
-                    out: keys,
-                };
-                let lf = chunks::sign(&body, &[], &Shape::STORED, true, &mut sink);
-                sink.finish();
+                let mask = (1u16 << sketch::bits(level)) - 1;
+                let lf = chunks::with_body(data, |body, bits, _| {
+                    chunks::sign_keys_stored(body, bits, mask, keys)
+                });
                 put_header(out, size, line_count(data, lf), 1);
                 out.push(level as u8);
                 put_key_list(out, keys);

@@ -244,7 +244,12 @@ fn stored_form_round_trips_and_refuses_garbage() {
         .collect();
     let huge = real_text()[..200].concat();
     let binary = rng.some_bytes(20_000);
-    let extra = [
+    let mut lines = Vec::new();
+    for len in 0..300 {
+        lines.extend(std::iter::repeat_n(b'a' + (len % 26) as u8, len % 150));
+        lines.push(b'\n');
+    }
+    let mut extra = vec![
         big.clone(),
         crlf,
         huge.clone(),
@@ -252,6 +257,10 @@ fn stored_form_round_trips_and_refuses_garbage() {
         Vec::new(),
         b"x".to_vec(),
     ];
+    for skip in [0, 1, 7, 31, 63] {
+        extra.push(lines[skip..].to_vec());
+        extra.push(lines[skip..4000 + skip].to_vec());
+    }
     for text in real_text().iter().take(30).chain(&extra) {
         let sig = Signature::new(text);
         // The fast path (no positions, keys as they stream by) is the

@@ -72,7 +72,7 @@ pub type WithExtras<T> = (Vec<Sketch>, Vec<(ObjectId, T)>, Outcome);
 /// callers that need more than the fingerprint of a blob avoid reading it
 /// twice.
 ///
-/// Every blob read also gets its signature ([`Signature`]) stored beside
+/// Every blob read also gets its signature ([`Stored`]) stored beside
 /// its fingerprint, from the same read (not with a disabled store, which
 /// would only hold them in memory for nobody).
 pub fn fingerprint_blobs_with<T: Send>(

@@ -293,7 +293,7 @@ pub(super) fn sign_fine_stored(data: &[u8], bits: &[u64], out: &mut Vec<u8>) -> 
             };
             *slot = value(h2, j) | coarse;
         }
-        kept += (len.saturating_sub(first) + C - 1) / C;
+        kept += len.saturating_sub(first).div_ceil(C);
         line += u64::from(ends_line);
         piece = stop;
     }

@@ -115,10 +115,14 @@ pub fn fingerprint_blobs_with<T: Send>(
             *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
         });
-        // Whatever stopped the read, the signatures made are correct.
-        let signed = signed.map(Signed::finish).transpose()?;
-        if let Some(warnings) = signed {
-            store.add_warnings(warnings);
+        // Interrupted, the signatures made are kept like the
+        // fingerprints; a read that failed (a corrupt object) stores
+        // nothing.
+        if kept_after(&read) {
+            let signed = signed.map(Signed::finish).transpose()?;
+            if let Some(warnings) = signed {
+                store.add_warnings(warnings);
+            }
         }
         let computed: Vec<Option<(Sketch, T)>> = slots
             .into_iter()
@@ -176,6 +180,12 @@ pub fn fingerprint_blobs_with<T: Send>(
         })
         .collect();
     Ok((entries, extras, outcome))
+}
+
+/// Whether what a read computed is stored: when it finished, or was
+/// interrupted (a later run resumes); not when it failed.
+fn kept_after(read: &Result<(), RepoError>) -> bool {
+    matches!(read, Ok(()) | Err(RepoError::Interrupted(_)))
 }
 
 /// The signature store as blobs read on several threads add to it: the
@@ -304,9 +314,12 @@ pub fn fill_signatures(
         signed.add(wanted[i], data);
         progress.inc(1);
     });
-    // Kept even when interrupted: every signature made is correct.
-    let warnings = signed.finish()?;
-    store.add_warnings(warnings);
+    // Kept when interrupted, as fingerprints are; nothing stored when a
+    // read failed (a corrupt object).
+    if kept_after(&read) {
+        let warnings = signed.finish()?;
+        store.add_warnings(warnings);
+    }
     read.map_err(|e| match e {
         RepoError::Interrupted(i) => ComputeError::Interrupted(i),
         e => ComputeError::Repo(e),

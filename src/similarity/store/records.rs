@@ -409,7 +409,7 @@ impl Records {
             match written {
                 Ok(path) => {
                     // What a run killed before its rename left.
-                    super::files::clean_written_temporaries(&dir);
+                    super::files::clean_stale_temporaries(&dir);
                     match RecordTable::open(&self.kind, &path, self.hash_len) {
                         Ok(Some(t)) => self.tables.push(t),
                         Ok(None) => {}

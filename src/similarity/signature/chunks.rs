@@ -8,8 +8,8 @@
 //! `(L mod c)/c`, so a file has about one symbol per `c` bytes and each
 //! chunk is represented in proportion to its bytes, as in git's score.
 //! Every emission of the same chunk content is the same: the phase, the
-//! offsets and the symbols (`mix(hash ^ o)`, top 6 bits) are functions of
-//! the chunk's bytes. Offsets with `(o + φ) mod c' = 0` for a larger
+//! offsets and the symbols (the `k`-th emission takes the `k`-th six bits
+//! of the hash above the phase's ten) are functions of the chunk's bytes. Offsets with `(o + φ) mod c' = 0` for a larger
 //! `c'` (a multiple of `c`) are a subset of them: the coarse symbols.
 
 use super::Shape;
@@ -37,6 +37,8 @@ pub(super) struct Chunk {
 pub(super) struct Out {
     /// Symbol values with the coarse and line-start flags.
     pub symbols: Vec<u8>,
+    /// Per symbol: its [`selection`] bits.
+    pub selection: Vec<u8>,
     /// Per symbol: its index in `chunks`.
     pub owner: Vec<u32>,
     /// The chunks that emitted.
@@ -58,43 +60,67 @@ fn fold(x: u64, k: u64) -> u64 {
     (p as u64) ^ ((p >> 64) as u64)
 }
 
-/// The hash of one chunk (at most [`CHUNK`] bytes): eight bytes at a
-/// time, each word folded in with a multiply, the length in the seed.
+/// The multiplier of every word's fold.
+const K: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// One key per word of a chunk (a chunk has at most eight), so that the
+/// same word at another place in the chunk hashes differently.
+const KEYS: [u64; CHUNK / 8] = [
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+    0x4528_21e6_38d0_1377,
+    0xbe54_66cf_34e9_0c6c,
+    0xc0ac_29b7_c97c_50dd,
+    0x3f84_d5b5_b547_0917,
+];
+
+/// The seed, with the chunk's length folded into the final mix.
+const SEED: u64 = 0x636f_6174_6573_7632; // "coatesv2"
+
+/// The hash of one chunk (at most [`CHUNK`] bytes): the chunk
+/// zero-padded to 64 bytes, each of its eight words xored with its
+/// place's key and folded with one multiply, the folds summed, the sum
+/// mixed with the length. The folds are independent of one another and
+/// their number does not depend on the chunk, so a processor does them
+/// side by side, without a branch on the chunk's length.
 #[inline]
 #[cfg(test)]
 pub(super) fn chunk_hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = 0x636f_6174_6573_7631 ^ bytes.len() as u64; // "coatesv1"
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w);
-        h = fold(h ^ u64::from_le_bytes(b), K);
+    let mut padded = [0u8; CHUNK];
+    padded[..bytes.len()].copy_from_slice(bytes);
+    let mut acc = 0u64;
+    for (i, w) in padded.chunks_exact(8).enumerate() {
+        acc = acc.wrapping_add(fold(load(w, 0) ^ KEYS[i], K));
     }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut b = [0u8; 8];
-        b[..rest.len()].copy_from_slice(rest);
-        h = fold(h ^ u64::from_le_bytes(b), K ^ 0xff);
-    }
-    mix(h)
+    mix(acc ^ SEED ^ bytes.len() as u64)
 }
 
 /// The symbol of rank `k` (from 0) among a chunk's emissions at the fine
-/// level, from the chunk's second hash `h2`.
+/// level, from the chunk's hash `h`: six bits of it above the ten of the
+/// phase, as long as it has them.
 #[inline(always)]
-pub(super) fn value(h2: u64, k: usize) -> u8 {
-    if k < 10 {
-        ((h2 >> (6 * k)) & 63) as u8
+pub(super) fn value(h: u64, k: usize) -> u8 {
+    if k < 9 {
+        ((h >> (10 + 6 * k)) & 63) as u8
     } else {
-        (mix(h2 ^ k as u64) >> 58) as u8
+        (mix(h ^ k as u64) >> 58) as u8
     }
 }
 
-/// The second hash of a chunk, from its first.
+/// The selection bits of the symbol of rank `k` of a chunk with hash
+/// `h`: six bits above the values' (a stored signature's symbols have
+/// ranks 0 to 3, values in bits 10 to 33), which decide in which
+/// sketches the symbol is ([`super::sketch`]). Independent of the value,
+/// so that the symbols a sketch keeps have every value.
 #[inline(always)]
-pub(super) fn second(h: u64) -> u64 {
-    mix(h ^ 0x5349_474e_4154_5552) // "SIGNATUR"
+pub(super) fn selection(h: u64, k: usize) -> u8 {
+    if k < 25 {
+        ((h >> (34 + k)) & 63) as u8
+    } else {
+        (mix(h ^ !(k as u64)) >> 58) as u8
+    }
 }
 
 /// Where a signer's symbols go: with their chunks' positions
@@ -106,8 +132,9 @@ pub(super) trait Sink {
     const MARKS: bool;
     /// A chunk that emits at least one symbol, before its symbols.
     fn chunk(&mut self, chunk: Chunk);
-    /// A symbol (value with the coarse and line-start flags).
-    fn symbol(&mut self, symbol: u8);
+    /// A symbol (value with the coarse and line-start flags) and its
+    /// [`selection`] bits.
+    fn symbol(&mut self, symbol: u8, selection: u8);
 }
 
 impl Sink for Out {
@@ -115,8 +142,9 @@ impl Sink for Out {
     fn chunk(&mut self, chunk: Chunk) {
         self.chunks.push(chunk);
     }
-    fn symbol(&mut self, symbol: u8) {
+    fn symbol(&mut self, symbol: u8, selection: u8) {
         self.symbols.push(symbol);
+        self.selection.push(selection);
         self.owner.push(self.chunks.len() as u32 - 1);
     }
 }
@@ -145,16 +173,46 @@ fn lf_bits(data: &[u8], bits: &mut Vec<u64>) -> bool {
 
 /// The high bit of each byte of `x` that is zero, exactly (no carry
 /// crosses a byte).
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
     const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     !(((x & LO7) + LO7) | x) & !LO7
 }
 
-/// The LF bits of 64 bytes: eight words at a time, each byte's bit found
-/// without a branch (a byte is zero after the XOR exactly when it was
-/// LF; the multiply gathers the eight high bits into the top byte). CR
+/// The LF bits of 64 bytes, with SSE2 (every x86-64 has it): sixteen
+/// bytes compared at once, their bits gathered with one instruction. CR
 /// bytes are or-ed into `cr`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn lf_mask(block: &[u8], cr: &mut u64) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    assert!(block.len() >= 64);
+    let mut mask = 0u64;
+    let mut crs = 0i32;
+    // SAFETY: SSE2 is part of every x86-64 processor (the target's
+    // baseline), and the assert above keeps each 16-byte load at 16 * i
+    // inside `block` (loadu has no alignment requirement).
+    unsafe {
+        let lf = _mm_set1_epi8(b'\n' as i8);
+        let cr_byte = _mm_set1_epi8(b'\r' as i8);
+        for i in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * i).cast::<__m128i>());
+            mask |= u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, lf)) as u16) << (16 * i);
+            crs |= _mm_movemask_epi8(_mm_cmpeq_epi8(v, cr_byte));
+        }
+    }
+    *cr |= crs as u64;
+    mask
+}
+
+/// The LF bits of 64 bytes without SIMD: eight words at a time, each
+/// byte's bit found without a branch (a byte is zero after the XOR
+/// exactly when it was LF; the multiply gathers the eight high bits into
+/// the top byte). CR bytes are or-ed into `cr`.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn lf_mask(block: &[u8], cr: &mut u64) -> u64 {
     let mut mask = 0u64;
@@ -176,33 +234,47 @@ fn load(data: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// [`chunk_hash`] of `data[start..end]`, the same number, reading whole
-/// words where `data` has them around the chunk (a short tail is the
-/// last eight bytes shifted, not a copy).
+/// For `r` bytes of a word (0 to 8), the mask that keeps them.
+const KEEP: [u64; 9] = {
+    let mut m = [0u64; 9];
+    let mut r = 1;
+    while r < 8 {
+        m[r] = (1u64 << (8 * r)) - 1;
+        r += 1;
+    }
+    m[8] = u64::MAX;
+    m
+};
+
+/// [`chunk_hash`] of `data[start..end]`, the same number: the 64 bytes
+/// from `start` read as eight words, those past `end` masked off; near
+/// the end of `data`, from a zero-padded copy.
 #[inline(always)]
 fn chunk_hash_in(data: &[u8], start: usize, end: usize) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let len = end - start;
-    let mut h = 0x636f_6174_6573_7631 ^ len as u64; // "coatesv1"
-    let mut at = start;
-    while at + 8 <= end {
-        h = fold(h ^ load(data, at), K);
-        at += 8;
+    let words = if start + CHUNK <= data.len() {
+        &data[start..start + CHUNK]
+    } else {
+        return chunk_hash_tail(&data[start..end]);
+    };
+    let mut acc = 0u64;
+    for (i, key) in KEYS.iter().enumerate() {
+        let r = len.saturating_sub(8 * i).min(8);
+        acc = acc.wrapping_add(fold((load(words, 8 * i) & KEEP[r]) ^ key, K));
     }
-    let rest = end - at;
-    if rest > 0 {
-        let w = if len >= 8 {
-            load(data, end - 8) >> (8 * (8 - rest))
-        } else if start + 8 <= data.len() {
-            load(data, start) & ((1u64 << (8 * rest)) - 1)
-        } else {
-            let mut b = [0u8; 8];
-            b[..rest].copy_from_slice(&data[at..end]);
-            u64::from_le_bytes(b)
-        };
-        h = fold(h ^ w, K ^ 0xff);
+    mix(acc ^ SEED ^ len as u64)
+}
+
+/// [`chunk_hash_in`] of a chunk within 64 bytes of the end of the data.
+#[cold]
+fn chunk_hash_tail(chunk: &[u8]) -> u64 {
+    let mut padded = [0u8; CHUNK];
+    padded[..chunk.len()].copy_from_slice(chunk);
+    let mut acc = 0u64;
+    for (i, key) in KEYS.iter().enumerate() {
+        acc = acc.wrapping_add(fold(load(&padded, 8 * i) ^ key, K));
     }
-    mix(h)
+    mix(acc ^ SEED ^ chunk.len() as u64)
 }
 
 thread_local! {
@@ -259,19 +331,28 @@ fn chunk_end(bits: &[u64], piece: usize, n: usize) -> (usize, bool) {
     }
 }
 
-/// The fine symbols of [`Shape::STORED`] (values with the coarse flag,
-/// no line-start flag) of `data` with LF bits `bits`, into `out`
-/// (cleared first); the number of LF bytes. What [`sign_chunks`] emits,
-/// without a branch on the hash: every chunk writes its four possible
-/// symbols and keeps as many as it emits.
-pub(super) fn sign_fine_stored(data: &[u8], bits: &[u64], out: &mut Vec<u8>) -> u64 {
+/// The fine symbols of [`Shape::STORED`] of `data` with LF bits `bits`
+/// into `out` (cleared first), each a value with the coarse flag and
+/// [`SELECTED_LOW`] set from its selection bits' lowest; and the selection
+/// bits of the coarse ones, in order, into `coarse` (cleared first). The
+/// number of LF bytes. What [`sign_chunks`] emits, without a branch on
+/// the hash: every chunk writes its four possible symbols and keeps as
+/// many as it emits.
+pub(super) fn sign_fine_stored(
+    data: &[u8],
+    bits: &[u64],
+    out: &mut Vec<u8>,
+    coarse: &mut Vec<u8>,
+) -> u64 {
     const C: usize = super::C;
-    const COARSE_MASK: usize = super::COARSE_C - 1;
-    const _: () = assert!(CHUNK / C == 4 && C == 16);
+    const CC: usize = super::COARSE_C;
+    const _: () = assert!(CHUNK / C == 4 && C == 16 && CHUNK == CC);
     let n = data.len();
     out.clear();
     out.resize(n / 16 + 64, 0);
-    let mut kept = 0;
+    coarse.clear();
+    coarse.resize(n / 64 + 64, 0);
+    let (mut kept, mut kept_coarse) = (0, 0);
     let mut line = 0u64;
     let mut piece = 0;
     while piece < n {
@@ -280,42 +361,49 @@ pub(super) fn sign_fine_stored(data: &[u8], bits: &[u64], out: &mut Vec<u8>) -> 
         let h = chunk_hash_in(data, piece, stop);
         let phase = (h & 1023) as usize;
         let first = (C - (phase & (C - 1))) & (C - 1);
-        let h2 = second(h);
+        // The one offset of the chunk that may emit a coarse symbol, and
+        // its rank among the fine ones.
+        let o_coarse = (CC - (phase & (CC - 1))) & (CC - 1);
+        let j_coarse = (o_coarse - first) / C;
         if kept + 4 > out.len() {
             out.resize(out.len() * 2, 0);
         }
-        for (j, slot) in out[kept..kept + 4].iter_mut().enumerate() {
-            let o = first + C * j;
-            let coarse = if (o + phase) & COARSE_MASK == 0 {
-                super::COARSE
-            } else {
-                0
-            };
-            *slot = value(h2, j) | coarse;
+        if kept_coarse + 1 > coarse.len() {
+            coarse.resize(coarse.len() * 2, 0);
         }
+        for (j, slot) in out[kept..kept + 4].iter_mut().enumerate() {
+            let flag = if j == j_coarse { super::COARSE } else { 0 };
+            let low = (selection(h, j) & 1) << 7;
+            *slot = value(h, j) | flag | low;
+        }
+        coarse[kept_coarse] = selection(h, j_coarse);
         kept += len.saturating_sub(first).div_ceil(C);
+        kept_coarse += usize::from(o_coarse < len);
         line += u64::from(ends_line);
         piece = stop;
     }
     out.truncate(kept);
+    coarse.truncate(kept_coarse);
     line
 }
 
-/// The keys of the coarse symbols of [`Shape::STORED`] that are a
-/// multiple of `mask + 1` (a sketch's, [`super::sketch::keys`]) of `data`
-/// with LF bits `bits`, into `out` (cleared first); the number of LF
-/// bytes. A chunk emits at most one coarse symbol; whether it does, and
-/// whether its key is kept, are taken without a branch on the hash.
+/// A stored fine symbol's flag: the lowest of its selection bits.
+pub(super) const SELECTED_LOW: u8 = 0x80;
+
+/// The keys ([`super::sketch::key`]) of the coarse symbols of
+/// [`Shape::STORED`] that a sketch with `mask` keeps
+/// ([`super::sketch::selected`]) of `data` with LF bits `bits`, into
+/// `out` (cleared first); the number of LF bytes. A chunk emits at most
+/// one coarse symbol; whether it does, and whether its key is kept, are
+/// taken without a branch on the hash.
 pub(super) fn sign_keys_stored(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> u64 {
     const C: usize = super::C;
     const CC: usize = super::COARSE_C;
     const _: () = assert!(CHUNK == CC);
-    const NONE: u16 = 0xffff;
     let n = data.len();
     out.clear();
     out.resize(n / 512 + 64, 0);
     let mut kept = 0;
-    let mut prev = NONE;
     let mut line = 0u64;
     let mut piece = 0;
     while piece < n {
@@ -326,26 +414,18 @@ pub(super) fn sign_keys_stored(data: &[u8], bits: &[u64], mask: u16, out: &mut V
         let o = (CC - (phase & (CC - 1))) & (CC - 1);
         let first = (C - (phase & (C - 1))) & (C - 1);
         // The coarse offset is a fine one: its rank among them.
-        let v = u16::from(value(second(h), (o - first) / C));
-        let emits = o < len;
-        let key = v << 6 | (prev & 63);
-        let keep = emits && prev != NONE && key & mask == 0;
+        let j = (o - first) / C;
+        let key = super::sketch::key(value(h, j), selection(h, j));
+        let keep = o < len && super::sketch::selected(key, mask);
         if kept + 1 > out.len() {
             out.resize(out.len() * 2, 0);
         }
         out[kept] = key;
         kept += usize::from(keep);
-        prev = if emits { v } else { prev };
         line += u64::from(ends_line);
         piece = stop;
     }
     out.truncate(kept);
-    if prev != NONE {
-        let key = 64 << 6 | prev;
-        if key & mask == 0 {
-            out.push(key);
-        }
-    }
     line
 }
 
@@ -408,17 +488,16 @@ fn sign_chunks<S: Sink>(
                     line_start,
                 });
             }
-            let h2 = second(h);
             let first_fine = (shape.c - (phase & fine)) & fine;
             let flags = if line_start { super::LINE_START } else { 0 };
             while o < len {
                 // c is a power of two: a shift, not a division.
                 let k = (o - first_fine) >> c_shift;
-                let mut symbol = value(h2, k) | flags;
+                let mut symbol = value(h, k) | flags;
                 if (o + phase) & coarse == 0 {
                     symbol |= super::COARSE;
                 }
-                out.symbol(symbol);
+                out.symbol(symbol, selection(h, k));
                 o += step;
             }
         }

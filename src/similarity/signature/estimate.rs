@@ -26,9 +26,12 @@ pub struct Estimate {
     /// distance). Chunks are the neighbourhoods: a changed byte counts its
     /// whole line, as in git's score.
     pub edit_distance: u64,
-    /// `1 - symbol distance / longer signature`: the estimated share of
-    /// the larger file that is unchanged. `None` when neither signature
-    /// has a symbol (both files are a few bytes).
+    /// The longest common subsequence of the two signatures over the
+    /// longer one: the estimated share of the larger file that is
+    /// unchanged, as git's score counts the larger file's bytes found in
+    /// the other. The same share in a sketch as in the full signature
+    /// (`lcs.rs` says why the Levenshtein distance is not). `None` when
+    /// neither signature has a symbol (both files are a few bytes).
     pub similarity: Option<f64>,
     /// How much of the first file lies, as one stretch with edits, inside
     /// the second: `1 -` the distance of the first signature to the
@@ -89,7 +92,7 @@ fn of_symbols(sa: &[u8], sb: &[u8], c: usize, size_a: u64, size_b: u64) -> Estim
         c,
         symbol_distance: d,
         edit_distance: edit_distance(sa.len() + sb.len(), size_a, size_b, c, d),
-        similarity: (longer > 0).then(|| 1.0 - d as f64 / longer as f64),
+        similarity: (longer > 0).then(|| super::lcs::lcs(sa, sb) as f64 / longer as f64),
         a_in_b: inside(sa, sb),
         b_in_a: inside(sb, sa),
     }

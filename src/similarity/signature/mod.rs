@@ -43,6 +43,7 @@
 pub mod align;
 mod chunks;
 pub mod estimate;
+mod lcs;
 pub mod sketch;
 mod stored;
 #[cfg(test)]
@@ -60,7 +61,7 @@ pub use stored::Stored;
 /// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling, sketches) and of its stored
 /// form ([`Stored`]). Stored beside every signature; tables of another
 /// version are ignored.
-pub const SIGNATURE_VERSION: u32 = 2;
+pub const SIGNATURE_VERSION: u32 = 3;
 
 /// Bytes per symbol of the fine signature.
 pub const C: usize = 16;
@@ -111,6 +112,9 @@ pub struct Signature {
     fine: bool,
     /// Symbol values (0..64) with the [`COARSE`] and [`LINE_START`] flags.
     symbols: Vec<u8>,
+    /// Per symbol: its selection bits, which decide the sketches it is in
+    /// ([`sketch`]).
+    selection: Vec<u8>,
     /// Per symbol: its chunk, an index into `chunks`.
     owner: Vec<u32>,
     /// The chunks that emitted the symbols, in file order.
@@ -155,7 +159,9 @@ impl Signature {
             fine: false,
             ..Signature::default()
         };
-        for (&symbol, &owner) in self.symbols.iter().zip(&self.owner) {
+        for ((&symbol, &owner), &selection) in
+            self.symbols.iter().zip(&self.owner).zip(&self.selection)
+        {
             if symbol & COARSE == 0 {
                 continue;
             }
@@ -164,6 +170,7 @@ impl Signature {
                 out.chunks.push(chunk);
             }
             out.symbols.push(symbol);
+            out.selection.push(selection);
             out.owner.push(out.chunks.len() as u32 - 1);
         }
         out
@@ -225,6 +232,11 @@ impl Signature {
         &self.symbols
     }
 
+    /// Per symbol: its selection bits ([`sketch`]).
+    fn selection(&self) -> &[u8] {
+        &self.selection
+    }
+
     /// The signature as text, one [`ALPHABET`] character per symbol;
     /// `None` when only the coarse symbols are here.
     pub fn text(&self) -> Option<String> {
@@ -239,7 +251,29 @@ impl Signature {
     /// Every text form: fine, coarse and the sketches for SQL engines
     /// ([`sketch`]).
     pub fn texts(&self) -> Texts {
-        sketch::texts(self.size, self.fine, &self.symbols)
+        sketch::texts(self.size, &self.parts())
+    }
+
+    /// What this signature's sketches are drawn from.
+    fn parts(&self) -> sketch::Parts {
+        let fine = self.fine.then(|| {
+            let values = self.values().collect();
+            let level_one = self
+                .values()
+                .zip(&self.selection)
+                .filter(|&(_, s)| s & 1 == 0)
+                .map(|(v, _)| v)
+                .collect();
+            (values, level_one)
+        });
+        let keys = self
+            .symbols
+            .iter()
+            .zip(&self.selection)
+            .filter(|&(s, _)| s & COARSE != 0)
+            .map(|(&s, &sel)| sketch::key(s, sel))
+            .collect();
+        sketch::Parts { fine, keys }
     }
 }
 
@@ -286,6 +320,7 @@ fn line_count(data: &[u8], lf: u64) -> u64 {
 fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
     OUT.with_borrow_mut(|out| {
         out.symbols.clear();
+        out.selection.clear();
         out.owner.clear();
         out.chunks.clear();
         let lf = chunks::sign(data, shape, coarse_only, out);
@@ -294,6 +329,7 @@ fn sign(data: &[u8], shape: &Shape, coarse_only: bool) -> Signature {
             lines: line_count(data, lf),
             fine: !coarse_only,
             symbols: out.symbols.clone(),
+            selection: out.selection.clone(),
             owner: out.owner.clone(),
             chunks: out.chunks.clone(),
         }

@@ -5,21 +5,18 @@
 //! microseconds.
 //!
 //! Level 0 is the fine signature (one symbol per [`C`](super::C) bytes),
-//! level 1 its symbols of even value, level `l >= 2` the coarse symbols
-//! whose value is a multiple of `2^(l-2)` (from level 9 on, zero and the
-//! next symbol's value a multiple of `2^(l-8)`; levels stop at 14, files
-//! over 32 MiB): about one symbol per `16 * 2^l` bytes, chosen by the
-//! symbols' own values, so that the same chunk keeps or drops its symbol
-//! in every file. A kept symbol is written
-//! as one character mixing its value with the next symbol's of the level
-//! it was drawn from (its successor in the file), which restores an
-//! alphabet of 64 and makes chance matches between unrelated files as rare
-//! as at level 0. A file of `s` bytes is sketched at level
+//! level 1 half of its symbols, level `l >= 2` one in `2^(l-2)` of the
+//! coarse symbols (levels stop at 14, files over 32 MiB): about one
+//! symbol per `16 * 2^l` bytes. Whether a symbol is kept is decided by
+//! its selection bits, six bits of its chunk's hash apart from its value
+//! ([`selected`]): the same chunk keeps or drops its symbol in every
+//! file, an edit changes the sketch only where it changes symbols, and
+//! the kept symbols have all 64 values, written as they are. A file of `s` bytes is sketched at level
 //! `max(0, ceil(log2(s / 2048)))` and the next one: two files within git's
 //! size window (the smaller at least 4/5 of the larger) are at the same or
 //! adjacent levels, and have a sketch at one level in common.
 
-use super::{ALPHABET, COARSE, FINE_LIMIT};
+use super::{ALPHABET, FINE_LIMIT};
 
 /// Bytes per symbol of level 0 times the symbols a sketch aims at: the
 /// level of a file of `s` bytes is the least `l` with `s <= SPAN * 2^l`.
@@ -64,86 +61,68 @@ pub(super) fn level_of(size: u64, fine: bool) -> u32 {
     level(size).max(if fine { 0 } else { 2 })
 }
 
-/// The text forms of a signature of a file of `size` bytes, from its
-/// symbols (values with their flags; fine and coarse, or coarse only).
-pub(super) fn texts(size: u64, fine: bool, symbols: &[u8]) -> Texts {
-    let level = level_of(size, fine);
+/// What sketches are drawn from: the fine symbols' values and those of
+/// level 1 (when the fine symbols are there), and the keys ([`key`]) of
+/// the coarse symbols, all of them or those of one level and above.
+#[derive(Debug, Default)]
+pub(super) struct Parts {
+    /// The fine symbols' values, and the values of those in level 1.
+    pub fine: Option<(Vec<u8>, Vec<u8>)>,
+    /// The coarse symbols' keys.
+    pub keys: Vec<u16>,
+}
+
+/// The text forms of a signature of a file of `size` bytes.
+pub(super) fn texts(size: u64, parts: &Parts) -> Texts {
+    let level = level_of(size, parts.fine.is_some());
     Texts {
-        fine: fine.then(|| plain(symbols)),
+        fine: parts.fine.as_ref().map(|(values, _)| text(values)),
         level,
-        sketch: text(&at_level(fine, symbols, level)),
-        sketch_next: text(&at_level(fine, symbols, level + 1)),
+        sketch: text(&at_level(parts, level)),
+        sketch_next: text(&at_level(parts, level + 1)),
     }
 }
 
-/// The text forms from the keys of a sketch at `level` (what the store
-/// keeps of a file of [`FINE_LIMIT`] bytes or more).
-pub(super) fn texts_of_keys(level: u32, keys: &[u16]) -> Texts {
-    Texts {
-        fine: None,
-        level,
-        sketch: text(&reduce(keys, level)),
-        sketch_next: text(&reduce(keys, level + 1)),
+/// The symbols (values 0..64) of the sketch at level `l` (0 and 1 need
+/// the fine symbols; without them, level 2 is drawn).
+pub(super) fn at_level(parts: &Parts, l: u32) -> Vec<u8> {
+    match (l, &parts.fine) {
+        (0, Some((values, _))) => values.clone(),
+        (1, Some((_, level_one))) => level_one.clone(),
+        (l, _) => reduce(&parts.keys, l.max(2)),
     }
 }
 
-/// The symbols (values 0..64) of the sketch at level `l` from a
-/// signature's symbols (with their flags; `fine` when the fine ones are
-/// there: levels 0 and 1 need them).
-pub(super) fn at_level(fine: bool, symbols: &[u8], l: u32) -> Vec<u8> {
-    match l {
-        0 if fine => symbols.iter().map(|s| s & 63).collect(),
-        1 if fine => {
-            let all: Vec<u8> = symbols.iter().map(|s| s & 63).collect();
-            keys(&all, 1).map(symbol_of_key).collect()
-        }
-        l => {
-            let coarse: Vec<u8> = symbols
-                .iter()
-                .filter(|&&s| s & COARSE != 0)
-                .map(|s| s & 63)
-                .collect();
-            keys(&coarse, bits(l.max(2))).map(symbol_of_key).collect()
-        }
-    }
-}
-
-/// The symbols of the sketch at level `l` from the keys of a sketch at a
-/// level no higher.
+/// The symbols of the sketch at level `l` (2 or more) from coarse keys
+/// (all of them, or those of a sketch at a level no higher).
 pub(super) fn reduce(keys: &[u16], l: u32) -> Vec<u8> {
     let mask = (1u16 << bits(l)) - 1;
     keys.iter()
-        .filter(|&&k| k & mask == 0)
-        .map(|&k| symbol_of_key(k))
+        .filter(|&&k| selected(k, mask))
+        .map(|&k| (k & 63) as u8)
         .collect()
-}
-
-fn plain(symbols: &[u8]) -> String {
-    text(&symbols.iter().map(|s| s & 63).collect::<Vec<u8>>())
 }
 
 fn text(values: &[u8]) -> String {
     values
         .iter()
-        .map(|&v| ALPHABET[usize::from(v)] as char)
+        .map(|&v| ALPHABET[usize::from(v & 63)] as char)
         .collect()
 }
 
-/// The keys of `values` (each value, then the next value above it:
-/// `next << 6 | value`, the last symbol's next being 64) that are a
-/// multiple of `2^bits` (`bits` up to 12): the value alone decides up to
-/// 6 bits, so levels nest.
-pub(super) fn keys(values: &[u8], bits: u32) -> impl Iterator<Item = u16> + '_ {
-    let mask = (1u16 << bits) - 1;
-    values.iter().enumerate().filter_map(move |(i, &v)| {
-        let next = values.get(i + 1).map_or(64, |&n| u16::from(n));
-        let key = next << 6 | u16::from(v);
-        (key & mask == 0).then_some(key)
-    })
+/// A coarse symbol's key: its selection bits above its value.
+#[inline(always)]
+pub(super) fn key(value: u8, selection: u8) -> u16 {
+    u16::from(selection & 63) << 6 | u16::from(value & 63)
 }
 
-/// The symbol a sketch writes for a key: a mix of it, which restores an
-/// alphabet of 64.
-pub(super) fn symbol_of_key(key: u16) -> u8 {
-    ((u32::from(key).wrapping_add(1)).wrapping_mul(0x9e37_79b1) >> 26) as u8
+/// Whether a coarse symbol with `key` is in the sketch of a level whose
+/// [`bits`] are those of `mask`: its six selection bits, then (from level
+/// 9 on, files over 1 MiB) its value's bits, are zero as far as the mask
+/// reaches. Levels nest (a key in one level's sketch is in every lower
+/// level's), and a symbol's being kept depends on its chunk alone.
+#[inline(always)]
+pub(super) fn selected(key: u16, mask: u16) -> bool {
+    let order = (key >> 6) | (key & 63) << 6;
+    order & mask == 0
 }

@@ -4,11 +4,12 @@
 //! allocating per symbol.
 //!
 //! - A file under [`FINE_LIMIT`] bytes keeps its fine symbols (one byte
-//!   each: the value and the coarse flag), at most 512.
+//!   each: the value, the coarse flag and the lowest selection bit), at
+//!   most 512, and the selection bits of its coarse ones (a byte each).
 //! - A larger file keeps the keys of its sketch at its level
-//!   ([`sketch::level`]): 64 to 128 coarse symbols chosen by their values,
-//!   each with its successor's value (12 bits), from which the sketch at
-//!   that level and every higher one is read back. Its edit distance to
+//!   ([`sketch::level`]): 64 to 128 coarse symbols, each with its
+//!   selection bits (12 bits), from which the sketch at that level and
+//!   every higher one is read back. Its edit distance to
 //!   another file is then estimated at that level, about one symbol per
 //!   `16 * 2^level` bytes.
 //!
@@ -18,11 +19,11 @@
 //!
 //! ```text
 //! varint size, varint lines, byte form
-//! form 0 (fine):  varint count, count x byte (value | 0x40 when coarse)
+//! form 0 (fine):  varint count, count x byte (value | 0x40 when coarse
+//!                 | 0x80 when its lowest selection bit is set), then a
+//!                 byte per coarse symbol: its selection bits (0..64)
 //! form 1 (keys):  byte level, varint count, the keys as 12-bit numbers,
-//!                 two in three bytes (the last alone in two), then the
-//!                 value of the file's last coarse symbol when its key
-//!                 (successor 64) is kept, else 0xff
+//!                 two in three bytes (the last alone in two)
 //! ```
 
 use std::cell::RefCell;
@@ -30,6 +31,7 @@ use std::cell::RefCell;
 use super::chunks;
 use super::sketch::{self, Texts};
 use super::{COARSE, FINE_LIMIT, Signature, line_count};
+use chunks::SELECTED_LOW;
 
 /// A signature as the store keeps it (see the module documentation).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -42,21 +44,24 @@ pub struct Stored {
 /// The symbols of a [`Stored`] signature.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Body {
-    /// Fine symbols, values with the coarse flag.
-    Fine(Vec<u8>),
+    /// Fine symbols, values with the coarse flag and [`SELECTED_LOW`];
+    /// the selection bits of the coarse ones.
+    Fine(Vec<u8>, Vec<u8>),
     /// The keys of the sketch at `level`.
     Keys { level: u32, keys: Vec<u16> },
 }
 
 impl Default for Body {
     fn default() -> Body {
-        Body::Fine(Vec::new())
+        Body::Fine(Vec::new(), Vec::new())
     }
 }
 
 thread_local! {
-    /// Each thread's symbol and key buffers, reused from blob to blob.
-    static SCRATCH: RefCell<(Vec<u8>, Vec<u16>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// Each thread's symbol, coarse selection and key buffers, reused
+    /// from blob to blob.
+    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>, Vec<u16>)> =
+        const { RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 impl Stored {
@@ -64,14 +69,15 @@ impl Stored {
     /// form to `out`: what the fingerprinting read does for every blob.
     pub fn encode_of(data: &[u8], out: &mut Vec<u8>) {
         let size = data.len() as u64;
-        SCRATCH.with_borrow_mut(|(symbols, keys)| {
+        SCRATCH.with_borrow_mut(|(symbols, coarse, keys)| {
             if size < FINE_LIMIT {
                 let lf = chunks::with_body(data, |body, bits, _| {
-                    chunks::sign_fine_stored(body, bits, symbols)
+                    chunks::sign_fine_stored(body, bits, symbols, coarse)
                 });
                 put_header(out, size, line_count(data, lf), 0);
                 put_varint(out, symbols.len() as u64);
                 out.extend_from_slice(symbols);
+                out.extend_from_slice(coarse);
             } else {
                 let level = sketch::level(size);
                 let mask = (1u16 << sketch::bits(level)) - 1;
@@ -80,7 +86,8 @@ impl Stored {
                 });
                 put_header(out, size, line_count(data, lf), 1);
                 out.push(level as u8);
-                put_key_list(out, keys);
+                put_varint(out, keys.len() as u64);
+                put_keys(out, keys);
             }
         });
     }
@@ -96,13 +103,29 @@ impl Stored {
     /// What the store keeps of `sig` (a signature from [`Signature::new`]).
     pub fn from_signature(sig: &Signature) -> Stored {
         let body = if sig.is_fine() {
-            Body::Fine(sig.symbols().iter().map(|s| s & (63 | COARSE)).collect())
+            let pairs = || sig.symbols().iter().zip(sig.selection());
+            Body::Fine(
+                pairs()
+                    .map(|(&s, &sel)| {
+                        s & (63 | COARSE) | if sel & 1 != 0 { SELECTED_LOW } else { 0 }
+                    })
+                    .collect(),
+                pairs()
+                    .filter(|&(s, _)| s & COARSE != 0)
+                    .map(|(_, &sel)| sel)
+                    .collect(),
+            )
         } else {
             let level = sketch::level(sig.size());
-            let coarse: Vec<u8> = sig.values().collect();
+            let mask = (1u16 << sketch::bits(level)) - 1;
             Body::Keys {
                 level,
-                keys: sketch::keys(&coarse, sketch::bits(level)).collect(),
+                keys: sig
+                    .values()
+                    .zip(sig.selection())
+                    .map(|(v, &sel)| sketch::key(v, sel))
+                    .filter(|&k| sketch::selected(k, mask))
+                    .collect(),
             }
         };
         Stored {
@@ -115,15 +138,17 @@ impl Stored {
     /// Write the stored form.
     pub fn encode(&self, out: &mut Vec<u8>) {
         match &self.body {
-            Body::Fine(symbols) => {
+            Body::Fine(symbols, coarse) => {
                 put_header(out, self.size, self.lines, 0);
                 put_varint(out, symbols.len() as u64);
                 out.extend_from_slice(symbols);
+                out.extend_from_slice(coarse);
             }
             Body::Keys { level, keys } => {
                 put_header(out, self.size, self.lines, 1);
                 out.push(*level as u8);
-                put_key_list(out, keys);
+                put_varint(out, keys.len() as u64);
+                put_keys(out, keys);
             }
         }
     }
@@ -140,10 +165,13 @@ impl Stored {
                 let count = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
                 let symbols = bytes.get(at..at.checked_add(count)?)?;
                 at += count;
-                if symbols.iter().any(|&s| s & !(63 | COARSE) != 0) {
+                let coarse_count = symbols.iter().filter(|&&s| s & COARSE != 0).count();
+                let coarse = bytes.get(at..at.checked_add(coarse_count)?)?;
+                at += coarse_count;
+                if coarse.iter().any(|&sel| sel >= 64) {
                     return None;
                 }
-                Body::Fine(symbols.to_vec())
+                Body::Fine(symbols.to_vec(), coarse.to_vec())
             }
             1 if size >= FINE_LIMIT => {
                 let level = u32::from(*bytes.get(at)?);
@@ -152,13 +180,11 @@ impl Stored {
                     return None;
                 }
                 let count = usize::try_from(get_varint(bytes, &mut at)?).ok()?;
-                let mut keys = get_keys(bytes, &mut at, count)?;
-                match *bytes.get(at)? {
-                    0xff => {}
-                    v if v < 64 => keys.push(64 << 6 | u16::from(v)),
-                    _ => return None,
+                let keys = get_keys(bytes, &mut at, count)?;
+                let mask = (1u16 << sketch::bits(level)) - 1;
+                if keys.iter().any(|&k| !sketch::selected(k, mask)) {
+                    return None;
                 }
-                at += 1;
                 Body::Keys { level, keys }
             }
             _ => return None,
@@ -179,14 +205,14 @@ impl Stored {
     /// Whether the fine symbols are kept (a file under [`FINE_LIMIT`]
     /// bytes); else the sketch's keys.
     pub fn is_fine(&self) -> bool {
-        matches!(self.body, Body::Fine(_))
+        matches!(self.body, Body::Fine(..))
     }
 
     /// The lowest sketch level these symbols give (0 with the fine
     /// symbols).
     pub fn level(&self) -> u32 {
         match &self.body {
-            Body::Fine(_) => 0,
+            Body::Fine(..) => 0,
             Body::Keys { level, .. } => *level,
         }
     }
@@ -194,7 +220,7 @@ impl Stored {
     /// The symbols kept: fine symbols, or the sketch's keys.
     pub fn len(&self) -> usize {
         match &self.body {
-            Body::Fine(s) => s.len(),
+            Body::Fine(s, _) => s.len(),
             Body::Keys { keys, .. } => keys.len(),
         }
     }
@@ -204,10 +230,11 @@ impl Stored {
         self.len() == 0
     }
 
-    /// The fine symbols (values with the coarse flag), when kept.
+    /// The fine symbols (values with the coarse flag and the lowest
+    /// selection bit), when kept.
     pub fn fine(&self) -> Option<&[u8]> {
         match &self.body {
-            Body::Fine(s) => Some(s),
+            Body::Fine(s, _) => Some(s),
             Body::Keys { .. } => None,
         }
     }
@@ -216,18 +243,43 @@ impl Stored {
     /// [`Stored::level`].
     pub fn sketch(&self, l: u32) -> Option<Vec<u8>> {
         match &self.body {
-            Body::Fine(s) => Some(sketch::at_level(true, s, l)),
-            Body::Keys { level, keys } => (l >= *level).then(|| sketch::reduce(keys, l)),
+            Body::Fine(..) => Some(sketch::at_level(&self.parts(), l)),
+            Body::Keys { level, keys } => (l >= *level).then(|| sketch::reduce(keys, l.max(2))),
+        }
+    }
+
+    /// What the sketches are drawn from.
+    fn parts(&self) -> sketch::Parts {
+        match &self.body {
+            Body::Fine(symbols, coarse) => {
+                let values = symbols.iter().map(|s| s & 63).collect();
+                let level_one = symbols
+                    .iter()
+                    .filter(|&&s| s & SELECTED_LOW == 0)
+                    .map(|s| s & 63)
+                    .collect();
+                let keys = symbols
+                    .iter()
+                    .filter(|&&s| s & COARSE != 0)
+                    .zip(coarse)
+                    .map(|(&s, &sel)| sketch::key(s, sel))
+                    .collect();
+                sketch::Parts {
+                    fine: Some((values, level_one)),
+                    keys,
+                }
+            }
+            Body::Keys { keys, .. } => sketch::Parts {
+                fine: None,
+                keys: keys.clone(),
+            },
         }
     }
 
     /// Every text form: fine (small files) and the sketches for SQL
     /// engines ([`sketch`]).
     pub fn texts(&self) -> Texts {
-        match &self.body {
-            Body::Fine(s) => sketch::texts(self.size, true, s),
-            Body::Keys { level, keys } => sketch::texts_of_keys(*level, keys),
-        }
+        sketch::texts(self.size, &self.parts())
     }
 }
 
@@ -235,17 +287,6 @@ fn put_header(out: &mut Vec<u8>, size: u64, lines: u64, form: u8) {
     put_varint(out, size);
     put_varint(out, lines);
     out.push(form);
-}
-
-/// The keys of form 1: those with a successor, then the last symbol's.
-fn put_key_list(out: &mut Vec<u8>, keys: &[u16]) {
-    let (body, tail) = match keys.split_last() {
-        Some((&last, body)) if last >> 6 == 64 => (body, (last & 63) as u8),
-        _ => (keys, 0xff),
-    };
-    put_varint(out, body.len() as u64);
-    put_keys(out, body);
-    out.push(tail);
 }
 
 /// 12-bit keys, two in three bytes, the last one alone in two.

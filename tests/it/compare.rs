@@ -421,3 +421,61 @@ fn a_chunk_with_one_symbol_matched_by_chance_is_in_its_region() {
         }
     }
 }
+
+/// Files of 8 KiB and more keep only coarse symbols in the store (one per
+/// 64 bytes), which most chunks lack; with both contents at hand the
+/// regions still find a letter changed in place in any line of 16 bytes or
+/// more (every such chunk emits a fine symbol), as git's hunks show it.
+#[test]
+fn in_place_edits_of_large_files_are_in_regions() {
+    let r = Repo::new();
+    let large: Vec<Vec<u8>> = corpus_files()
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|d| (8192..=16384).contains(&d.len()) && is_text(d))
+        .step_by(41)
+        .take(12)
+        .collect();
+    assert_eq!(large.len(), 12);
+    for (i, t) in large.iter().enumerate() {
+        // A letter in the middle of a line of 24 bytes or more, half-way
+        // down the file, becomes the next one: the length is kept.
+        let mut at = t.len() / 2;
+        let mut line_start = t[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        loop {
+            let end = line_start
+                + t[line_start..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .expect("LF");
+            let mid = line_start + (end - line_start) / 2;
+            if end - line_start >= 24 && t[mid].is_ascii_lowercase() && t[mid] != b'z' {
+                at = mid;
+                break;
+            }
+            line_start = end + 1;
+        }
+        let mut new = t.clone();
+        new[at] += 1;
+        r.write(format!("old{i}.txt"), t);
+        r.write(format!("new{i}.txt"), &new);
+    }
+    r.commit_all("pairs");
+    for i in 0..large.len() {
+        let (sa, sb) = (format!("HEAD:old{i}.txt"), format!("HEAD:new{i}.txt"));
+        let doc = compare_json(&r.path, &[&sa, &sb]);
+        let diff = r.git_str(&["diff", "-U0", &sa, &sb]);
+        let (ra, rb) = (region_lines(&doc, "a"), region_lines(&doc, "b"));
+        let ((la, ca), (lb, cb)) = hunks(&diff)[0];
+        assert_eq!((ca, cb), (1, 1), "{diff}");
+        for (line, regions) in [(la, &ra), (lb, &rb)] {
+            assert!(
+                regions.iter().any(|&(f, l)| (f..=l).contains(&line)),
+                "old{i}.txt: line {line} changed by git, in no region: {doc}"
+            );
+        }
+    }
+}

@@ -361,3 +361,121 @@ fn a_blobless_clone_compares_from_a_store_filled_elsewhere() {
     assert!(stdout(&text).contains("regions: not shown (they need both blobs"));
     assert_eq!(present(&dest), before, "nothing fetched");
 }
+
+/// A line edited in place (one letter for another, the length kept) in a
+/// small file, whose chunk emits two symbols at the fine level: one of the
+/// edited chunk's symbols equals, by chance, its counterpart in the other
+/// file (same value, length and line end), so the alignment matches it.
+/// The chunk is still changed, and the region must hold its line on both
+/// sides, as git's hunk does; a region that stops at the chance match is
+/// empty on both sides, beside the line. Each edit: a corpus file, the
+/// line (from 1) and the byte of that line changed to the next letter.
+#[test]
+fn a_chunk_with_one_symbol_matched_by_chance_is_in_its_region() {
+    let edits = [
+        (
+            "python/docutils-0.21.2/test/test_parsers/test_rst/test_directives/test_line_blocks.py",
+            21,
+            19,
+        ),
+        (
+            "python/markdown-3.7/tests/test_syntax/extensions/test_attr_list.py",
+            25,
+            14,
+        ),
+        ("rust/gimli-0.34.0/src/write/section.rs", 2, 12),
+    ];
+    let r = Repo::new();
+    for (i, (rel, line, col)) in edits.iter().enumerate() {
+        let old = corpus_text(rel);
+        assert!(old.len() < 8192, "{rel}: a file signed at the fine level");
+        let mut new = old.clone();
+        let start = old
+            .split_inclusive(|&b| b == b'\n')
+            .take(line - 1)
+            .map(<[u8]>::len)
+            .sum::<usize>();
+        let at = start + col;
+        assert!(new[at].is_ascii_alphabetic() && new[at] != b'z', "{rel}");
+        new[at] += 1;
+        r.write(format!("old{i}.txt"), &old);
+        r.write(format!("new{i}.txt"), &new);
+    }
+    r.commit_all("pairs");
+    for (i, (rel, _, _)) in edits.iter().enumerate() {
+        let (sa, sb) = (format!("HEAD:old{i}.txt"), format!("HEAD:new{i}.txt"));
+        let doc = compare_json(&r.path, &[&sa, &sb]);
+        let diff = r.git_str(&["diff", "-U0", &sa, &sb]);
+        let hunks = hunks(&diff);
+        assert_eq!(hunks.len(), 1, "{diff}");
+        let (ra, rb) = (region_lines(&doc, "a"), region_lines(&doc, "b"));
+        for ((la, ca), (lb, cb)) in hunks {
+            for (first, count, regions) in [(la, ca, &ra), (lb, cb, &rb)] {
+                for line in first..first + count {
+                    assert!(
+                        regions.iter().any(|&(f, l)| (f..=l).contains(&line)),
+                        "{rel}: line {line} changed by git, in no region: {doc}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Files of 8 KiB and more keep only coarse symbols in the store (one per
+/// 64 bytes), which most chunks lack; with both contents at hand the
+/// regions still find a letter changed in place in any line of 16 bytes or
+/// more (every such chunk emits a fine symbol), as git's hunks show it.
+#[test]
+fn in_place_edits_of_large_files_are_in_regions() {
+    let r = Repo::new();
+    let large: Vec<Vec<u8>> = corpus_files()
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|d| (8192..=16384).contains(&d.len()) && is_text(d))
+        .step_by(41)
+        .take(12)
+        .collect();
+    assert_eq!(large.len(), 12);
+    for (i, t) in large.iter().enumerate() {
+        // A letter in the middle of a line of 24 bytes or more, half-way
+        // down the file, becomes the next one: the length is kept.
+        let mut at = t.len() / 2;
+        let mut line_start = t[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        loop {
+            let end = line_start
+                + t[line_start..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .expect("LF");
+            let mid = line_start + (end - line_start) / 2;
+            if end - line_start >= 24 && t[mid].is_ascii_lowercase() && t[mid] != b'z' {
+                at = mid;
+                break;
+            }
+            line_start = end + 1;
+        }
+        let mut new = t.clone();
+        new[at] += 1;
+        r.write(format!("old{i}.txt"), t);
+        r.write(format!("new{i}.txt"), &new);
+    }
+    r.commit_all("pairs");
+    for i in 0..large.len() {
+        let (sa, sb) = (format!("HEAD:old{i}.txt"), format!("HEAD:new{i}.txt"));
+        let doc = compare_json(&r.path, &[&sa, &sb]);
+        let diff = r.git_str(&["diff", "-U0", &sa, &sb]);
+        let (ra, rb) = (region_lines(&doc, "a"), region_lines(&doc, "b"));
+        let ((la, ca), (lb, cb)) = hunks(&diff)[0];
+        assert_eq!((ca, cb), (1, 1), "{diff}");
+        for (line, regions) in [(la, &ra), (lb, &rb)] {
+            assert!(
+                regions.iter().any(|&(f, l)| (f..=l).contains(&line)),
+                "old{i}.txt: line {line} changed by git, in no region: {doc}"
+            );
+        }
+    }
+}

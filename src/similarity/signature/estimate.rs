@@ -164,9 +164,14 @@ pub struct Region {
 /// lies between two shared chunks that are as far apart in both files,
 /// with nothing in between, is taken as unchanged: an edit of equal length
 /// in chunks without a symbol is not seen.
+///
+/// A chunk is shared only when all its symbols are matched, to all the
+/// symbols of one chunk of the other file: a changed chunk that emits
+/// several symbols can keep one of them by chance (one in 64), and the
+/// region must still hold it.
 pub fn regions(a: &Signature, b: &Signature) -> Vec<Region> {
     let (a, b) = level(a, b);
-    let pairs = align::matches(&keys(&a), &keys(&b));
+    let pairs = whole_chunks(&a, &b, align::matches(&keys(&a), &keys(&b)));
     let mut out: Vec<Region> = Vec::new();
     let mut prev: Option<(usize, usize)> = None;
     let ends = pairs.iter().copied().map(Some).chain(std::iter::once(None));
@@ -198,6 +203,33 @@ fn keys(sig: &Signature) -> Vec<u16> {
             u16::from(sig.symbols()[i] & 63) | (m.len as u16) << 6 | u16::from(m.line_end) << 13
         })
         .collect()
+}
+
+/// The pairs of `pairs` (ascending, as [`align::matches`] gives them)
+/// whose chunks are matched whole: as many pairs join the two chunks as
+/// each chunk has symbols. A chunk's symbols are consecutive, so the pairs
+/// joining two chunks are too.
+fn whole_chunks(a: &Signature, b: &Signature, pairs: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let (ra, rb) = (chunk_runs(a), chunk_runs(b));
+    let chunks = |&(i, j): &(usize, usize)| (a.mark(i).chunk, b.mark(j).chunk);
+    let mut out = Vec::with_capacity(pairs.len());
+    for group in pairs.chunk_by(|x, y| chunks(x) == chunks(y)) {
+        let (i, j) = group[0];
+        if group.len() == ra[i] && group.len() == rb[j] {
+            out.extend_from_slice(group);
+        }
+    }
+    out
+}
+
+/// For each symbol of `sig`, how many symbols its chunk emitted.
+fn chunk_runs(sig: &Signature) -> Vec<usize> {
+    let starts: Vec<u64> = (0..sig.len()).map(|i| sig.mark(i).chunk).collect();
+    let mut runs = Vec::with_capacity(starts.len());
+    for run in starts.chunk_by(|x, y| x == y) {
+        runs.extend(std::iter::repeat_n(run.len(), run.len()));
+    }
+    runs
 }
 
 /// The span of `sig`'s file strictly between the chunks of symbols

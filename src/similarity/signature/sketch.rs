@@ -98,12 +98,12 @@ pub(super) fn at_level(fine: bool, symbols: &[u8], l: u32) -> Vec<u8> {
             keys(&all, 1).map(symbol_of_key).collect()
         }
         l => {
-            let coarse: Vec<u8> = symbols
-                .iter()
-                .filter(|&&s| s & COARSE != 0)
-                .map(|s| s & 63)
-                .collect();
-            keys(&coarse, bits(l.max(2))).map(symbol_of_key).collect()
+            // Sized at once, as in `reduce`.
+            let mut coarse = Vec::with_capacity(symbols.len());
+            coarse.extend(symbols.iter().filter(|&&s| s & COARSE != 0).map(|s| s & 63));
+            let mut out = Vec::with_capacity(coarse.len());
+            out.extend(keys(&coarse, bits(l.max(2))).map(symbol_of_key));
+            out
         }
     }
 }
@@ -112,10 +112,16 @@ pub(super) fn at_level(fine: bool, symbols: &[u8], l: u32) -> Vec<u8> {
 /// level no higher.
 pub(super) fn reduce(keys: &[u16], l: u32) -> Vec<u8> {
     let mask = (1u16 << bits(l)) - 1;
-    keys.iter()
-        .filter(|&&k| k & mask == 0)
-        .map(|&k| symbol_of_key(k))
-        .collect()
+    // Every key written, the kept ones advancing: no branch to mispredict
+    // on a coin-flip filter, no growth (this runs for every estimate).
+    let mut out = vec![0; keys.len()];
+    let mut n = 0;
+    for &k in keys {
+        out[n] = symbol_of_key(k);
+        n += usize::from(k & mask == 0);
+    }
+    out.truncate(n);
+    out
 }
 
 fn plain(symbols: &[u8]) -> String {

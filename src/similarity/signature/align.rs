@@ -28,9 +28,9 @@ pub fn distance(a: &[u8], b: &[u8]) -> usize {
     }
     match p.len() {
         ..=64 => word::scan::<u64, true>(&Masks::new(p), t).0,
-        ..=128 => word::scan::<u128, true>(&Masks::new(p), t).0,
-        ..=192 => word::scan::<Wide<3>, true>(&Masks::new(p), t).0,
-        ..=256 => word::scan::<Wide<4>, true>(&Masks::new(p), t).0,
+        65..=128 => word::scan::<u128, true>(&Masks::new(p), t).0,
+        129..=192 => word::scan::<Wide<3>, true>(&Masks::new(p), t).0,
+        193..=256 => word::scan::<Wide<4>, true>(&Masks::new(p), t).0,
         _ => run::<64>(p, t, true).0,
     }
 }
@@ -55,9 +55,9 @@ pub fn distance_inside(a: &[u8], b: &[u8]) -> (usize, usize) {
     }
     match a.len() {
         ..=64 => word::scan::<u64, false>(&Masks::new(a), b),
-        ..=128 => word::scan::<u128, false>(&Masks::new(a), b),
-        ..=192 => word::scan::<Wide<3>, false>(&Masks::new(a), b),
-        ..=256 => word::scan::<Wide<4>, false>(&Masks::new(a), b),
+        65..=128 => word::scan::<u128, false>(&Masks::new(a), b),
+        129..=192 => word::scan::<Wide<3>, false>(&Masks::new(a), b),
+        193..=256 => word::scan::<Wide<4>, false>(&Masks::new(a), b),
         _ => run::<64>(a, b, false),
     }
 }
@@ -87,9 +87,9 @@ pub fn distances(a: &[u8], b: &[u8]) -> Distances {
     }
     match a.len().max(b.len()) {
         ..=64 => word::triple::<u64>(a, b),
-        ..=128 => word::triple::<u128>(a, b),
-        ..=192 => word::triple::<Wide<3>>(a, b),
-        ..=256 => word::triple::<Wide<4>>(a, b),
+        65..=128 => word::triple::<u128>(a, b),
+        129..=192 => word::triple::<Wide<3>>(a, b),
+        193..=256 => word::triple::<Wide<4>>(a, b),
         _ => Distances {
             distance: distance(a, b),
             a_in_b: distance_inside(a, b).0,

@@ -159,10 +159,10 @@ impl<const N: usize> Word for Wide<N> {
     fn add(self, o: Self) -> Self {
         let mut out = [0; N];
         let mut carry = false;
-        for k in 0..N {
-            let (s, c1) = self.0[k].overflowing_add(o.0[k]);
+        for (sum, (x, y)) in out.iter_mut().zip(self.0.iter().zip(o.0)) {
+            let (s, c1) = x.overflowing_add(y);
             let (s, c2) = s.overflowing_add(u64::from(carry));
-            out[k] = s;
+            *sum = s;
             carry = c1 | c2;
         }
         Wide(out)

@@ -10,6 +10,9 @@
 //! per core on 10 KB files (Coates 2011: 104-135 MB/s, 10,000 pairs/s at
 //! c = 100).
 //!
+//! `GIT_SIMM_BENCH_CPU_TIME=1` also prints the estimate rates per second
+//! of CPU time (for a loaded machine).
+//!
 //! `GIT_SIMM_SIGNATURE_TABLES=1` prints the calibration tables instead
 //! (docs/signatures.md): Coates's experiments on corpus files, for three
 //! values of `c`.
@@ -166,6 +169,9 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|(a, b)| (Stored::from_signature(a), Stored::from_signature(b)))
         .collect();
+    if std::env::var_os("GIT_SIMM_BENCH_CPU_TIME").is_some() {
+        cpu_time_rates(&stored, &raw, &pairs);
+    }
     group.bench_function("estimate from the stored forms (sketches)", |b| {
         b.iter(|| {
             stored
@@ -183,6 +189,50 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// The thread's CPU time so far, in nanoseconds (Linux).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Pairs per second of this thread's CPU time, for a machine shared with
+/// other work, where criterion's wall-clock rates count the time other
+/// processes hold the core (`GIT_SIMM_BENCH_CPU_TIME=1`, Linux only).
+fn cpu_time_rates(
+    stored: &[(Stored, Stored)],
+    raw: &[(Vec<u8>, Vec<u8>)],
+    pairs: &[(Signature, Signature)],
+) {
+    let rate = |rounds: usize, work: &dyn Fn() -> usize| {
+        let start = thread_cpu_ns();
+        let sink: usize = (0..rounds).map(|_| work()).sum();
+        let ns = thread_cpu_ns().saturating_sub(start).max(1);
+        std::hint::black_box(sink);
+        (rounds * stored.len()) as f64 / (ns as f64 / 1e9)
+    };
+    let from_stored = rate(2000, &|| {
+        stored
+            .iter()
+            .map(|(x, y)| estimate::estimate_stored(x, y).symbol_distance)
+            .sum()
+    });
+    let distance = rate(2000, &|| {
+        raw.iter().map(|(x, y)| align::distance(x, y)).sum()
+    });
+    let full = rate(500, &|| {
+        pairs
+            .iter()
+            .map(|(x, y)| estimate::estimate(x, y).symbol_distance)
+            .sum()
+    });
+    eprintln!(
+        "pairs per CPU second: estimate from the stored forms {from_stored:.0}, \
+         distance {distance:.0}, estimate {full:.0}"
+    );
 }
 
 criterion_group!(benches, bench);

@@ -3,12 +3,100 @@
 //! anywhere inside the other), and the alignment behind a distance as
 //! matched symbol pairs (Myers' O(ND) difference algorithm, linear space).
 //!
-//! Symbols are values 0..64: a column of the dynamic programme is one
-//! 64-bit word per 64 symbols of the first string, and each symbol of the
-//! second advances every word in a few instructions.
+//! Symbols are values 0..64: a column of the dynamic programme is one bit
+//! per symbol of the first string (the pattern), and each symbol of the
+//! second advances the whole column in a few word operations. Patterns of
+//! up to 256 symbols (signatures of files up to about 16 KiB, every
+//! sketch) are one machine word, a `u128` or an array of words with
+//! carries ([`word`]), whose match masks are built on the stack: no
+//! allocation per pair. Longer ones go word by word (Hyyrö's blocks).
+
+mod word;
+
+use word::{Masks, Wide};
 
 /// Symbols per word.
 const W: usize = 64;
+
+/// The Levenshtein distance of `a` and `b` (symbol values 0..64; bits 6
+/// and 7 are ignored).
+pub fn distance(a: &[u8], b: &[u8]) -> usize {
+    // The shorter string is the pattern: fewer words per column.
+    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if p.is_empty() {
+        return t.len();
+    }
+    match p.len() {
+        ..=64 => word::scan::<u64, true>(&Masks::new(p), t).0,
+        65..=128 => word::scan::<u128, true>(&Masks::new(p), t).0,
+        129..=192 => word::scan::<Wide<3>, true>(&Masks::new(p), t).0,
+        193..=256 => word::scan::<Wide<4>, true>(&Masks::new(p), t).0,
+        _ => run::<64>(p, t, true).0,
+    }
+}
+
+/// The Levenshtein distance of two byte strings, every byte value a
+/// symbol: the exact edit distance of two files (for measuring the
+/// estimate; quadratic, if 64 times faster than the plain programme).
+pub fn byte_distance(a: &[u8], b: &[u8]) -> usize {
+    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if p.is_empty() {
+        return t.len();
+    }
+    run::<256>(p, t, true).0
+}
+
+/// The fewest edits that turn `a` into some substring of `b` (`a`
+/// aligned anywhere inside `b`), and where in `b` that substring ends
+/// (exclusive; the first such end).
+pub fn distance_inside(a: &[u8], b: &[u8]) -> (usize, usize) {
+    if a.is_empty() {
+        return (0, 0);
+    }
+    match a.len() {
+        ..=64 => word::scan::<u64, false>(&Masks::new(a), b),
+        65..=128 => word::scan::<u128, false>(&Masks::new(a), b),
+        129..=192 => word::scan::<Wide<3>, false>(&Masks::new(a), b),
+        193..=256 => word::scan::<Wide<4>, false>(&Masks::new(a), b),
+        _ => run::<64>(a, b, false),
+    }
+}
+
+/// What an estimate needs of two symbol strings, from [`distances`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Distances {
+    /// [`distance`]`(a, b)`.
+    pub distance: usize,
+    /// [`distance_inside`]`(a, b).0`: 0 when `a` is empty.
+    pub a_in_b: usize,
+    /// [`distance_inside`]`(b, a).0`: 0 when `b` is empty.
+    pub b_in_a: usize,
+}
+
+/// The distance of `a` and `b` and each one's distance inside the other,
+/// exactly as [`distance`] and [`distance_inside`] give them, in one walk
+/// when both have up to 256 symbols: the three columns advance side by
+/// side, independent chains of word operations the processor overlaps.
+pub fn distances(a: &[u8], b: &[u8]) -> Distances {
+    if a.is_empty() || b.is_empty() {
+        return Distances {
+            distance: a.len().max(b.len()),
+            a_in_b: a.len(),
+            b_in_a: b.len(),
+        };
+    }
+    match a.len().max(b.len()) {
+        ..=64 => word::triple::<u64>(a, b),
+        65..=128 => word::triple::<u128>(a, b),
+        129..=192 => word::triple::<Wide<3>>(a, b),
+        193..=256 => word::triple::<Wide<4>>(a, b),
+        _ => Distances {
+            distance: distance(a, b),
+            a_in_b: distance_inside(a, b).0,
+            b_in_a: distance_inside(b, a).0,
+        },
+    }
+}
 
 /// For each symbol value (`SIGMA` of them, a power of two; symbols are
 /// taken modulo it) and each block of 64 symbols of the pattern, the bit
@@ -66,38 +154,6 @@ fn advance(b: &mut Block, mut eq: u64, hin: i32, last: u32) -> i32 {
     b.pv = mh | !(xv | ph);
     b.mv = ph & xv;
     hout
-}
-
-/// The Levenshtein distance of `a` and `b` (symbol values 0..64).
-pub fn distance(a: &[u8], b: &[u8]) -> usize {
-    // The shorter string is the pattern: fewer words per column.
-    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if p.is_empty() {
-        return t.len();
-    }
-    run::<64>(p, t, true).0
-}
-
-/// The Levenshtein distance of two byte strings, every byte value a
-/// symbol: the exact edit distance of two files (for measuring the
-/// estimate; quadratic, if 64 times faster than the plain programme).
-pub fn byte_distance(a: &[u8], b: &[u8]) -> usize {
-    let (p, t) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if p.is_empty() {
-        return t.len();
-    }
-    run::<256>(p, t, true).0
-}
-
-/// The fewest edits that turn `a` into some substring of `b` (`a`
-/// aligned anywhere inside `b`), and where in `b` that substring ends
-/// (exclusive).
-pub fn distance_inside(a: &[u8], b: &[u8]) -> (usize, usize) {
-    if a.is_empty() {
-        return (0, 0);
-    }
-    let (best, at) = run::<64>(a, b, false);
-    (best, at)
 }
 
 /// Myers' column walk of pattern `p` over text `t`. Global: the

@@ -81,20 +81,20 @@ pub fn estimate_stored(a: &Stored, b: &Stored) -> Estimate {
 }
 
 /// The estimate from two symbol strings at `c` bytes per symbol, of files
-/// of `size_a` and `size_b` bytes.
+/// of `size_a` and `size_b` bytes: the distance and both containments in
+/// one walk ([`align::distances`]).
 fn of_symbols(sa: &[u8], sb: &[u8], c: usize, size_a: u64, size_b: u64) -> Estimate {
-    let d = align::distance(sa, sb);
+    let ds = align::distances(sa, sb);
+    let d = ds.distance;
     let longer = sa.len().max(sb.len());
-    let inside = |x: &[u8], y: &[u8]| {
-        (!x.is_empty()).then(|| 1.0 - align::distance_inside(x, y).0 as f64 / x.len() as f64)
-    };
+    let inside = |x: &[u8], far: usize| (!x.is_empty()).then(|| 1.0 - far as f64 / x.len() as f64);
     Estimate {
         c,
         symbol_distance: d,
         edit_distance: edit_distance(sa.len() + sb.len(), size_a, size_b, c, d),
         similarity: (longer > 0).then(|| super::lcs::lcs(sa, sb) as f64 / longer as f64),
-        a_in_b: inside(sa, sb),
-        b_in_a: inside(sb, sa),
+        a_in_b: inside(sa, ds.a_in_b),
+        b_in_a: inside(sb, ds.b_in_a),
     }
 }
 

@@ -360,6 +360,17 @@ fn stored_estimates_of_a_line_copied_in_many_places_track_the_full_ones_on_avera
 /// Plain dynamic programming: the Levenshtein distance, or with `inside`
 /// the least distance of `a` to a substring of `b`.
 fn dp(a: &[u8], b: &[u8], inside: bool) -> usize {
+    let last = dp_last_row(a, b, inside);
+    if inside {
+        last.into_iter().min().unwrap_or(0)
+    } else {
+        last[b.len()]
+    }
+}
+
+/// The programme's last row: entry `j` is the distance of `a` to `b[..j]`
+/// (with `inside`, to the best substring of `b` ending at `j`).
+fn dp_last_row(a: &[u8], b: &[u8], inside: bool) -> Vec<usize> {
     let mut prev: Vec<usize> = (0..=b.len()).map(|j| if inside { 0 } else { j }).collect();
     for (i, &x) in a.iter().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
@@ -369,10 +380,101 @@ fn dp(a: &[u8], b: &[u8], inside: bool) -> usize {
         }
         prev = cur;
     }
-    if inside {
-        prev.into_iter().min().unwrap_or(0)
-    } else {
-        prev[b.len()]
+    prev
+}
+
+/// Every distance of `align` for `a` and `b` against the programme: the
+/// global one both ways, each inside the other with the first end of a
+/// best substring, and the three at once ([`align::distances`]).
+fn check_against_dp(a: &[u8], b: &[u8]) {
+    let d = dp(a, b, false);
+    assert_eq!(align::distance(a, b), d, "{a:?} {b:?}");
+    assert_eq!(align::distance(b, a), d, "{b:?} {a:?}");
+    let mut inside = [0; 2];
+    for (k, (x, y)) in [(a, b), (b, a)].into_iter().enumerate() {
+        let row = dp_last_row(x, y, true);
+        let best = row.iter().copied().min().unwrap_or(0);
+        let first = row.iter().position(|&r| r == best).unwrap_or(0);
+        assert_eq!(
+            align::distance_inside(x, y),
+            (best, first),
+            "{x:?} inside {y:?}"
+        );
+        inside[k] = best;
+    }
+    let all = align::distances(a, b);
+    let want = align::Distances {
+        distance: d,
+        a_in_b: inside[0],
+        b_in_a: inside[1],
+    };
+    assert_eq!(all, want, "{a:?} {b:?}");
+}
+
+/// Random symbols (flags in bits 6 and 7 too) from an alphabet of `sigma`.
+fn symbols(rng: &mut Rng, len: usize, sigma: usize) -> Vec<u8> {
+    (0..len)
+        .map(|_| rng.below(sigma) as u8 | (rng.next() as u8 & 0xc0))
+        .collect()
+}
+
+#[test]
+fn distances_match_dynamic_programming_at_every_length() {
+    // Every pattern length from 0 to 300 crosses the word sizes (64, 128,
+    // 192, 256) and the longer patterns' block walk, against an edited
+    // copy (small distances), a string of the same length, one of any
+    // length up to 300 and its own first half.
+    let mut rng = Rng(2024);
+    for len in 0..=300 {
+        let sigma = [2, 4, 64][len % 3];
+        let a = symbols(&mut rng, len, sigma);
+        let mut edited = a.clone();
+        for _ in 0..rng.below(len / 8 + 2) {
+            let at = rng.below(edited.len() + 1);
+            match rng.below(3) {
+                0 if at < edited.len() => {
+                    edited.remove(at);
+                }
+                1 => edited.insert(at, rng.below(sigma) as u8),
+                _ if at < edited.len() => edited[at] = rng.below(sigma) as u8,
+                _ => {}
+            }
+        }
+        let same = symbols(&mut rng, len, sigma);
+        let any_len = rng.below(301);
+        let any = symbols(&mut rng, any_len, sigma);
+        for b in [&edited[..], &same, &any, &a[..len / 2]] {
+            check_against_dp(&a, b);
+        }
+    }
+}
+
+#[test]
+fn signature_distances_match_dynamic_programming() {
+    // Real signatures at every level the estimates compare: fine, coarse,
+    // and the stored sketches, of files of one to twelve corpus texts,
+    // each against an edited copy and an unrelated file.
+    let texts = real_text();
+    for k in 1..=12 {
+        let a = texts[30..30 + k].concat();
+        let edited: Vec<u8> = a
+            .split_inclusive(|&c| c == b'\n')
+            .enumerate()
+            .flat_map(|(i, l)| if i % 7 == 2 { &b"changed();\n"[..] } else { l })
+            .copied()
+            .collect();
+        let other = texts[200..200 + k].concat();
+        for b in [&edited, &other] {
+            let sa = Signature::with_shape(&a, &Shape::STORED);
+            let sb = Signature::with_shape(b, &Shape::STORED);
+            check_against_dp(sa.symbols(), sb.symbols());
+            check_against_dp(sa.coarse().symbols(), sb.coarse().symbols());
+            let (xa, xb) = (Stored::of(&a), Stored::of(b));
+            let l = xa.level().max(xb.level()).max(2);
+            let ka = xa.sketch(l).unwrap_or_default();
+            let kb = xb.sketch(l).unwrap_or_default();
+            check_against_dp(&ka, &kb);
+        }
     }
 }
 

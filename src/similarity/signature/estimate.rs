@@ -92,7 +92,7 @@ fn of_symbols(sa: &[u8], sb: &[u8], c: usize, size_a: u64, size_b: u64) -> Estim
         c,
         symbol_distance: d,
         edit_distance: edit_distance(sa.len() + sb.len(), size_a, size_b, c, d),
-        similarity: (longer > 0).then(|| super::lcs::lcs(sa, sb) as f64 / longer as f64),
+        similarity: (longer > 0).then(|| ds.common as f64 / longer as f64),
         a_in_b: inside(sa, ds.a_in_b),
         b_in_a: inside(sb, ds.b_in_a),
     }

@@ -9,7 +9,7 @@
 //! coarse symbols (levels stop at 14, files over 32 MiB): about one
 //! symbol per `16 * 2^l` bytes. Whether a symbol is kept is decided by
 //! its selection bits, six bits of its chunk's hash apart from its value
-//! ([`selected`]): the same chunk keeps or drops its symbol in every
+//! (`selected`): the same chunk keeps or drops its symbol in every
 //! file, an edit changes the sketch only where it changes symbols, and
 //! the kept symbols have all 64 values, written as they are. A file of `s` bytes is sketched at level
 //! `max(0, ceil(log2(s / 2048)))` and the next one: two files within git's

@@ -360,10 +360,18 @@ pub(crate) fn triple<T: Word>(a: &[u8], b: &[u8]) -> Distances {
     let mut whole = Column::<T>::new(a.len());
     let mut b_in_a = Column::<T>::free();
     let mut a_in_b = Column::<T>::free();
+    // The common subsequence (Allison and Dix, Hyyrö): a zero bit where
+    // `a`'s symbol is matched.
+    let mut common = T::ONES;
+    let lcs_step = |common: &mut T, ea: T| {
+        let u = common.and(ea);
+        *common = common.add(u).or(common.and(ea.not()));
+    };
     for (&x, &y) in a.iter().zip(b) {
         let ea = ma.of(y);
         whole.step::<true>(ea, ma.high);
         b_in_a.step::<true>(ea, ma.high);
+        lcs_step(&mut common, ea);
         a_in_b.step::<true>(mb.of(x), mb.high);
     }
     let n = a.len().min(b.len());
@@ -371,6 +379,7 @@ pub(crate) fn triple<T: Word>(a: &[u8], b: &[u8]) -> Distances {
         let ea = ma.of(y);
         whole.step::<true>(ea, ma.high);
         b_in_a.step::<true>(ea, ma.high);
+        lcs_step(&mut common, ea);
     }
     for &x in &a[n..] {
         a_in_b.step::<true>(mb.of(x), mb.high);
@@ -379,5 +388,6 @@ pub(crate) fn triple<T: Word>(a: &[u8], b: &[u8]) -> Distances {
         distance: whole.bottom(b.len(), ma.low),
         a_in_b: a_in_b.least(a.len(), b.len(), mb.low),
         b_in_a: b_in_a.least(b.len(), a.len(), ma.low),
+        common: a.len() - common.and(ma.low).ones(),
     }
 }

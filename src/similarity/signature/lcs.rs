@@ -84,23 +84,8 @@ fn lcs_one_word(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::lcs;
+    use crate::similarity::signature::tests::dp_common as reference;
     use crate::testing::Rng;
-
-    fn reference(a: &[u8], b: &[u8]) -> usize {
-        let mut prev = vec![0usize; b.len() + 1];
-        for &x in a {
-            let mut cur = vec![0usize; b.len() + 1];
-            for (j, &y) in b.iter().enumerate() {
-                cur[j + 1] = if x & 63 == y & 63 {
-                    prev[j] + 1
-                } else {
-                    prev[j + 1].max(cur[j])
-                };
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
 
     #[test]
     fn matches_dynamic_programming_at_every_length() {

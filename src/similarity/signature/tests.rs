@@ -414,7 +414,7 @@ fn check_against_dp(a: &[u8], b: &[u8]) {
 
 /// Plain dynamic programming: the length of the longest common
 /// subsequence (symbols compared on their values).
-fn dp_common(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn dp_common(a: &[u8], b: &[u8]) -> usize {
     let mut prev = vec![0usize; b.len() + 1];
     for &x in a {
         let mut cur = vec![0usize; b.len() + 1];

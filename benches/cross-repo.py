@@ -171,6 +171,17 @@ def timed(f, *a):
     return r, time.perf_counter() - t
 
 
+def near_sql(estimate_min=None):
+    """near-duplicates.sql, with the signature filter's threshold changed
+    when asked (0: the query without the filter, for calibration)."""
+    text = (QUERIES / "near-duplicates.sql").read_text()
+    if estimate_min is None:
+        return text
+    old = "WHERE symbols * 100 <= (100 - 75) * longer"
+    assert old in text, "near-duplicates.sql: the threshold's line changed"
+    return text.replace(old, f"WHERE symbols * 100 <= (100 - {estimate_min}) * longer")
+
+
 def contains_sql(repo, directory):
     text = (QUERIES / "contains.sql").read_text()
     # The one documented edit: the parameters' line.
@@ -254,7 +265,7 @@ def cmd_run(args):
     rows = table.num_rows
     log(f"{rows} rows in {len(files)} exports, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
 
-    near = (QUERIES / "near-duplicates.sql").read_text()
+    near = near_sql(args.estimate_min)
     results = {}
     contains_results = {}
     for eng in engines_available(args.engines):
@@ -298,14 +309,15 @@ def cmd_run(args):
 def check_pairs(reported, scorer):
     """Every reported pair re-scored exactly."""
     t = time.perf_counter()
-    scores, confirmed = [], []
+    scores, confirmed, scored = [], [], []
     for row in reported:
-        repo_a, _, path_a, blob_a, _, _, repo_b, _, path_b, blob_b, _, _, dist = row
+        repo_a, _, path_a, blob_a, _, _, repo_b, _, path_b, blob_b, _, _, dist = row[:13]
         m = scorer.matches(repo_a, blob_a, repo_b)
         # One representative path per blob: git's score is the same at
         # every path of blob_b.
         score = m.get(path_b, (0, None))[0]
         scores.append((score, dist))
+        scored.append(list(row) + [score])
         if score >= 80:
             confirmed.append(list(row) + [score])
     ok = sum(1 for s, _ in scores if s >= 80)
@@ -315,6 +327,8 @@ def check_pairs(reported, scorer):
     )
     # What the pipeline reports in the end: the pairs git's score confirms.
     Path(scorer.workdir, "pairs-confirmed.json").write_text(json.dumps(confirmed))
+    # Every pair with its score: what estimate_table() reads.
+    Path(scorer.workdir, "pairs-scored.json").write_text(json.dumps(scored))
     below = sorted(d for s, d in scores if s < 80)
     if below:
         log(f"  distances of the pairs below 80%: {below[:20]}{' ...' if len(below) > 20 else ''}")
@@ -344,11 +358,13 @@ def recall(table, reported, scorer, args, repos, seed):
     # The query reports blobs (one path each): a true pair of paths is
     # found when the pair of their blobs is.
     found = {}
-    for repo_a, _, _, blob_a, _, _, repo_b, _, _, blob_b, _, _, dist in reported:
-        found[(repo_a, blob_a, repo_b, blob_b)] = dist
-        found[(repo_b, blob_b, repo_a, blob_a)] = dist
+    for row in reported:
+        repo_a, _, _, blob_a, _, _, repo_b, _, _, blob_b, _, _, dist = row[:13]
+        est = row[13] if len(row) > 13 else None
+        found[(repo_a, blob_a, repo_b, blob_b)] = est
+        found[(repo_b, blob_b, repo_a, blob_a)] = est
     t = time.perf_counter()
-    truth, missed, dists, pairs = 0, [], [], []
+    truth, missed, dists, pairs, sample_keys = 0, [], [], [], []
     for r in sample:
         for other in repos:
             if other == r["repo"]:
@@ -357,7 +373,9 @@ def recall(table, reported, scorer, args, repos, seed):
                 truth += 1
                 dists.append(dist)
                 pairs.append((r["repo"], r["path"], other, path_b, score, dist))
-                if (r["repo"], r["blob"], other, blob_at.get((other, path_b))) not in found:
+                key = (r["repo"], r["blob"], other, blob_at.get((other, path_b)))
+                sample_keys.append(key)
+                if key not in found:
                     missed.append((r["repo"], r["path"], other, path_b, score, dist))
     secs = time.perf_counter() - t
     hit = truth - len(missed)
@@ -368,11 +386,29 @@ def recall(table, reported, scorer, args, repos, seed):
     )
     for m in missed[:20]:
         log("  missed:", m)
+    if args.estimate_min is not None:
+        estimate_table(reported, found, sample_keys, scorer.workdir)
     ds = sorted(d for d in dists if d is not None)
     if ds:
         q = lambda p: ds[min(len(ds) - 1, int(p * (len(ds) - 1)))]
         log(f"  distances of the true pairs: p50 {q(0.5)} p90 {q(0.9)} p99 {q(0.99)} max {ds[-1]}")
     Path(args.workdir, f"truth-{seed}.json").write_text(json.dumps({"missed": missed, "pairs": pairs}))
+
+
+def estimate_table(reported, found, truth_keys, workdir):
+    """Precision (reported pairs at git score >= 80%) and recall (true
+    pairs found) of the query with its signature filter at each threshold,
+    from a run at a lower one."""
+    scored = json.loads(Path(workdir, "pairs-scored.json").read_text())
+    log("  | estimate >= | pairs | at >= 80% | precision | recall |")
+    log("  |---:|---:|---:|---:|---:|")
+    for t in [0, 40, 50, 55, 60, 65, 70, 75, 80]:
+        kept = [r for r in scored if r[13] >= t]
+        good = sum(1 for r in kept if r[14] >= 80)
+        hit = sum(1 for k in truth_keys if k in found and found[k] is not None and found[k] >= t)
+        prec = 100.0 * good / len(kept) if kept else 100.0
+        rec = 100.0 * hit / len(truth_keys) if truth_keys else 100.0
+        log(f"  | {t} | {len(kept)} | {good} | {prec:.1f}% | {rec:.2f}% |")
 
 
 # ---------------------------------------------------------------- scale
@@ -584,6 +620,12 @@ def main():
     r.add_argument("--sample", type=int, default=200)
     r.add_argument("--seed", type=int, nargs="+", default=[16, 17], help="one recall sample per seed")
     r.add_argument("--contains", help="repo:dir/ for queries/contains.sql")
+    r.add_argument(
+        "--estimate-min",
+        type=int,
+        help="the signature filter's threshold instead of the shipped one (0: no filter); "
+        "prints precision and recall by threshold over what that query reports",
+    )
     r.add_argument("repos", nargs="+", help="name=path to a repository")
     s = sub.add_parser("scale")
     s.add_argument("--workdir", required=True)

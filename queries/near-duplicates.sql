@@ -1,9 +1,10 @@
 -- Similar files across repositories: one row per pair of blobs in two
 -- different repositories that are the same blob, or share a band key and
--- have fingerprints at most 84 bits apart (of 256), keeping for each blob
+-- have fingerprints at most 84 bits apart (of 256) and signatures whose
+-- edit distance estimates a git score near 80% or more, keeping for each blob
 -- its 10 nearest matches in each other repository, each blob named by one
 -- of its paths. Reads a table or view `fingerprints`: the union of any
--- number of `git simm export` files (schema version 2002, README
+-- number of `git simm export` files (schema version 3002, README
 -- "Exports").
 --
 -- Runs unchanged on DuckDB, Apache Spark 4 and Apache DataFusion, given a
@@ -24,13 +25,19 @@
 --    (bit_count of XOR over the four 64-bit words) at most 84: the farthest
 --    pairs at git score 80% or more reach 82 bits (`radius_for` in
 --    src/groups/mod.rs, calibrated on real edits).
+-- 3b. The estimate: the engine's own levenshtein() over the two files'
+--    sketches (about 128 symbols of their Coates signatures, at the same
+--    level: docs/signatures.md): estimate = 100 - 100 * distance / longer
+--    sketch, an estimate of git's score. Pairs under ESTIMATE_MIN are dropped: on the pairs of
+--    the ten-repository set, that keeps 99% of those at git score 80% or
+--    more, and 92% of the pairs kept score 80% or more. Only the candidates' signatures are compared, once per pair.
 -- 4. Those pairs, and each blob with itself (identical copies), spread
 --    over the repositories holding each side, for different repositories.
 -- 5. The 10 nearest per blob and other repository, from either side.
 -- 6. Each blob's first path (and the revision holding it) and how many
 --    paths hold it in its repository.
--- Fingerprints estimate; `git simm similar` scores exactly (the check step
--- of benches/cross-repo.py re-scores every pair).
+-- Fingerprints and signatures estimate; `git simm similar` scores exactly
+-- (the check step of benches/cross-repo.py re-scores every pair).
 WITH blobs AS (
   SELECT DISTINCT version, blob_key, size, fp0, fp1, fp2, fp3,
     mh0, mh1, mh2, mh3, mh4, mh5, mh6, mh7, mh8, mh9, mh10, mh11, mh12, mh13, mh14, mh15,
@@ -120,18 +127,49 @@ candidates AS (
       CAST(bit_count(xor(a.fp2, b.fp2)) AS INT) +
       CAST(bit_count(xor(a.fp3, b.fp3)) AS INT) <= 84
 ),
+signatures AS (
+  SELECT DISTINCT version, blob_key, sketch_level, sketch, sketch_next
+  FROM fingerprints
+  WHERE mh0 IS NOT NULL
+),
+measured AS (
+  -- Sizes within 4/5 of each other have sketch levels at most one apart:
+  -- the larger file's sketch against the smaller's next level then.
+  SELECT c.version, c.blob_a, c.blob_b, c.distance,
+    CASE
+      WHEN sa.sketch_level = sb.sketch_level THEN levenshtein(sa.sketch, sb.sketch)
+      WHEN sa.sketch_level < sb.sketch_level THEN levenshtein(sa.sketch_next, sb.sketch)
+      ELSE levenshtein(sa.sketch, sb.sketch_next)
+    END AS symbols,
+    CASE
+      WHEN sa.sketch_level = sb.sketch_level THEN GREATEST(length(sa.sketch), length(sb.sketch))
+      WHEN sa.sketch_level < sb.sketch_level THEN GREATEST(length(sa.sketch_next), length(sb.sketch))
+      ELSE GREATEST(length(sa.sketch), length(sb.sketch_next))
+    END AS longer
+  FROM candidates c
+  LEFT JOIN signatures sa ON sa.blob_key = c.blob_a AND sa.version = c.version
+  LEFT JOIN signatures sb ON sb.blob_key = c.blob_b AND sb.version = c.version
+),
+estimated AS (
+  -- ESTIMATE_MIN = 75: keep symbols / longer <= 25%, in integers so that
+  -- every engine keeps the same pairs.
+  SELECT version, blob_a, blob_b, distance,
+    100 - CAST(FLOOR(symbols * 100.0 / GREATEST(longer, 1)) AS INT) AS estimate
+  FROM measured
+  WHERE symbols * 100 <= (100 - 75) * longer
+),
 pairs AS (
-  SELECT version, blob_a, blob_b, distance FROM candidates
+  SELECT version, blob_a, blob_b, distance, estimate FROM estimated
   UNION ALL
-  SELECT version, blob_b AS blob_a, blob_a AS blob_b, distance FROM candidates
+  SELECT version, blob_b AS blob_a, blob_a AS blob_b, distance, estimate FROM estimated
   UNION ALL
-  SELECT version, blob_key AS blob_a, blob_key AS blob_b, 0 AS distance FROM blobs
+  SELECT version, blob_key AS blob_a, blob_key AS blob_b, 0 AS distance, 100 AS estimate FROM blobs
 ),
 holders AS (
   SELECT DISTINCT repo, blob_key FROM fingerprints WHERE mh0 IS NOT NULL
 ),
 expanded AS (
-  SELECT ha.repo AS repo_a, p.blob_a, hb.repo AS repo_b, p.blob_b, p.distance
+  SELECT ha.repo AS repo_a, p.blob_a, hb.repo AS repo_b, p.blob_b, p.distance, p.estimate
   FROM pairs p
   JOIN holders ha ON ha.blob_key = p.blob_a
   JOIN holders hb ON hb.blob_key = p.blob_b
@@ -142,8 +180,8 @@ expanded AS (
 ),
 ranked AS (
   SELECT expanded.*,
-    ROW_NUMBER() OVER (PARTITION BY repo_a, blob_a, repo_b ORDER BY distance, blob_b) AS rank_a,
-    ROW_NUMBER() OVER (PARTITION BY repo_b, blob_b, repo_a ORDER BY distance, blob_a) AS rank_b
+    ROW_NUMBER() OVER (PARTITION BY repo_a, blob_a, repo_b ORDER BY estimate DESC, distance, blob_b) AS rank_a,
+    ROW_NUMBER() OVER (PARTITION BY repo_b, blob_b, repo_a ORDER BY estimate DESC, distance, blob_a) AS rank_b
   FROM expanded
 ),
 best AS (
@@ -160,9 +198,9 @@ SELECT r.repo_a, na.revision AS revision_a, na.path AS path_a, na.blob AS blob_a
   na.paths AS paths_a,
   r.repo_b, nb.revision AS revision_b, nb.path AS path_b, nb.blob AS blob_b, nb.size AS size_b,
   nb.paths AS paths_b,
-  r.distance
+  r.distance, r.estimate
 FROM best r
 JOIN named na ON na.repo = r.repo_a AND na.blob_key = r.blob_a
 JOIN named nb ON nb.repo = r.repo_b AND nb.blob_key = r.blob_b
 WHERE na.nth = 1 AND nb.nth = 1
-ORDER BY r.repo_a, path_a, r.repo_b, r.distance, path_b
+ORDER BY r.repo_a, path_a, r.repo_b, r.estimate DESC, r.distance, path_b

@@ -41,6 +41,7 @@
 #![deny(missing_docs)]
 
 pub mod check;
+pub mod compare;
 #[cfg(feature = "export")]
 pub mod export;
 pub mod fsutil;

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use arrow_array::{Array, StringArray};
-use git_simm::export::{Export, Row, TreeSource, write_parquet};
+use git_simm::export::{Export, Row, Texts, TreeSource, write_parquet};
 use git_simm::progress::Feedback;
 use git_simm::similarity::bands::BANDS;
 use git_simm::similarity::fingerprint::{Fingerprint, Sketch};
@@ -67,6 +67,16 @@ fn export(u: &mut Unstructured) -> Result<Export> {
                 fingerprint,
             },
             keys,
+            signature: if u.arbitrary()? {
+                Some(Texts {
+                    fine: u.arbitrary()?,
+                    level: u.arbitrary()?,
+                    sketch: u.arbitrary()?,
+                    sketch_next: u.arbitrary()?,
+                })
+            } else {
+                None
+            },
         });
     }
     Ok(Export {

@@ -2,12 +2,15 @@
 //! their help texts and examples. Shell completions and man pages are
 //! generated from the same definitions the binary parses ([`generate`]).
 
+mod compare;
 mod gc;
 pub mod generate;
 mod groups;
 mod pack;
 mod renames;
 
+use compare::COMPARE_HELP;
+pub use compare::CompareArgs;
 pub use gc::GcArgs;
 use groups::GROUPS_HELP;
 pub use groups::{GroupsArgs, group_threshold_text};
@@ -87,6 +90,10 @@ pub enum Command {
     /// similarity score.
     #[command(after_help = SIMILAR_HELP)]
     Similar(SimilarArgs),
+    /// Compare two files from their signatures: estimated edit distance,
+    /// similarity and containment, and the line ranges where they differ.
+    #[command(after_help = COMPARE_HELP)]
+    Compare(CompareArgs),
     /// Find the commit of another repository a directory was copied from
     /// (a vendored library): best matches first, and the best one's
     /// identical, modified, missing and added files.

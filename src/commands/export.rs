@@ -63,13 +63,14 @@ pub(super) fn export(
     if !args.quiet {
         writeln!(
             err,
-            "Exported {} rows of {} ({} fingerprinted; {} rows answered by the store, {} blobs fingerprinted now, {} chunked now)",
+            "Exported {} rows of {} ({} fingerprinted; {} rows answered by the store, {} blobs fingerprinted now, {} chunked now, {} signed now)",
             written.rows,
             name,
             written.fingerprinted,
             rows.outcome.cached,
             rows.outcome.computed,
-            rows.histograms_computed
+            rows.histograms_computed,
+            rows.signatures_computed
         )?;
     }
     Ok(Status::Success)

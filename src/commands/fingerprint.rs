@@ -133,7 +133,7 @@ pub(super) fn fingerprint(
                 let repo = repo.as_ref().context("no repository")?;
                 let entries = repo.tree_files(tree)?;
                 let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
-                let (prints, _) = compute::fingerprint_blobs(repo, &mut store, &ids, feedback)?;
+                let prints = fingerprint_and_sign(repo, &mut store, &ids, feedback)?;
                 entries
                     .into_iter()
                     .zip(prints)
@@ -146,8 +146,7 @@ pub(super) fn fingerprint(
             }
             Target::Blob(id, name) => {
                 let repo = repo.as_ref().context("no repository")?;
-                let (prints, _) =
-                    compute::fingerprint_blobs(repo, &mut store, &[id], &feedback.silent())?;
+                let prints = fingerprint_and_sign(repo, &mut store, &[id], &feedback.silent())?;
                 prints
                     .into_iter()
                     .map(|p| Line {
@@ -177,6 +176,23 @@ pub(super) fn fingerprint(
     Ok(Status::Success)
 }
 
+/// The fingerprints of `ids`, the blobs read signed in the same read,
+/// and those fingerprinted before without a signature (by renames, or an
+/// older git-simm) signed now, each read once: `fingerprint` fills the
+/// store for every reader of it, `compare` and `export` included.
+fn fingerprint_and_sign(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<Vec<git_simm::similarity::fingerprint::Sketch>, compute::ComputeError> {
+    let signing = compute::Signing::Sign;
+    let (prints, _, _) =
+        compute::fingerprint_blobs_with(repo, store, ids, feedback, signing, |_, _| ())?;
+    compute::fill_signatures(repo, store, ids, feedback)?;
+    Ok(prints)
+}
+
 pub(super) fn fingerprint_all(
     repo: &Repo,
     store: &mut Store,
@@ -199,7 +215,7 @@ pub(super) fn fingerprint_all(
         )?;
     }
     // Interrupted, what was computed is in the store already.
-    let (prints, _) = compute::fingerprint_blobs(repo, store, &ids, feedback)?;
+    let prints = fingerprint_and_sign(repo, store, &ids, feedback)?;
     flush_warnings(store, err);
     if !args.quiet {
         let lines: Vec<Line> = ids

@@ -58,10 +58,24 @@ pub(super) fn gc(
         histograms.prune(&keep, args.dry_run)
     }
     .with_context(|| format!("cannot rewrite the histogram store in {}", dir.display()))?;
+    let mut signatures = store
+        .signatures()
+        .with_context(|| format!("cannot open the signature store in {}", dir.display()))?;
+    let sigs = signatures
+        .prune(&keep, args.dry_run)
+        .with_context(|| format!("cannot rewrite the signature store in {}", dir.display()))?;
+    let mut band_keys = store
+        .band_keys()
+        .with_context(|| format!("cannot open the band key store in {}", dir.display()))?;
+    let keys = band_keys
+        .prune(&keep, args.dry_run)
+        .with_context(|| format!("cannot rewrite the band key store in {}", dir.display()))?;
     for w in store
         .take_warnings()
         .into_iter()
         .chain(histograms.take_warnings())
+        .chain(signatures.take_warnings())
+        .chain(band_keys.take_warnings())
     {
         writeln!(err, "warning: {w}")?;
     }
@@ -72,6 +86,8 @@ pub(super) fn gc(
             "pruned": prune,
             "fingerprints": report_json(&fingerprints),
             "histograms": report_json(&hist),
+            "signatures": report_json(&sigs),
+            "band_keys": report_json(&keys),
         });
         writeln!(out, "{doc:#}")?;
     } else if !args.quiet {
@@ -80,7 +96,12 @@ pub(super) fn gc(
         } else {
             ("kept", "dropped")
         };
-        for (name, r) in [("fingerprints", &fingerprints), ("histograms", &hist)] {
+        for (name, r) in [
+            ("fingerprints", &fingerprints),
+            ("histograms", &hist),
+            ("signatures", &sigs),
+            ("band keys", &keys),
+        ] {
             writeln!(
                 out,
                 "{name}: {} {kept}, {} {dropped}; {} -> {}",

@@ -7,6 +7,7 @@
 //! ([`terminal`]).
 
 mod check;
+mod compare;
 #[cfg(feature = "export")]
 mod export;
 mod fingerprint;
@@ -76,6 +77,7 @@ pub fn run(
         || match &cli.command {
             Command::Fingerprint(args) => args.store.no_cache,
             Command::Similar(args) => args.store.no_cache,
+            Command::Compare(args) => args.store.no_cache,
             Command::Origin(args) => args.store.no_cache,
             Command::Groups(args) => args.store.no_cache,
             Command::Renames(args) => args.store.no_cache,
@@ -91,6 +93,7 @@ pub fn run(
     let result = match &cli.command {
         Command::Fingerprint(args) => fingerprint::fingerprint(&cwd, nc, args, fb, out, err),
         Command::Similar(args) => similar::similar(&cwd, nc, args, fb, out, err),
+        Command::Compare(args) => compare::compare(&cwd, nc, args, fb, out, err),
         Command::Origin(args) => origin::origin(&cwd, nc, args, fb, out, err),
         Command::Groups(args) => groups::groups(&cwd, nc, args, fb, out, err),
         Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),

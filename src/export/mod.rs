@@ -9,8 +9,12 @@
 //! [`schema`]'s; [`SCHEMA_VERSION`] names their layout and the fingerprint
 //! definition together, so exports that cannot be compared are told apart.
 
+mod collect;
+
+pub use collect::collect;
+
 use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use arrow_array::builder::{FixedSizeBinaryBuilder, Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -19,22 +23,23 @@ use gix::ObjectId;
 use parquet::arrow::ArrowWriter;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
-use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
-use crate::repo::{EntryKind, Repo, RepoError};
-use crate::similarity::bands::{BANDS, HASHES, ROWS, band_keys, band_keys_of_record, name_key};
+use crate::repo::RepoError;
+use crate::similarity::bands::{BANDS, HASHES, ROWS, name_key};
 use crate::similarity::compute::{self, ComputeError};
-use crate::similarity::fingerprint::{FINGERPRINT_VERSION, MAX_SIZE, MIN_SIZE, Sketch};
-use crate::similarity::score::Spans;
-use crate::similarity::store::histograms::Histograms;
-use crate::similarity::store::{Store, StoreError};
+use crate::similarity::fingerprint::{FINGERPRINT_VERSION, Sketch};
+use crate::similarity::signature::{self, SIGNATURE_VERSION};
+use crate::similarity::store::StoreError;
 
 /// The version of the export's columns. Bumped when a column is added,
-/// removed or changes meaning (band layout included). 2: MinHash band
-/// keys over git's chunk buckets (`mh0`..`mh31`) instead of layout 1's
-/// bands of fingerprint bits.
-pub const EXPORT_VERSION: u32 = 2;
+/// removed or changes meaning (band layout and signature definition
+/// included). 2: MinHash band keys over git's chunk buckets
+/// (`mh0`..`mh31`) instead of layout 1's bands of fingerprint bits. 3:
+/// the Coates signature of a file under 8 KiB (`signature`) and the
+/// sketches of every file's for SQL (`sketch_level`, `sketch`,
+/// `sketch_next`), of signature version 2.
+pub const EXPORT_VERSION: u32 = 3;
 
 /// What the `version` column holds and the Parquet metadata key
 /// `git-simm.schema_version` says: the export layout times 1000 plus the
@@ -109,6 +114,10 @@ pub struct Export {
     /// Blobs whose chunk histograms the histogram store lacked: read (or
     /// chunked from the fingerprinting read) and stored.
     pub histograms_computed: usize,
+    /// Blobs that had a fingerprint but no signature: read (or signed
+    /// from the read for their histogram) and signed. Blobs fingerprinted
+    /// now are signed in that read and not counted here.
+    pub signatures_computed: usize,
 }
 
 /// One row: a file of a source tree, or a blob.
@@ -122,196 +131,23 @@ pub struct Row {
     pub blob: ObjectId,
     /// Its size and fingerprint.
     pub sketch: Sketch,
-    /// Its band keys ([`band_keys`]): `None` without a fingerprint or
-    /// when the file is all filler.
+    /// Its band keys ([`band_keys`](crate::similarity::bands::band_keys)):
+    /// `None` without a fingerprint or when the file is all filler.
     pub keys: Option<[i64; BANDS]>,
+    /// Its signature as text
+    /// ([`Signature::texts`](crate::similarity::signature::Signature::texts)):
+    /// `None` without a fingerprint.
+    pub signature: Option<Texts>,
 }
 
-/// Band keys by blob id, sorted.
-type Keyed = Vec<(ObjectId, Option<[i64; BANDS]>)>;
-
-/// The rows of `selection`, fingerprints from (and into) `store`.
-/// Submodules (gitlinks) are left out: their ids are commits of another
-/// repository.
-pub fn collect(
-    repo: &Repo,
-    store: &mut Store,
-    name: &str,
-    selection: &Selection,
-    feedback: &Feedback,
-) -> Result<Export, ExportError> {
-    let mut rows = Vec::new();
-    let sources = match selection {
-        Selection::All => {
-            for (id, _) in repo.all_blobs()? {
-                rows.push(Row {
-                    source: None,
-                    path: None,
-                    blob: id,
-                    sketch: EMPTY,
-                    keys: None,
-                });
-            }
-            Vec::new()
-        }
-        Selection::Trees(sources) => {
-            for (i, s) in sources.iter().enumerate() {
-                feedback.check()?;
-                for e in repo.tree_entries(s.tree)? {
-                    if e.kind == EntryKind::Submodule {
-                        continue;
-                    }
-                    rows.push(Row {
-                        source: Some(i),
-                        path: Some(e.path),
-                        blob: e.id,
-                        sketch: EMPTY,
-                        keys: None,
-                    });
-                }
-            }
-            sources.clone()
-        }
-    };
-    feedback.trace("export: rows listed");
-    let ids: Vec<ObjectId> = rows.iter().map(|r| r.blob).collect();
-    let mut histograms = store.histograms()?;
-    // Blobs the fingerprint store lacks are read now: their histograms
-    // and keys come from the same read.
-    let fresh = Fresh::new(&mut histograms);
-    let (sketches, mut keyed, outcome) =
-        compute::fingerprint_blobs_with(repo, store, &ids, feedback, |id, data| {
-            fresh.keys(id, data)
-        })?;
-    fresh.finish()?;
-    for (row, sketch) in rows.iter_mut().zip(sketches) {
-        row.sketch = sketch;
-    }
-    feedback.trace("export: fingerprints known");
-    let mut fingerprinted: Vec<ObjectId> = rows
-        .iter()
-        .filter(|r| r.sketch.fingerprint.is_some())
-        .map(|r| r.blob)
-        .collect();
-    fingerprinted.sort_unstable();
-    fingerprinted.dedup();
-    let (chunked, wanted): (Vec<ObjectId>, Vec<ObjectId>) = fingerprinted
-        .iter()
-        .partition(|id| keyed.binary_search_by(|(k, _)| k.cmp(id)).is_ok());
-    let stored = stored_keys(repo, &mut histograms, &wanted, feedback)?;
-    let histograms_computed = chunked.len() + stored.1;
-    keyed.extend(stored.0);
-    keyed.sort_unstable_by_key(|(id, _)| *id);
-    histograms.flush()?;
-    store.add_warnings(histograms.take_warnings());
-    for row in rows.iter_mut().filter(|r| r.sketch.fingerprint.is_some()) {
-        if let Ok(i) = keyed.binary_search_by(|(k, _)| k.cmp(&row.blob)) {
-            row.keys = keyed[i].1;
-        }
-    }
-    feedback.trace("export: band keys known");
-    Ok(Export {
-        repo: name.to_owned(),
-        sources,
-        rows,
-        outcome,
-        histograms_computed,
-    })
-}
-
-/// The histogram store as blobs read on several threads add to it: the
-/// first error is kept and reported by [`Fresh::finish`].
-struct Fresh<'a>(Mutex<(&'a mut Histograms, Option<StoreError>)>);
-
-impl<'a> Fresh<'a> {
-    fn new(histograms: &'a mut Histograms) -> Fresh<'a> {
-        Fresh(Mutex::new((histograms, None)))
-    }
-
-    /// The keys of a blob read now, its histogram added to the store
-    /// (when it is of a size that gets a fingerprint, the only rows with
-    /// keys).
-    fn keys(&self, id: ObjectId, data: &[u8]) -> Option<[i64; BANDS]> {
-        if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
-            return None;
-        }
-        let spans = Spans::new(data);
-        let keys = band_keys(&spans);
-        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (histograms, failed) = &mut *guard;
-        if failed.is_none()
-            && let Err(e) = histograms.add(id, &spans)
-        {
-            *failed = Some(e);
-        }
-        keys
-    }
-
-    fn finish(self) -> Result<(), StoreError> {
-        match self.0.into_inner().unwrap_or_else(PoisonError::into_inner) {
-            (_, Some(e)) => Err(e),
-            (_, None) => Ok(()),
-        }
-    }
-}
-
-/// The keys of `ids` (sorted, distinct) from the histogram store, the
-/// blobs it lacks read and their histograms stored; with how many were
-/// read.
-fn stored_keys(
-    repo: &Repo,
-    histograms: &mut Histograms,
-    ids: &[ObjectId],
-    feedback: &Feedback,
-) -> Result<(Keyed, usize), ExportError> {
-    let progress = feedback.stage("Computing band keys", ids.len() as u64);
-    let locs = histograms.locate(ids);
-    let (found, missing): (Vec<_>, Vec<_>) = ids.iter().zip(locs).partition(|(_, l)| l.is_some());
-    let store: &Histograms = histograms;
-    let decoded: Vec<(ObjectId, Option<Option<[i64; BANDS]>>)> = found
-        .par_iter()
-        .map(|&(id, loc)| {
-            progress.inc(1);
-            // A record that does not decode is read again below.
-            let keys = loc
-                .and_then(|l| store.record(l))
-                .and_then(band_keys_of_record);
-            (*id, keys)
-        })
-        .collect();
-    let mut out: Keyed = Vec::with_capacity(decoded.len());
-    let mut unreadable: Vec<ObjectId> = Vec::new();
-    for (id, keys) in decoded {
-        match keys {
-            Some(k) => out.push((id, k)),
-            None => unreadable.push(id),
-        }
-    }
-    let mut read: Vec<ObjectId> = missing.iter().map(|(id, _)| **id).collect();
-    read.extend(unreadable);
-    read.sort_unstable();
-    if !read.is_empty() {
-        let fresh = Fresh::new(histograms);
-        let keys = repo
-            .map_blobs(&read, feedback, |i, data| {
-                progress.inc(1);
-                fresh.keys(read[i], data)
-            })
-            .map_err(|e| match e {
-                RepoError::Interrupted(i) => ExportError::Interrupted(i),
-                e => ExportError::Repo(e),
-            })?;
-        fresh.finish()?;
-        out.extend(read.iter().copied().zip(keys));
-    }
-    progress.finish();
-    Ok((out, read.len()))
-}
+pub use crate::similarity::signature::Texts;
 
 /// The Arrow schema of an export, also the Parquet file's. Metadata keys:
 /// `git-simm.schema_version` ([`SCHEMA_VERSION`]),
-/// `git-simm.fingerprint_version`, `git-simm.bands` and
-/// `git-simm.band_rows` (minima per band).
+/// `git-simm.fingerprint_version`, `git-simm.bands`,
+/// `git-simm.band_rows` (minima per band), `git-simm.minhashes`,
+/// `git-simm.signature_version`, `git-simm.signature_c`,
+/// `git-simm.signature_coarse_c` and `git-simm.signature_fine_limit`.
 pub fn schema() -> Schema {
     let mut fields = vec![
         Field::new("version", DataType::Int32, false),
@@ -332,6 +168,10 @@ pub fn schema() -> Schema {
         fields.push(Field::new(format!("mh{i}"), DataType::Int64, true));
     }
     fields.push(Field::new("name_key", DataType::Int64, true));
+    fields.push(Field::new("signature", DataType::Utf8, true));
+    fields.push(Field::new("sketch_level", DataType::Int32, true));
+    fields.push(Field::new("sketch", DataType::Utf8, true));
+    fields.push(Field::new("sketch_next", DataType::Utf8, true));
     let metadata: std::collections::HashMap<String, String> = [
         ("git-simm.schema_version", SCHEMA_VERSION.to_string()),
         (
@@ -341,6 +181,16 @@ pub fn schema() -> Schema {
         ("git-simm.bands", BANDS.to_string()),
         ("git-simm.band_rows", ROWS.to_string()),
         ("git-simm.minhashes", HASHES.to_string()),
+        ("git-simm.signature_version", SIGNATURE_VERSION.to_string()),
+        ("git-simm.signature_c", signature::C.to_string()),
+        (
+            "git-simm.signature_coarse_c",
+            signature::COARSE_C.to_string(),
+        ),
+        (
+            "git-simm.signature_fine_limit",
+            signature::FINE_LIMIT.to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -419,6 +269,15 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     let mut words: Vec<Int64Builder> = (0..4).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut bands: Vec<Int64Builder> = (0..BANDS).map(|_| Int64Builder::with_capacity(n)).collect();
     let mut names = Int64Builder::with_capacity(n);
+    let text_bytes: usize = rows
+        .iter()
+        .filter_map(|r| r.signature.as_ref())
+        .map(|t| t.fine.as_ref().map_or(0, String::len))
+        .sum();
+    let mut fine = StringBuilder::with_capacity(n, text_bytes);
+    let mut level = Int32Builder::with_capacity(n);
+    let mut sketch = StringBuilder::with_capacity(n, n * 128);
+    let mut sketch_next = StringBuilder::with_capacity(n, n * 64);
     for r in rows {
         version.append_value(SCHEMA_VERSION);
         repo.append_value(&export.repo);
@@ -455,6 +314,20 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
             }
             None => bands.iter_mut().for_each(|b| b.append_null()),
         }
+        match &r.signature {
+            Some(t) => {
+                fine.append_option(t.fine.as_deref());
+                level.append_value(t.level as i32);
+                sketch.append_value(&t.sketch);
+                sketch_next.append_value(&t.sketch_next);
+            }
+            None => {
+                fine.append_null();
+                level.append_null();
+                sketch.append_null();
+                sketch_next.append_null();
+            }
+        }
     }
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(version.finish()),
@@ -471,5 +344,9 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
     columns.extend(words.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     columns.extend(bands.iter_mut().map(|b| Arc::new(b.finish()) as ArrayRef));
     columns.push(Arc::new(names.finish()));
+    columns.push(Arc::new(fine.finish()));
+    columns.push(Arc::new(level.finish()));
+    columns.push(Arc::new(sketch.finish()));
+    columns.push(Arc::new(sketch_next.finish()));
     RecordBatch::try_new(schema.clone(), columns)
 }

@@ -8,6 +8,7 @@
 //! `-z` output prints raw bytes with no quoting at all.
 
 pub mod check;
+pub mod compare;
 pub mod json;
 mod name_status;
 pub mod origin;

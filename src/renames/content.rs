@@ -220,6 +220,7 @@ impl Content for RepoContent<'_> {
                 self.store,
                 &in_odb,
                 &self.feedback,
+                crate::similarity::compute::Signing::Skip,
                 |_, data| Arc::new(Spans::new(data)),
             )?;
             // `spans` lists the blobs read, sorted by id: only those are

@@ -13,6 +13,8 @@ use crate::progress::{Feedback, Interrupted};
 use crate::repo::{Repo, RepoError};
 use crate::similarity::fingerprint::Fingerprinter;
 use crate::similarity::fingerprint::Sketch;
+use crate::similarity::signature::Stored;
+use crate::similarity::store::signatures::Signatures;
 use crate::similarity::store::{Store, StoreError};
 
 /// The error returned by [`fingerprint_blobs`].
@@ -57,7 +59,8 @@ pub fn fingerprint_blobs(
     ids: &[ObjectId],
     feedback: &Feedback,
 ) -> Result<(Vec<Sketch>, Outcome), ComputeError> {
-    let (entries, _, outcome) = fingerprint_blobs_with(repo, store, ids, feedback, |_, _| ())?;
+    let (entries, _, outcome) =
+        fingerprint_blobs_with(repo, store, ids, feedback, Signing::Skip, |_, _| ())?;
     Ok((entries, outcome))
 }
 
@@ -65,15 +68,30 @@ pub fn fingerprint_blobs(
 /// sorted by id), and counts.
 pub type WithExtras<T> = (Vec<Sketch>, Vec<(ObjectId, T)>, Outcome);
 
+/// Whether a fingerprinting read also signs the blobs it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signing {
+    /// Sign every blob read and store its signature ([`Stored`]) beside
+    /// its fingerprint (`fingerprint`, `export`: the commands that
+    /// fill the store for signatures' readers), not with a disabled
+    /// store, which would only hold them in memory for nobody.
+    Sign,
+    /// Fingerprints only: renames, `similar`, `check`, `groups` and packs
+    /// never read a signature, and signing would add to every cold run of
+    /// them.
+    Skip,
+}
+
 /// [`fingerprint_blobs`], also computing `also(id, content)` for every
 /// blob it has to read (those the store lacks), from the same read:
 /// callers that need more than the fingerprint of a blob avoid reading it
-/// twice.
+/// twice. With [`Signing::Sign`], signatures too.
 pub fn fingerprint_blobs_with<T: Send>(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
     feedback: &Feedback,
+    signing: Signing,
     also: impl Fn(ObjectId, &[u8]) -> T + Sync + Send,
 ) -> Result<WithExtras<T>, ComputeError> {
     let progress = feedback.stage(STAGE, ids.len() as u64);
@@ -96,11 +114,28 @@ pub fn fingerprint_blobs_with<T: Send>(
         let slots: Vec<Mutex<Option<(Sketch, T)>>> = std::iter::repeat_with(|| Mutex::new(None))
             .take(missing.len())
             .collect();
+        let signed = if store.is_enabled() && signing == Signing::Sign {
+            Some(Signed::new(store.signatures()?))
+        } else {
+            None
+        };
         let read = repo.for_each_blob(&missing, feedback, |i, data| {
             let value = (entry_of(data), also(missing[i], data));
+            if let Some(signed) = &signed {
+                signed.add(missing[i], data);
+            }
             *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
         });
+        // Interrupted, the signatures made are kept like the
+        // fingerprints; a read that failed (a corrupt object) stores
+        // nothing.
+        if kept_after(&read) {
+            let signed = signed.map(Signed::finish).transpose()?;
+            if let Some(warnings) = signed {
+                store.add_warnings(warnings);
+            }
+        }
         let computed: Vec<Option<(Sketch, T)>> = slots
             .into_iter()
             .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
@@ -157,6 +192,152 @@ pub fn fingerprint_blobs_with<T: Send>(
         })
         .collect();
     Ok((entries, extras, outcome))
+}
+
+/// Whether what a read computed is stored: when it finished, or was
+/// interrupted (a later run resumes); not when it failed.
+fn kept_after(read: &Result<(), RepoError>) -> bool {
+    matches!(read, Ok(()) | Err(RepoError::Interrupted(_)))
+}
+
+/// The signature store as blobs read on several threads add to it: the
+/// first error is kept and reported by [`Signed::finish`].
+pub struct Signed(Mutex<(Signatures, Option<StoreError>)>);
+
+impl Signed {
+    /// Collect into `signatures`.
+    pub fn new(signatures: Signatures) -> Signed {
+        Signed(Mutex::new((signatures, None)))
+    }
+
+    /// Sign `data`, the content of `id`, and keep its signature (signed
+    /// outside the lock; only the record is handed over under it).
+    pub fn add(&self, id: ObjectId, data: &[u8]) {
+        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        Stored::encode_of(data, &mut record);
+        self.keep(id, record);
+    }
+
+    /// [`Signed::add`], returning the signature.
+    pub fn add_decoded(&self, id: ObjectId, data: &[u8]) -> Stored {
+        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        Stored::encode_of(data, &mut record);
+        // What was just encoded decodes.
+        let signature = Stored::decode(&record).unwrap_or_default();
+        self.keep(id, record);
+        signature
+    }
+
+    fn keep(&self, id: ObjectId, record: Vec<u8>) {
+        let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (store, failed) = &mut *guard;
+        if failed.is_none()
+            && let Err(e) = store.add_encoded(id, record)
+        {
+            *failed = Some(e);
+        }
+    }
+
+    /// Write what was added; the warnings of the signature store.
+    pub fn finish(self) -> Result<Vec<String>, StoreError> {
+        let (mut store, failed) = self.0.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        store.flush()?;
+        Ok(store.take_warnings())
+    }
+}
+
+/// The signatures of `ids` (in the same order): from the signature store,
+/// the blobs it lacks read once (in a partial clone, fetched as git
+/// fetches them), signed and stored.
+pub fn signatures(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<Vec<Stored>, ComputeError> {
+    let mut sigs = store.signatures()?;
+    let mut out = sigs.get_many(ids);
+    let mut wanted: Vec<ObjectId> = ids
+        .iter()
+        .zip(&out)
+        .filter(|(_, s)| s.is_none())
+        .map(|(id, _)| *id)
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    store.add_warnings(sigs.take_warnings());
+    if !wanted.is_empty() {
+        let made = repo
+            .map_blobs(&wanted, feedback, |_, data| Stored::of(data))
+            .map_err(|e| match e {
+                RepoError::Interrupted(i) => ComputeError::Interrupted(i),
+                e => ComputeError::Repo(e),
+            })?;
+        for (id, sig) in wanted.iter().zip(&made) {
+            sigs.add(*id, sig)?;
+        }
+        sigs.flush()?;
+        store.add_warnings(sigs.take_warnings());
+        for (slot, id) in out.iter_mut().zip(ids) {
+            if slot.is_none()
+                && let Ok(i) = wanted.binary_search(id)
+            {
+                *slot = Some(made[i].clone());
+            }
+        }
+    }
+    // Every id was found or read, or the read failed above.
+    Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Sign the blobs of `ids` the signature store lacks (each read once);
+/// how many were read. What `fingerprint --all` does after the
+/// fingerprints, so that a store filled by a git-simm without signatures
+/// gains them.
+pub fn fill_signatures(
+    repo: &Repo,
+    store: &mut Store,
+    ids: &[ObjectId],
+    feedback: &Feedback,
+) -> Result<usize, ComputeError> {
+    if !store.is_enabled() {
+        return Ok(0);
+    }
+    let mut sigs = store.signatures()?;
+    let have = sigs.contains(ids);
+    let mut wanted: Vec<ObjectId> = ids
+        .iter()
+        .zip(have)
+        .filter(|(_, h)| !h)
+        .map(|(id, _)| *id)
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        store.add_warnings(sigs.take_warnings());
+        return Ok(0);
+    }
+    let progress = feedback.stage("Signing blobs", wanted.len() as u64);
+    let signed = Signed::new(sigs);
+    let read = repo.for_each_blob(&wanted, feedback, |i, data| {
+        signed.add(wanted[i], data);
+        progress.inc(1);
+    });
+    // Kept when interrupted, as fingerprints are; nothing stored when a
+    // read failed (a corrupt object).
+    if kept_after(&read) {
+        let warnings = signed.finish()?;
+        store.add_warnings(warnings);
+    }
+    read.map_err(|e| match e {
+        RepoError::Interrupted(i) => ComputeError::Interrupted(i),
+        e => ComputeError::Repo(e),
+    })?;
+    progress.finish();
+    Ok(wanted.len())
 }
 
 /// A blob's size and fingerprint, with this thread's scratch space.

@@ -13,4 +13,5 @@ pub mod fingerprint;
 pub mod prefix;
 pub mod score;
 pub mod seen;
+pub mod signature;
 pub mod store;

@@ -176,7 +176,9 @@ fn tables(r: &Repo) -> Vec<PathBuf> {
     tables_in(&r.store_dir())
 }
 
-/// The table files of a store directory, sorted; none if it is missing.
+/// The fingerprint tables (`fp-*.table`) of a store directory, sorted;
+/// none if it is missing. The signature tables beside them (`sig-`) are
+/// another store's.
 fn tables_in(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -184,6 +186,11 @@ fn tables_in(dir: &Path) -> Vec<PathBuf> {
     let mut t: Vec<PathBuf> = rd
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "table"))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("fp-"))
+        })
         .collect();
     t.sort();
     t

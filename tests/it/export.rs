@@ -309,6 +309,7 @@ fn schema_is_versioned_and_typed() {
     let bands: Vec<String> = (0..BANDS).map(|i| format!("mh{i}")).collect();
     expected.extend(bands.iter().map(String::as_str));
     expected.push("name_key");
+    expected.extend(["signature", "sketch_level", "sketch", "sketch_next"]);
     assert_eq!(names, expected);
     use arrow_schema::DataType;
     assert_eq!(
@@ -328,7 +329,21 @@ fn schema_is_versioned_and_typed() {
     );
     assert_eq!(
         meta.get("git-simm.schema_version"),
-        Some(&(2000 + FINGERPRINT_VERSION).to_string())
+        Some(&(3000 + FINGERPRINT_VERSION).to_string())
+    );
+    assert_eq!(
+        meta.get("git-simm.signature_version"),
+        Some(&git_simm::similarity::signature::SIGNATURE_VERSION.to_string())
+    );
+    for name in ["signature", "sketch", "sketch_next"] {
+        assert_eq!(
+            schema.field_with_name(name).unwrap().data_type(),
+            &DataType::Utf8
+        );
+    }
+    assert_eq!(
+        schema.field_with_name("sketch_level").unwrap().data_type(),
+        &DataType::Int32
     );
     assert_eq!(meta.get("git-simm.bands"), Some(&BANDS.to_string()));
     assert_eq!(meta.get("git-simm.band_rows"), Some(&ROWS.to_string()));
@@ -383,7 +398,7 @@ fn rows_match_ls_tree_and_fingerprint() {
     assert_eq!(by_size_and_print.len(), rows.len());
     let mut fingerprinted = 0;
     for (row, (hex, size)) in rows.iter().zip(&by_size_and_print) {
-        assert_eq!(row.version, 2000 + FINGERPRINT_VERSION as i32);
+        assert_eq!(row.version, 3000 + FINGERPRINT_VERSION as i32);
         assert_eq!(row.repo, "example");
         assert_eq!(row.revision.as_deref(), Some("HEAD"));
         assert_eq!(row.commit.as_deref(), Some(head.as_str()));
@@ -752,4 +767,49 @@ fn an_edited_copy_far_in_fingerprint_bits_shares_a_band_key() {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn signature_columns_are_the_signatures_of_the_blobs() {
+    use git_simm::similarity::signature::Signature;
+    let r = export_repo();
+    let out = r.path.join("../sig.parquet");
+    // Twice: from the blobs (cold store), then from the store alone.
+    for _ in 0..2 {
+        let o = r.simm(&["export", "-o", out.to_str().expect("path")]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut checked = 0;
+        for b in read(&out) {
+            let s = |name: &str| {
+                b.column_by_name(name)
+                    .expect(name)
+                    .as_string::<i32>()
+                    .clone()
+            };
+            let (blob, fine) = (s("blob"), s("signature"));
+            let (sketch, next) = (s("sketch"), s("sketch_next"));
+            let fp = b.column_by_name("fp0").expect("fp0");
+            let level = b
+                .column_by_name("sketch_level")
+                .expect("level")
+                .as_primitive::<Int32Type>()
+                .clone();
+            for i in 0..b.num_rows() {
+                if fp.is_null(i) {
+                    assert!(fine.is_null(i) && sketch.is_null(i));
+                    continue;
+                }
+                let data = r.git(&["cat-file", "blob", blob.value(i)]);
+                let t = Signature::new(&data).texts();
+                assert_eq!(t.fine.as_deref(), (!fine.is_null(i)).then(|| fine.value(i)));
+                assert_eq!(t.level as i32, level.value(i));
+                assert_eq!(
+                    (t.sketch.as_str(), t.sketch_next.as_str()),
+                    (sketch.value(i), next.value(i))
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "{checked}");
+    }
 }

@@ -80,6 +80,10 @@ fn repo_with_a_pruned_blob() -> (Repo, Vec<String>, String) {
         "the copy must be scored, so its histogram is stored: {}",
         stdout(&o)
     );
+    // `groups` reads no signature and makes none: `fingerprint` signs
+    // the copy, so that every kind of table holds it.
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let before = blobs(&r);
     r.git(&["reset", "-q", "--hard", "HEAD~1"]);
     r.git(&["reflog", "expire", "--expire=now", "--all"]);
@@ -102,6 +106,8 @@ fn gc_drops_what_git_pruned_and_keeps_the_rest_in_one_table() {
     let files = store_files(&r);
     assert!(count(&files, "fp-") >= 3, "{files:?}");
     assert_eq!(count(&files, "hist-"), 1, "{files:?}");
+    // Every blob read for its fingerprint was signed in the same read.
+    assert!(count(&files, "sig-") >= 3, "{files:?}");
     let uncached = r.simm(&["--no-cache", "fingerprint", "--all"]);
     assert!(uncached.status.success());
 
@@ -111,6 +117,8 @@ fn gc_drops_what_git_pruned_and_keeps_the_rest_in_one_table() {
     assert_eq!(dry["fingerprints"]["dropped"], 1);
     assert_eq!(dry["fingerprints"]["kept"], present.len());
     assert_eq!(dry["histograms"]["dropped"], 1);
+    assert_eq!(dry["signatures"]["dropped"], 1);
+    assert_eq!(dry["signatures"]["kept"], present.len());
 
     let done = gc_json(&r, &[]);
     assert_eq!(done["fingerprints"], dry["fingerprints"]);
@@ -118,7 +126,8 @@ fn gc_drops_what_git_pruned_and_keeps_the_rest_in_one_table() {
     let now = store_files(&r);
     assert_eq!(count(&now, "fp-"), 1, "{now:?}");
     assert_eq!(count(&now, "hist-"), 1, "{now:?}");
-    assert_eq!(now.len(), 2, "no temporaries left: {now:?}");
+    assert_eq!(count(&now, "sig-"), 1, "{now:?}");
+    assert_eq!(now.len(), 3, "no temporaries left: {now:?}");
     assert_eq!(
         std::fs::metadata(&now[0]).expect("table").len(),
         done["fingerprints"]["bytes_after"].as_u64().expect("bytes")

@@ -13,6 +13,7 @@ mod attributes;
 mod breaks;
 mod check;
 mod cli;
+mod compare;
 mod config_sources;
 mod containment;
 mod docs_examples;

@@ -1016,12 +1016,14 @@ fn interrupted_fingerprinting_stops_and_keeps_what_it_computed() {
     let flag = AtomicBool::new(false);
     let feedback = Feedback::new(&Discard, &flag);
     let read = AtomicUsize::new(0);
-    let err = compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, |_, _| {
-        if read.fetch_add(1, Ordering::Relaxed) + 1 == 100 {
-            flag.store(true, Ordering::Relaxed);
-        }
-    })
-    .expect_err("interrupted");
+    let signing = compute::Signing::Sign;
+    let err =
+        compute::fingerprint_blobs_with(&repo, &mut store, &ids, &feedback, signing, |_, _| {
+            if read.fetch_add(1, Ordering::Relaxed) + 1 == 100 {
+                flag.store(true, Ordering::Relaxed);
+            }
+        })
+        .expect_err("interrupted");
     assert!(matches!(err, ComputeError::Interrupted(_)), "{err:?}");
     let mut store = Store::open(&dir, 20).expect("store reopens");
     let kept = store.get_many(&ids).iter().flatten().count();

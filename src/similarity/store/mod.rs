@@ -34,6 +34,9 @@
 
 mod files;
 pub mod histograms;
+pub mod keys;
+mod records;
+pub mod signatures;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -172,6 +175,24 @@ impl Store {
         match &self.dir {
             Some(dir) => histograms::Histograms::open(dir, self.hash_len),
             None => Ok(histograms::Histograms::disabled(self.hash_len)),
+        }
+    }
+
+    /// The signature store beside these fingerprints: in the same
+    /// directory, or in memory only when this store is disabled.
+    pub fn signatures(&self) -> Result<signatures::Signatures, StoreError> {
+        match &self.dir {
+            Some(dir) => signatures::Signatures::open(dir, self.hash_len),
+            None => Ok(signatures::Signatures::disabled(self.hash_len)),
+        }
+    }
+
+    /// The band key store beside these fingerprints: in the same
+    /// directory, or in memory only when this store is disabled.
+    pub fn band_keys(&self) -> Result<keys::BandKeys, StoreError> {
+        match &self.dir {
+            Some(dir) => keys::BandKeys::open(dir, self.hash_len),
+            None => Ok(keys::BandKeys::disabled(self.hash_len)),
         }
     }
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What signatures add to a cold `fingerprint --all`: two git-simm binaries
+# (one that does not sign, one that does) each fingerprint every blob of a
+# copy of REPO from an empty store, alternating, in one run; prints each
+# time, the load, and the ratio of the means.
+#
+#   benches/signature-cost.sh OLD NEW REPO [WORKDIR] [ROUNDS]
+#
+# REPO (a bare repository; docs/performance.md used git.git) is copied to
+# WORKDIR first (default a temporary directory), since the store is
+# written into the copy's git directory. ROUNDS (default 2) runs of each.
+# Each run prints the store's tables and bytes by kind.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/benches/lib.sh"
+die() { echo "signature-cost.sh: $*" >&2; exit 1; }
+[[ $# -ge 3 ]] || die "usage: benches/signature-cost.sh OLD NEW REPO [WORKDIR] [ROUNDS]"
+old=$1 new=$2 src=$3 workdir=${4:-} rounds=${5:-2}
+use_workdir signature-cost
+pinned_git_env
+cp "$old" "$workdir/old" && cp "$new" "$workdir/new"
+repo=$workdir/repo.git
+rm -rf "$repo"
+cp -a "$src" "$repo"
+blobs=$(git -C "$repo" cat-file --batch-all-objects --batch-check='%(objecttype)' | grep -c '^blob$')
+echo "repository: $src ($blobs blobs, $(nproc) cores, load $(loadavg))"
+# Warm the page cache so neither side pays for the disk.
+git -C "$repo" cat-file --batch-all-objects --unordered --batch >/dev/null
+
+declare -A total=([old]=0 [new]=0)
+for ((i = 1; i <= rounds; i++)); do
+  for bin in old new; do
+    rm -rf "$repo/simm"
+    t=$(now)
+    "$workdir/$bin" -C "$repo" fingerprint --all --quiet
+    s=$(secs_since "$t")
+    total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
+    # Tables and bytes by kind (fp, hist, sig, keys).
+    tables=$(cd "$repo/simm" && for k in $(ls | sed -n 's/^\([a-z]*\)-.*\.table$/\1/p' | sort -u); do
+      printf '%s %s tables %s bytes, ' "$k" "$(ls "$k"-*.table | wc -l)" "$(cat "$k"-*.table | wc -c)"
+    done)
+    printf '%-4s round %d: %7s s  (store: %s; load %s)\n' "$bin" "$i" "$s" "$tables" "$(loadavg)"
+  done
+done
+awk -v o="${total[old]}" -v n="${total[new]}" -v r="$rounds" \
+  'BEGIN { printf "mean: old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'

@@ -84,7 +84,7 @@ fn lcs_one_word(a: &[u8], b: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::lcs;
-    use crate::similarity::signature::tests::dp_common as reference;
+    use crate::similarity::signature::tests::lcs_len as reference;
     use crate::testing::Rng;
 
     #[test]

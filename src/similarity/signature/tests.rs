@@ -407,27 +407,9 @@ fn check_against_dp(a: &[u8], b: &[u8]) {
         distance: d,
         a_in_b: inside[0],
         b_in_a: inside[1],
-        common: dp_common(a, b),
+        common: lcs_len(a, b),
     };
     assert_eq!(all, want, "{a:?} {b:?}");
-}
-
-/// Plain dynamic programming: the length of the longest common
-/// subsequence (symbols compared on their values).
-pub(super) fn dp_common(a: &[u8], b: &[u8]) -> usize {
-    let mut prev = vec![0usize; b.len() + 1];
-    for &x in a {
-        let mut cur = vec![0usize; b.len() + 1];
-        for (j, &y) in b.iter().enumerate() {
-            cur[j + 1] = if x & 63 == y & 63 {
-                prev[j] + 1
-            } else {
-                prev[j + 1].max(cur[j])
-            };
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Random symbols (flags in bits 6 and 7 too) from an alphabet of `sigma`.
@@ -497,7 +479,9 @@ fn signature_distances_match_dynamic_programming() {
     }
 }
 
-fn lcs_len(a: &[u8], b: &[u8]) -> usize {
+/// Plain dynamic programming: the length of the longest common
+/// subsequence (symbols compared on their values).
+pub(super) fn lcs_len(a: &[u8], b: &[u8]) -> usize {
     let mut prev = vec![0usize; b.len() + 1];
     for &x in a {
         let mut cur = vec![0usize; b.len() + 1];

@@ -25,6 +25,7 @@ const KIND: Kind = Kind {
     prefix: "keys-",
     version: KEYS_VERSION,
     what: "band key",
+    flush_bytes: super::records::FLUSH_BYTES,
 };
 
 /// A blob's keys: `None` when it has none.

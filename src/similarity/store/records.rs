@@ -1,13 +1,13 @@
 //! Tables of variable-length records keyed by blob id, for what the store
-//! keeps beside fingerprints and histograms: signatures
-//! ([`super::signatures`]) and band keys ([`super::keys`]).
+//! keeps beside fingerprints: histograms ([`super::histograms`]),
+//! signatures ([`super::signatures`]) and band keys ([`super::keys`]).
 //!
-//! The layout and the rules are the histogram tables' (immutable files
-//! written to a temporary name, synced and renamed; validated when opened;
-//! every record CRC-checked when located; a damaged table dropped, its
-//! blobs computed again; flushed every [`FLUSH_BYTES`], so memory stays
-//! bounded; in memory only when the store is disabled), for any kind of
-//! record ([`Kind`]):
+//! The rules are the fingerprint tables' (immutable files written to a
+//! temporary name, synced and renamed, the directory synced; validated
+//! when opened; every record CRC-checked when located; a damaged table
+//! dropped, its blobs computed again; flushed every
+//! [`Kind::flush_bytes`], so memory stays bounded; in memory only when the
+//! store is disabled), for any kind of record ([`Kind`]):
 //!
 //! ```text
 //! header   32 bytes: magic, format, the kind's version, id length, count
@@ -32,11 +32,12 @@ use super::{Pruned, StoreError};
 const FORMAT: u32 = 1;
 /// offset (8) + length (4) + crc (4)
 const INDEX_LEN: usize = 16;
-/// Pending records become a table once they take this many bytes.
+/// Pending records become a table once they take this many bytes, unless
+/// their kind says otherwise.
 pub const FLUSH_BYTES: usize = 64 << 20;
 /// Merge tables once there are more than this many (when the store is
 /// opened, never while a run holds [`Loc`]s into them).
-const MAX_TABLES: usize = 16;
+pub(super) const MAX_TABLES: usize = 16;
 
 /// What one kind of table holds.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +51,8 @@ pub struct Kind {
     pub version: u32,
     /// What warnings call a record ("signature").
     pub what: &'static str,
+    /// Pending records become a table once they take this many bytes.
+    pub flush_bytes: usize,
 }
 
 impl Kind {
@@ -375,12 +378,12 @@ impl Records {
         t.bytes.get(start..start.checked_add(loc.len as usize)?)
     }
 
-    /// Add the record of `id`; every [`FLUSH_BYTES`] pending become a
+    /// Add the record of `id`; every [`Kind::flush_bytes`] pending become a
     /// table ([`Records::flush`]).
     pub fn add(&mut self, id: ObjectId, record: Vec<u8>) -> Result<(), StoreError> {
         self.pending_bytes += record.len() + id.as_slice().len() + INDEX_LEN;
         self.pending.push((id, record));
-        if self.pending_bytes >= FLUSH_BYTES {
+        if self.pending_bytes >= self.kind.flush_bytes {
             self.flush()?;
         }
         Ok(())
@@ -464,6 +467,31 @@ impl Records {
             &|id| ObjectId::try_from(id).is_ok_and(|id| keep(&id)),
             dry_run,
         )
+    }
+
+    /// Delete every table of this kind and hash: they are a cache of what
+    /// blobs hold, so the next command that wants a record reads the blob
+    /// again. With `dry_run`, only count.
+    pub fn drop_all(&mut self, dry_run: bool) -> Result<Pruned, StoreError> {
+        let live = || self.tables.iter().filter(|t| !t.dead);
+        let report = Pruned {
+            kept: 0,
+            dropped: live().map(|t| t.count).sum(),
+            tables_before: live().count(),
+            bytes_before: live().map(|t| t.bytes.len() as u64).sum(),
+            bytes_after: 0,
+        };
+        if dry_run {
+            return Ok(report);
+        }
+        let paths: Vec<PathBuf> = self.tables.iter().filter_map(|t| t.path.clone()).collect();
+        self.tables.clear();
+        for p in paths {
+            if let Err(e) = super::files::remove_if_ours(&p, self.kind.name(), self.kind.magic) {
+                return Err(StoreError::Write { path: p, source: e });
+            }
+        }
+        Ok(report)
     }
 
     fn rewrite(
@@ -589,6 +617,8 @@ fn write_table(
         records.len()
     ));
     tmp.persist(&path).map_err(|e| e.error)?;
+    // The rename is durable only once the directory is.
+    crate::fsutil::sync_dir(dir)?;
     Ok(path)
 }
 

@@ -21,6 +21,7 @@ const KIND: Kind = Kind {
     prefix: "sig-",
     version: SIGNATURE_VERSION,
     what: "signature",
+    flush_bytes: super::records::FLUSH_BYTES,
 };
 
 /// The signatures of one store (see the module documentation).

@@ -14,7 +14,7 @@ use gix::ObjectId;
 
 use super::Status;
 use super::fingerprint::read_as_git_would;
-use super::settings::{flush_warnings, open_store, store_dir};
+use super::settings::{discover_if_any, flush_warnings, open_store, store_dir};
 use crate::cli::CompareArgs;
 
 /// A resolved side: what it is and where it came from.
@@ -31,12 +31,7 @@ pub(super) fn compare(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    // Two files on disk compare anywhere, like `git diff --no-index`.
-    let here = match Repo::discover(cwd) {
-        Ok(r) => Some(r),
-        Err(RepoError::NotARepository { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+    let here = discover_if_any(cwd)?;
     let there = match &args.repository {
         Some(p) => Some(Repo::open(&cwd.join(p))?),
         None => None,

@@ -9,13 +9,13 @@ use anyhow::{Context, Result, bail};
 use git_simm::origin::{self, LocalFile, Range};
 use git_simm::output::{self, write_quoted_path};
 use git_simm::progress::Feedback;
-use git_simm::repo::{EntryKind, Repo, RepoError};
+use git_simm::repo::{EntryKind, Repo};
 
 use super::Status;
 use super::fingerprint::{
     Target, collect_files, normalized, not_ignored, read_as_git_would, resolve_target,
 };
-use super::settings::{flush_warnings, open_store};
+use super::settings::{discover_if_any, flush_warnings, open_store};
 use crate::cli::OriginArgs;
 
 /// Matches beyond the listed ones compared file by file, so that a state
@@ -30,11 +30,7 @@ pub(super) fn origin(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let here = match Repo::discover(cwd) {
-        Ok(r) => Some(r),
-        Err(RepoError::NotARepository { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+    let here = discover_if_any(cwd)?;
     let directory = args.directory.to_string_lossy();
     let files = local_files(here.as_ref(), cwd, &args.directory)?;
     if files.is_empty() {

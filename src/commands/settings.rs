@@ -2,10 +2,10 @@
 //! The `GIT_SIMM_*` variables are read here and nowhere else.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use git_simm::repo::Repo;
+use git_simm::repo::{Repo, RepoError};
 use git_simm::similarity::score;
 use git_simm::similarity::store::Store;
 
@@ -53,6 +53,18 @@ pub(super) fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
     let dir = store_dir(repo)?;
     Store::open(&dir, hash_len)
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
+}
+
+/// The repository `cwd` is in, or `None` outside any: commands that
+/// also take files on disk (`compare`, `origin`) work there like `git diff
+/// --no-index`. Any other failure (a repository git would refuse, a
+/// broken one) is an error.
+pub(super) fn discover_if_any(cwd: &Path) -> Result<Option<Repo>> {
+    match Repo::discover(cwd) {
+        Ok(r) => Ok(Some(r)),
+        Err(RepoError::NotARepository { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Where [`open_store`] keeps the store.

@@ -651,20 +651,20 @@ def cmd_scale(args):
             cmd = [sys.executable, __file__, "scale-step", "--workdir", str(work), "--replicas", str(n),
                    "--memory", args.memory, "--spill", args.spill, "--sql", name]
             before = load()
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.step_timeout)
-            except subprocess.TimeoutExpired:
-                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: stopped after {args.step_timeout:.0f} s, load {before} before, {load()} after")
+            code, stdout, stderr, spent, rss, disk = watch_step(cmd, work / "duckdb-tmp", args.step_timeout)
+            so_far = f"peak memory {rss / 1e9:.2f} GB, peak spill {disk / 1e9:.2f} GB, load {load()} (load {before} before)"
+            if code is None:
+                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: stopped after {spent:.0f} s, {so_far}")
                 # The killed step's spill files: DuckDB removes them only
                 # on a clean exit.
                 shutil.rmtree(work / "duckdb-tmp", ignore_errors=True)
                 stop = True
                 continue
-            if p.returncode != 0:
-                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: failed (load {before} before, {load()} after): {p.stderr.strip()[-600:]}")
+            if code != 0:
+                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: failed after {spent:.0f} s, {so_far}: {stderr.strip()[-600:]}")
                 continue
-            log(p.stdout.strip() + f" (load {before} before){label}")
-            m = re.search(r" pairs, ([0-9.]+) s,", p.stdout)
+            log(stdout.strip() + f" (load {before} before){label}")
+            m = re.search(r" pairs, ([0-9.]+) s,", stdout)
             secs[name] = float(m.group(1))
         if len(secs) == 2:
             log(f"  with the filter / without: {secs['count.sql'] / secs['count-unfiltered.sql']:.2f}x")
@@ -675,6 +675,29 @@ def cmd_scale(args):
         e = Spark(files)
         log(f"Spark's plan (EXPLAIN FORMATTED) of near-duplicates.sql over all {len(files)} replicas ({len(files) * n0} rows):")
         log(e.explain(sql))
+
+
+def watch_step(cmd, spill, timeout):
+    """Runs one step's process, following its peak resident memory and the
+    spill directory's size from outside, so that a step stopped or failed
+    still says how far it got: (return code, or None when stopped after
+    `timeout` seconds; stdout; stderr; seconds; peak memory; peak spill)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t, rss, disk = time.perf_counter(), 0, 0
+    while p.poll() is None:
+        try:
+            status = Path(f"/proc/{p.pid}/status").read_text()
+            rss = max(rss, next(int(l.split()[1]) * 1000 for l in status.splitlines() if l.startswith("VmHWM")))
+        except (OSError, StopIteration):
+            pass
+        disk = max(disk, sum(f.stat().st_size for f in spill.rglob("*") if f.is_file()) if spill.exists() else 0)
+        if timeout and time.perf_counter() - t > timeout:
+            p.kill()
+            p.communicate()
+            return None, "", "", time.perf_counter() - t, rss, disk
+        time.sleep(1)
+    out, err = p.communicate()
+    return p.returncode, out, err, time.perf_counter() - t, rss, disk
 
 
 def cmd_scale_step(args):

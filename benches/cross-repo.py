@@ -18,12 +18,15 @@ returns the same pairs, and checks the pairs against git-simm's exact score:
 
 `scale` replicates the exports made by `run` (in --workdir) to the number of
 rows asked for (families of ten: an unrelated repository, its fingerprints
-XORed with a random mask and its band keys re-hashed, except the keys real
-unrelated files share by chance, and nine forks of it with a few bits
-flipped and one file in five edited; `cmd_scale` explains why), then times
+XORed with a random mask, its band keys re-hashed, except the keys real
+unrelated files share by chance, and its signature sketches' symbols
+renamed, and nine forks of it with a few bits flipped and one file in five
+edited, its sketches too; `cmd_scale` explains why), then times
 near-duplicates.sql on DuckDB over growing numbers of replicas, each step in
-its own process (`scale-step`) with its peak memory and spill, and prints
-Spark's plan (EXPLAIN FORMATTED) over all replicas with --explain.
+its own process (`scale-step`) with its peak memory and spill (with
+--unfiltered, the query without its signature filter too, and the ratio),
+and prints Spark's plan (EXPLAIN FORMATTED) over all replicas with
+--explain.
 
 Needs: pip install duckdb datafusion pyspark pyarrow numpy, and Java 17 for
 Spark. Engines whose module is missing are skipped with a note (CI may skip
@@ -34,6 +37,8 @@ import argparse
 import json
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -180,6 +185,17 @@ def near_sql(estimate_min=None):
     old = "WHERE symbols * 100 <= (100 - 75) * longer"
     assert old in text, "near-duplicates.sql: the threshold's line changed"
     return text.replace(old, f"WHERE symbols * 100 <= (100 - {estimate_min}) * longer")
+
+
+def unfiltered_sql(text):
+    """near-duplicates.sql without its signature filter: the band-key
+    candidates go to the ranking as they are (no sketch read, no
+    levenshtein), ranked by fingerprint distance alone (every estimate the
+    same), which is the query as it stands without the filter."""
+    start, end = text.index("signatures AS ("), text.index("pairs AS (")
+    assert start < end and "estimated AS (" in text[start:end], "near-duplicates.sql: the filter's CTEs changed"
+    plain = "estimated AS (\n  SELECT version, blob_a, blob_b, distance, 100 AS estimate FROM candidates\n),\n"
+    return text[:start] + plain + text[end:]
 
 
 def contains_sql(repo, directory):
@@ -416,6 +432,39 @@ def estimate_table(reported, found, truth_keys, workdir):
 
 MASK63 = (1 << 63) - 1
 
+# The sketches' symbols as text (src/similarity/signature/mod.rs, ALPHABET).
+SKETCH_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+# The sketches' columns near-duplicates.sql reads.
+SKETCH_COLUMNS = ["sketch_level", "sketch", "sketch_next"]
+# Symbols of an edited file's sketch edited per fingerprint bit flipped:
+# on the ten-repository exports (benches/cross-repo.py run), the query's
+# 607 candidate pairs whose fingerprints are 8 to 24 bits apart (the bits
+# a fork's edit flips) have sketches whose levenshtein distance is on
+# average 6.8% of the longer sketch at 17.5 bits; the least-squares slope
+# through zero over them is 0.0039 per bit (0.0049 over the 1,738 pairs 1
+# to 40 bits apart). So 8 to 24 bits flipped edit 3.1% to 9.4% of the
+# symbols, 6.2% on average: an edit at a Jaccard index of about 0.9
+# replaces about 5% of the chunks, and a replaced chunk is mostly a
+# deletion plus an insertion in a sketch (docs/signatures.md,
+# "Estimates"), so 5-10% of the symbols.
+SKETCH_EDIT_PER_BIT = 0.0039
+
+
+def edit_sketch(s, rate, rng):
+    """`s` with about `rate` of its length in symbol edits (a substitution,
+    an insertion or a deletion each, equally likely, at a random place)."""
+    out = list(s)
+    for _ in range(rng.binomial(len(out), rate)):
+        op = rng.integers(3)
+        sym = SKETCH_ALPHABET[rng.integers(64)]
+        if op == 1 or not out:
+            out.insert(int(rng.integers(len(out) + 1)), sym)
+        elif op == 0:
+            out[int(rng.integers(len(out)))] = sym
+        else:
+            del out[int(rng.integers(len(out)))]
+    return "".join(out)
+
 
 def mix64(x):
     """splitmix64's finaliser over a uint64 numpy array."""
@@ -467,7 +516,12 @@ def cmd_scale(args):
 
     work = Path(args.workdir)
     src = sorted((work / "pq").glob("*.parquet"))
-    cols = ["version", "repo", "revision", "path", "blob", "blob_key", "size"] + [f"fp{i}" for i in range(4)] + [f"mh{i}" for i in range(BANDS)]
+    cols = (
+        ["version", "repo", "revision", "path", "blob", "blob_key", "size"]
+        + [f"fp{i}" for i in range(4)]
+        + [f"mh{i}" for i in range(BANDS)]
+        + SKETCH_COLUMNS
+    )
     base = pq.read_table(src, columns=cols)
     base = base.filter(pa.compute.is_valid(base.column("mh0")))
     n0 = base.num_rows
@@ -475,6 +529,11 @@ def cmd_scale(args):
     out = work / "scale"
     out.mkdir(exist_ok=True)
     rng = np.random.default_rng(args.seed)
+    # The sketches' draws from a stream of their own: the fingerprints and
+    # keys of a replica are the same with or without them.
+    srng = np.random.default_rng([args.seed, 1])
+    sketch0 = base.column("sketch").to_pylist()
+    next0 = base.column("sketch_next").to_pylist()
     words0 = np.stack([base.column(f"fp{i}").to_numpy().view(np.uint64) for i in range(4)], axis=1)
     keys0 = np.stack([base.column(f"mh{i}").to_numpy().view(np.uint64) for i in range(BANDS)], axis=1)
     common = common_keys(keys0, words0)
@@ -501,12 +560,24 @@ def cmd_scale(args):
         # id of its own, 8 to 24 fingerprint bits flipped, each of its
         # keys re-drawn with probability 0.3 (an edit at J of about 0.9
         # changes a band of four minima with that probability).
+        # Sketches: an unrelated repository's are family 0's with every
+        # symbol renamed by a permutation of the 64 symbols drawn per
+        # family, so lengths, levels and the symbols' frequencies stay real,
+        # pairs within a family keep their real levenshtein distances
+        # (a renaming preserves them) and a sketch matches another
+        # family's by chance only. An edited file's sketch and next-level
+        # sketch each get SKETCH_EDIT_PER_BIT times its flipped bits of
+        # their symbols edited (see there: from real pairs' distances).
         family, member = divmod(r, 10)
         if member == 0:
             fam_words = words0
             fam_keys = keys0
             fam_blobs = base.column("blob").to_pylist()
+            fam_sketch, fam_next = sketch0, next0
             if family:
+                perm = str.maketrans(SKETCH_ALPHABET, "".join(SKETCH_ALPHABET[i] for i in srng.permutation(64)))
+                fam_sketch = [x.translate(perm) if x is not None else None for x in sketch0]
+                fam_next = [x.translate(perm) if x is not None else None for x in next0]
                 fam_words = words0 ^ rng.integers(0, 2**64, size=4, dtype=np.uint64)
                 salt = np.uint64(rng.integers(0, 2**63))
                 fam_keys = np.where(common, keys0, mix64(keys0 ^ salt) & np.uint64(MASK63))
@@ -514,6 +585,7 @@ def cmd_scale(args):
         w = fam_words.copy()
         keys = fam_keys.copy()
         blobs = list(fam_blobs)
+        sketch, sketch_next = list(fam_sketch), list(fam_next)
         if member:
             # Edited per content, so every path of an edited blob changes.
             edited_blob = {b: rng.random() < 0.2 for b in set(blobs)}
@@ -523,14 +595,20 @@ def cmd_scale(args):
                 per_blob.setdefault(blobs[i], []).append(i)
             for b, rows_of_b in per_blob.items():
                 flips = np.zeros(4, dtype=np.uint64)
-                for bit in rng.choice(256, size=rng.integers(8, 25), replace=False):
+                nbits = rng.integers(8, 25)
+                for bit in rng.choice(256, size=nbits, replace=False):
                     flips[bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
                 redraw = (rng.random(BANDS) < 0.3) & ~common[rows_of_b[0]]
                 fresh = rng.integers(0, 2**63, size=BANDS, dtype=np.int64).view(np.uint64)
+                first = rows_of_b[0]
+                rate = SKETCH_EDIT_PER_BIT * nbits
+                new_sketch = edit_sketch(sketch[first], rate, srng) if sketch[first] is not None else None
+                new_next = edit_sketch(sketch_next[first], rate, srng) if sketch_next[first] is not None else None
                 for i in rows_of_b:
                     w[i] ^= flips
                     keys[i] = np.where(redraw, fresh, keys[i])
                     blobs[i] = f"{b}-r{r}"
+                    sketch[i], sketch_next[i] = new_sketch, new_next
         t_cols = {
             "version": base.column("version"),
             "repo": pa.array([f"{x}-{r}" for x in base.column("repo").to_pylist()]),
@@ -544,29 +622,82 @@ def cmd_scale(args):
             t_cols[f"fp{i}"] = pa.array(w[:, i].view(np.int64))
         for i in range(BANDS):
             t_cols[f"mh{i}"] = pa.array(keys[:, i].view(np.int64))
+        t_cols["sketch_level"] = base.column("sketch_level")
+        t_cols["sketch"] = pa.array(sketch, type=pa.string())
+        t_cols["sketch_next"] = pa.array(sketch_next, type=pa.string())
         pq.write_table(pa.table(t_cols), f, compression="zstd")
     log(f"  replicas written in {time.perf_counter() - t:.1f} s ({sum(f.stat().st_size for f in files) / 1e9:.2f} GB)")
     steps = sorted(set(max(1, min(len(files), int(round(len(files) * k)))) for k in args.steps))
     sql = (QUERIES / "near-duplicates.sql").read_text()
-    if args.upto:
-        # The query up to one of its steps (`expanded`: the join's pairs
-        # spread over repositories, before ranking and naming).
-        count = sql[: sql.index("ranked AS (")].rstrip().rstrip(",") + f" SELECT COUNT(*) FROM {args.upto}"
-    else:
-        count = f"SELECT COUNT(*) FROM ({sql.rsplit('ORDER BY', 1)[0]}) t"
-    (out / "count.sql").write_text(count)
-    for n in steps:
-        # One process per step: its peak resident memory is the step's.
-        cmd = [sys.executable, __file__, "scale-step", "--workdir", str(work), "--replicas", str(n), "--memory", args.memory, "--spill", args.spill]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            log(f"duckdb {n * n0:>10} rows ({n} replicas): failed: {p.stderr.strip()[-600:]}")
-            continue
-        log(p.stdout.strip())
+
+    def counting(text):
+        if args.upto:
+            # The query up to one of its steps (`expanded`: the join's pairs
+            # spread over repositories, before ranking and naming).
+            return text[: text.index("ranked AS (")].rstrip().rstrip(",") + f" SELECT COUNT(*) FROM {args.upto}"
+        return f"SELECT COUNT(*) FROM ({text.rsplit('ORDER BY', 1)[0]}) t"
+
+    (out / "count.sql").write_text(counting(sql))
+    variants = [("count.sql", "")]
+    if args.unfiltered:
+        (out / "count-unfiltered.sql").write_text(counting(unfiltered_sql(sql)))
+        variants.append(("count-unfiltered.sql", " without the signature filter"))
+    for k, n in enumerate(steps):
+        secs, stop = {}, False
+        # Both queries at each step, in alternating order, so that neither
+        # is always the one that reads the replicas first.
+        for name, label in variants if k % 2 == 0 else variants[::-1]:
+            # One process per step: its peak resident memory is the step's.
+            cmd = [sys.executable, __file__, "scale-step", "--workdir", str(work), "--replicas", str(n),
+                   "--memory", args.memory, "--spill", args.spill, "--sql", name]
+            before = load()
+            code, stdout, stderr, spent, rss, disk = watch_step(cmd, work / "duckdb-tmp", args.step_timeout)
+            so_far = f"peak memory {rss / 1e9:.2f} GB, peak spill {disk / 1e9:.2f} GB, load {load()} (load {before} before)"
+            if code is None:
+                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: stopped after {spent:.0f} s, {so_far}")
+                # The killed step's spill files: DuckDB removes them only
+                # on a clean exit.
+                shutil.rmtree(work / "duckdb-tmp", ignore_errors=True)
+                stop = True
+                continue
+            if code != 0:
+                log(f"duckdb {n * n0:>10} rows ({n} replicas){label}: failed after {spent:.0f} s, {so_far}: {stderr.strip()[-600:]}")
+                continue
+            log(stdout.strip() + f" (load {before} before){label}")
+            m = re.search(r" pairs, ([0-9.]+) s,", stdout)
+            secs[name] = float(m.group(1))
+        if len(secs) == 2:
+            log(f"  with the filter / without: {secs['count.sql'] / secs['count-unfiltered.sql']:.2f}x")
+        if stop:
+            log("  (larger steps not run)")
+            break
     if args.explain and "spark" in engines_available(["spark"]):
         e = Spark(files)
         log(f"Spark's plan (EXPLAIN FORMATTED) of near-duplicates.sql over all {len(files)} replicas ({len(files) * n0} rows):")
         log(e.explain(sql))
+
+
+def watch_step(cmd, spill, timeout):
+    """Runs one step's process, following its peak resident memory and the
+    spill directory's size from outside, so that a step stopped or failed
+    still says how far it got: (return code, or None when stopped after
+    `timeout` seconds; stdout; stderr; seconds; peak memory; peak spill)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t, rss, disk = time.perf_counter(), 0, 0
+    while p.poll() is None:
+        try:
+            status = Path(f"/proc/{p.pid}/status").read_text()
+            rss = max(rss, next(int(l.split()[1]) * 1000 for l in status.splitlines() if l.startswith("VmHWM")))
+        except (OSError, StopIteration):
+            pass
+        disk = max(disk, sum(f.stat().st_size for f in spill.rglob("*") if f.is_file()) if spill.exists() else 0)
+        if timeout and time.perf_counter() - t > timeout:
+            p.kill()
+            p.communicate()
+            return None, "", "", time.perf_counter() - t, rss, disk
+        time.sleep(1)
+    out, err = p.communicate()
+    return p.returncode, out, err, time.perf_counter() - t, rss, disk
 
 
 def cmd_scale_step(args):
@@ -599,7 +730,7 @@ def cmd_scale_step(args):
     th = threading.Thread(target=watch, daemon=True)
     th.start()
     t = time.perf_counter()
-    pairs = con.execute((work / "scale" / "count.sql").read_text()).fetchone()[0]
+    pairs = con.execute((work / "scale" / args.sql).read_text()).fetchone()[0]
     secs = time.perf_counter() - t
     done.set()
     th.join()
@@ -635,12 +766,20 @@ def main():
     s.add_argument("--spill", default="8GB", help="DuckDB's max_temp_directory_size")
     s.add_argument("--seed", type=int, default=16)
     s.add_argument("--explain", action="store_true")
-    s.add_argument("--upto", choices=["candidates", "expanded"], help="count the query's rows up to this step only")
+    s.add_argument("--upto", choices=["candidates", "estimated", "expanded"], help="count the query's rows up to this step only")
+    s.add_argument(
+        "--unfiltered",
+        action="store_true",
+        help="at each step, also time the query without its signature filter (no sketch read, no levenshtein) "
+        "and print the ratio",
+    )
+    s.add_argument("--step-timeout", type=float, help="stop a step after this many seconds, and run no larger one")
     t = sub.add_parser("scale-step")
     t.add_argument("--workdir", required=True)
     t.add_argument("--replicas", type=int, required=True)
     t.add_argument("--memory", default="10GB")
     t.add_argument("--spill", default="8GB")
+    t.add_argument("--sql", default="count.sql", help="the query's file in WORKDIR/scale")
     args = ap.parse_args()
     {"run": cmd_run, "scale": cmd_scale, "scale-step": cmd_scale_step}[args.cmd](args)
 

@@ -23,8 +23,9 @@
 --    within git's size window at 80% (the smaller file at least 4/5 of the
 --    larger, or no git score can reach 80%), and the Hamming distance
 --    (bit_count of XOR over the four 64-bit words) at most 84: the farthest
---    pairs at git score 80% or more reach 82 bits (`radius_for` in
---    src/groups/mod.rs, calibrated on real edits).
+--    pairs at git score 80% or more reach 82 bits (the pinned corpus
+--    edited as real edits go, every pair scored by git's rule; the recall
+--    benches/cross-repo.py measures on real repositories covers this step).
 -- 3b. The estimate: the engine's own levenshtein() over the two files'
 --    sketches (about 128 symbols of their Coates signatures, at the same
 --    level: docs/signatures.md): estimate = 100 - 100 * distance / longer

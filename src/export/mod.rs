@@ -211,10 +211,11 @@ pub struct Written {
 }
 
 /// Write `export` as one Parquet file to `out` (uncompressed: fingerprints
-/// and keys are random bits). Text columns of repeated values are
-/// dictionary-encoded; the columns of each blob are too where blobs
-/// repeat (several trees), not where nearly every row is another blob,
-/// whose values a dictionary would only copy ([`per_blob_dictionary`]).
+/// and keys are random bits). Columns of repeated values (names, paths,
+/// sizes, band keys) are dictionary-encoded; the columns of each blob's
+/// own values (ids, fingerprints, signatures) are too where blobs repeat
+/// (several trees), not where nearly every row is another blob, whose
+/// values a dictionary would only copy.
 /// Paths are written as [`crate::output::path_text`] gives them: as `git
 /// -c core.quotePath=false ls-tree` prints a UTF-8 path, in git's quoted
 /// form (`"\303..."`) a path that is not UTF-8, so that a value names one

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A warm `export --all` by two git-simm binaries in one run: the store is
 # filled once (a cold `export --all` by each, NEW last), then both export
-# again from it, alternating; prints each time, the load and the ratio.
+# again from it, alternating; prints each time (wall, and user+sys CPU),
+# the load and the ratio.
 #
 #   benches/export-warm.sh OLD NEW REPO [WORKDIR] [ROUNDS]
 #
@@ -31,13 +32,18 @@ run() { # label, binary
 run "old, cold store" old
 run "new, on old's store" new
 declare -A total=([old]=0 [new]=0)
+cpu() { # user+sys seconds of the last run, from /usr/bin/time's file
+  awk '{ printf "%.2f", $1 + $2 }' "$workdir/cpu"
+}
 for ((i = 1; i <= rounds; i++)); do
   for bin in old new; do
     t=$(now)
-    "$workdir/$bin" -C "$repo" export --all -o "$workdir/$bin.parquet" 2>"$workdir/msg"
+    /usr/bin/time -f '%U %S' -o "$workdir/cpu" \
+      "$workdir/$bin" -C "$repo" export --all -o "$workdir/$bin.parquet" 2>"$workdir/msg"
     s=$(secs_since "$t")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
-    printf '%-4s warm %d: %7s s  %s  (load %s)\n' "$bin" "$i" "$s" "$(cat "$workdir/msg")" "$(loadavg)"
+    printf '%-4s warm %d: %7s s, %s s CPU  %s  (load %s)\n' "$bin" "$i" "$s" "$(cpu)" \
+      "$(cat "$workdir/msg")" "$(loadavg)"
   done
 done
 ls -l "$workdir"/*.parquet | awk '{ printf "%s %.1f MB\n", $NF, $5 / 1e6 }'

@@ -76,52 +76,50 @@ pub fn collect(
     fingerprinted.sort_unstable();
     fingerprinted.dedup();
 
-    let mut texts: Vec<(ObjectId, Texts)> = Vec::new();
-    let mut keyed: Keyed = Vec::with_capacity(fingerprinted.len());
+    // What is known of each fingerprinted blob, by its place in
+    // `fingerprinted`: keys (`None` until known) and signature texts.
+    let at = |id: &ObjectId| fingerprinted.binary_search(id).ok();
+    let mut keys: Vec<Option<Keys>> = vec![None; fingerprinted.len()];
+    let mut texts: Vec<Option<Texts>> = vec![None; fingerprinted.len()];
     let mut new_keys: Keyed = Vec::new();
-    for (id, (keys, sig)) in extras {
-        if let Some(keys) = keys {
-            new_keys.push((id, keys));
+    for (id, (k, sig)) in extras {
+        if let Some(k) = k {
+            new_keys.push((id, k));
         }
-        if let Some(sig) = sig {
-            texts.push((id, sig.texts()));
+        if let Some(j) = at(&id) {
+            keys[j] = k;
+            texts[j] = sig.map(|s| s.texts());
         }
     }
-    keyed.extend(new_keys.iter().copied());
-    keyed.sort_unstable_by_key(|(id, _)| *id);
 
-    // Signatures: the stored ones, as text.
+    // Signatures: the stored ones, as text. Keys: the stored ones, else
+    // from stored histograms, else read (signing those blobs in the same
+    // read where they lack a signature). The two stores are read at once.
     let mut signatures = store.signatures()?;
-    let wanted: Vec<ObjectId> = fingerprinted
-        .iter()
-        .filter(|id| texts.binary_search_by(|(k, _)| k.cmp(id)).is_err())
-        .copied()
-        .collect();
+    let mut key_store = store.band_keys()?;
+    let wanted: Vec<usize> = (0..texts.len()).filter(|&j| texts[j].is_none()).collect();
+    let rest: Vec<usize> = (0..keys.len()).filter(|&j| keys[j].is_none()).collect();
+    let ids_at =
+        |places: &[usize]| -> Vec<ObjectId> { places.iter().map(|&j| fingerprinted[j]).collect() };
+    let (wanted_ids, rest_ids) = (ids_at(&wanted), ids_at(&rest));
+    let (stored_texts, stored) = rayon::join(
+        || signatures.texts(&wanted_ids),
+        || key_store.get_many(&rest_ids),
+    );
     let mut unsigned: HashSet<ObjectId> = HashSet::new();
-    for (id, t) in wanted.iter().zip(signatures.texts(&wanted)) {
-        match t {
-            Some(t) => texts.push((*id, t)),
-            None => {
-                unsigned.insert(*id);
-            }
+    for ((&j, id), t) in wanted.iter().zip(wanted_ids).zip(stored_texts) {
+        if t.is_none() {
+            unsigned.insert(id);
         }
+        texts[j] = t;
     }
     store.add_warnings(signatures.take_warnings());
-
-    // Keys: the stored ones, else from stored histograms, else read
-    // (signing those blobs in the same read where they lack a signature).
-    let mut key_store = store.band_keys()?;
-    let rest: Vec<ObjectId> = fingerprinted
-        .iter()
-        .filter(|id| keyed.binary_search_by(|(k, _)| k.cmp(id)).is_err())
-        .copied()
-        .collect();
     let mut unkeyed: Vec<ObjectId> = Vec::new();
-    for (id, k) in rest.iter().zip(key_store.get_many(&rest)) {
-        match k {
-            Some(k) => keyed.push((*id, k)),
-            None => unkeyed.push(*id),
+    for ((&j, id), k) in rest.iter().zip(rest_ids).zip(stored) {
+        if k.is_none() {
+            unkeyed.push(id);
         }
+        keys[j] = k;
     }
     let signed = Signed::new(signatures);
     let made: Mutex<Vec<(ObjectId, Texts)>> = Mutex::new(Vec::new());
@@ -143,9 +141,12 @@ pub fn collect(
     for id in &read {
         unsigned.remove(id);
     }
-    new_keys.extend(found.iter().copied());
-    keyed.extend(found);
-    keyed.sort_unstable_by_key(|(id, _)| *id);
+    for (id, k) in &found {
+        if let Some(j) = at(id) {
+            keys[j] = Some(*k);
+        }
+    }
+    new_keys.extend(found);
     histograms.flush()?;
     store.add_warnings(histograms.take_warnings());
     store_keys(store, &mut key_store, &new_keys)?;
@@ -158,18 +159,13 @@ pub fn collect(
     store.add_warnings(signed.finish()?);
     let made = made.into_inner().unwrap_or_else(PoisonError::into_inner);
     let signatures_computed = made.len();
-    texts.extend(made);
-    texts.sort_unstable_by_key(|(id, _)| *id);
-    texts.dedup_by_key(|(id, _)| *id);
-
-    for row in rows.iter_mut().filter(|r| r.sketch.fingerprint.is_some()) {
-        if let Ok(i) = keyed.binary_search_by(|(k, _)| k.cmp(&row.blob)) {
-            row.keys = keyed[i].1;
-        }
-        if let Ok(i) = texts.binary_search_by(|(k, _)| k.cmp(&row.blob)) {
-            row.signature = Some(texts[i].1.clone());
+    for (id, t) in made {
+        if let Some(j) = at(&id) {
+            texts[j].get_or_insert(t);
         }
     }
+
+    attach(&mut rows, &fingerprinted, keys, texts);
     feedback.trace("export: signatures known");
     Ok(Export {
         repo: name.to_owned(),
@@ -179,6 +175,39 @@ pub fn collect(
         histograms_computed,
         signatures_computed,
     })
+}
+
+/// Give each fingerprinted row its blob's keys and signature texts (by
+/// the blob's place in `fingerprinted`, sorted): the texts are moved to
+/// the last row of their blob and cloned for the others.
+fn attach(
+    rows: &mut [Row],
+    fingerprinted: &[ObjectId],
+    keys: Vec<Option<Keys>>,
+    mut texts: Vec<Option<Texts>>,
+) {
+    let places: Vec<Option<usize>> = rows
+        .par_iter()
+        .map(|r| {
+            r.sketch
+                .fingerprint
+                .and_then(|_| fingerprinted.binary_search(&r.blob).ok())
+        })
+        .collect();
+    let mut uses = vec![0u32; texts.len()];
+    for &j in places.iter().flatten() {
+        uses[j] += 1;
+    }
+    for (row, place) in rows.iter_mut().zip(places) {
+        let Some(j) = place else { continue };
+        row.keys = keys[j].flatten();
+        uses[j] -= 1;
+        row.signature = if uses[j] == 0 {
+            texts[j].take()
+        } else {
+            texts[j].clone()
+        };
+    }
 }
 
 /// The rows of `selection`, with nothing known of their blobs yet.
@@ -198,9 +227,10 @@ fn list(
     let mut rows = Vec::new();
     let sources = match selection {
         Selection::All => {
-            for (id, _) in repo.all_blobs()? {
-                rows.push(row(None, None, id));
-            }
+            // Sizes come from the store with the fingerprints.
+            let ids = repo.all_blob_ids()?;
+            rows.reserve_exact(ids.len());
+            rows.extend(ids.into_iter().map(|id| row(None, None, id)));
             Vec::new()
         }
         Selection::Trees(sources) => {

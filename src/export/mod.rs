@@ -21,8 +21,11 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use gix::ObjectId;
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, compute_leaves};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
 
 use crate::progress::{Feedback, Interrupted};
 use crate::repo::RepoError;
@@ -208,37 +211,130 @@ pub struct Written {
 }
 
 /// Write `export` as one Parquet file to `out` (uncompressed: fingerprints
-/// and keys are random bits, and the text columns are dictionary-encoded).
+/// and keys are random bits). Columns of repeated values (names, paths,
+/// sizes, band keys) are dictionary-encoded; the columns of each blob's
+/// own values (ids, fingerprints, signatures) are too where blobs repeat
+/// (several trees), not where nearly every row is another blob, whose
+/// values a dictionary would only copy.
 /// Paths are written as [`crate::output::path_text`] gives them: as `git
 /// -c core.quotePath=false ls-tree` prints a UTF-8 path, in git's quoted
 /// form (`"\303..."`) a path that is not UTF-8, so that a value names one
 /// path.
+///
+/// Columns are encoded on all threads, and the next batch of rows is
+/// built while one is encoded.
 pub fn write_parquet<W: Write + Send>(
     export: &Export,
     out: W,
     feedback: &Feedback,
 ) -> Result<Written, ExportError> {
     let schema = Arc::new(schema());
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(1 << 20))
-        .build();
-    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props))?;
+    let props = properties(per_blob_dictionary(export));
+    let (mut file, factory) =
+        ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
     let progress = feedback.stage("Writing rows", export.rows.len() as u64);
     let mut written = Written::default();
-    for chunk in export.rows.chunks(BATCH_ROWS) {
-        feedback.check()?;
-        let batch = batch(export, chunk, &schema)?;
-        writer.write(&batch)?;
-        written.rows += chunk.len();
-        written.fingerprinted += chunk
-            .iter()
-            .filter(|r| r.sketch.fingerprint.is_some())
-            .count();
-        progress.inc(chunk.len() as u64);
+    for (g, group) in export.rows.chunks(GROUP_ROWS).enumerate() {
+        let mut columns = factory.create_column_writers(g)?;
+        let mut chunks = group.chunks(BATCH_ROWS);
+        let mut next = chunks.next().map(|c| (c, batch(export, c, &schema)));
+        while let Some((chunk, built)) = next.take() {
+            feedback.check()?;
+            let built = built?;
+            let (encoded, following) = rayon::join(
+                || encode(&mut columns, &built, &schema),
+                || chunks.next().map(|c| (c, batch(export, c, &schema))),
+            );
+            encoded?;
+            next = following;
+            written.rows += chunk.len();
+            written.fingerprinted += chunk
+                .iter()
+                .filter(|r| r.sketch.fingerprint.is_some())
+                .count();
+            progress.inc(chunk.len() as u64);
+        }
+        let chunks = columns
+            .into_par_iter()
+            .map(ArrowColumnWriter::close)
+            .collect::<Result<Vec<ArrowColumnChunk>, ParquetError>>()?;
+        let mut row_group = file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut row_group)?;
+        }
+        row_group.close()?;
     }
-    writer.close()?;
+    file.close()?;
     progress.finish();
     Ok(written)
+}
+
+/// Rows per row group: a million rows make a row group of about 400 MB.
+const GROUP_ROWS: usize = 1 << 20;
+
+/// The columns that hold a value of its own for nearly every blob (ids,
+/// fingerprints, signatures), whose dictionary encoding pays only where
+/// blobs repeat. Band keys and sizes are not among them: similar blobs
+/// share them, and a dictionary makes those columns less than half as
+/// large.
+fn per_blob_columns() -> Vec<String> {
+    let mut names: Vec<String> = ["blob", "blob_key", "fingerprint"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    names.extend((0..4).map(|i| format!("fp{i}")));
+    names.extend(["signature", "sketch", "sketch_next"].map(str::to_owned));
+    names
+}
+
+/// Whether to dictionary-encode the [`per_blob_columns`]: when at most
+/// half the rows are distinct blobs (the same files in several trees).
+/// An export of every blob, or of one tree, has nearly a distinct blob
+/// per row: a dictionary there is built, found too large and dropped.
+fn per_blob_dictionary(export: &Export) -> bool {
+    if export.sources.len() <= 1 {
+        return false;
+    }
+    let mut ids: Vec<ObjectId> = export.rows.iter().map(|r| r.blob).collect();
+    ids.par_sort_unstable();
+    ids.dedup();
+    ids.len() * 2 <= export.rows.len()
+}
+
+/// The writer's properties: no compression, row groups of
+/// [`GROUP_ROWS`], dictionaries as [`write_parquet`] says.
+fn properties(per_blob_dictionary: bool) -> WriterProperties {
+    let mut builder = WriterProperties::builder().set_max_row_group_row_count(Some(GROUP_ROWS));
+    if !per_blob_dictionary {
+        for name in per_blob_columns() {
+            builder = builder.set_column_dictionary_enabled(ColumnPath::from(name), false);
+        }
+    }
+    builder.build()
+}
+
+/// Encode the columns of `batch`, one column writer per column, on all
+/// threads.
+fn encode(
+    columns: &mut [ArrowColumnWriter],
+    batch: &RecordBatch,
+    schema: &Schema,
+) -> Result<(), ParquetError> {
+    let mut leaves = Vec::with_capacity(columns.len());
+    for (field, array) in schema.fields().iter().zip(batch.columns()) {
+        leaves.extend(compute_leaves(field, array)?);
+    }
+    if leaves.len() != columns.len() {
+        return Err(ParquetError::General(format!(
+            "{} columns for {} column writers",
+            leaves.len(),
+            columns.len()
+        )));
+    }
+    columns
+        .par_iter_mut()
+        .zip(leaves.par_iter())
+        .try_for_each(|(writer, leaf)| writer.write(leaf))
 }
 
 /// The `blob_key` of a blob: the first 8 bytes of its id, big-endian, as a
@@ -256,6 +352,13 @@ pub fn key_of_blob(id: &ObjectId) -> i64 {
 /// The columns of `rows`, in [`schema`]'s order.
 fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBatch, ArrowError> {
     let n = rows.len();
+    let mut hex = gix::hash::Kind::hex_buf();
+    // The sources' ids as text once, not once per row.
+    let source_hex: Vec<(Option<String>, String)> = export
+        .sources
+        .iter()
+        .map(|s| (s.commit.map(|c| c.to_string()), s.tree.to_string()))
+        .collect();
     let mut version = Int32Builder::with_capacity(n);
     let mut repo = StringBuilder::with_capacity(n, n * export.repo.len());
     let mut revision = StringBuilder::new();
@@ -282,15 +385,16 @@ fn batch(export: &Export, rows: &[Row], schema: &Arc<Schema>) -> Result<RecordBa
         version.append_value(SCHEMA_VERSION);
         repo.append_value(&export.repo);
         let source = r.source.and_then(|i| export.sources.get(i));
+        let ids = r.source.and_then(|i| source_hex.get(i));
         revision.append_option(source.map(|s| s.revision.as_str()));
-        commit.append_option(source.and_then(|s| s.commit).map(|c| c.to_string()));
-        tree.append_option(source.map(|s| s.tree.to_string()));
+        commit.append_option(ids.and_then(|(c, _)| c.as_deref()));
+        tree.append_option(ids.map(|(_, t)| t.as_str()));
         names.append_option(r.path.as_deref().map(name_key));
         match &r.path {
             Some(p) => path.append_value(crate::output::path_text(p)),
             None => path.append_null(),
         }
-        blob.append_value(r.blob.to_string());
+        blob.append_value(r.blob.hex_to_buf(&mut hex));
         blob_key.append_value(key_of_blob(&r.blob));
         size.append_value(i64::try_from(r.sketch.size).unwrap_or(i64::MAX));
         match &r.sketch.fingerprint {

@@ -111,7 +111,26 @@ impl Repo {
     /// their size. Loose objects (and the rare packed object whose base is
     /// elsewhere) go through gix's header lookup.
     pub fn all_blobs(&self) -> Result<Vec<(ObjectId, u64)>, RepoError> {
-        Ok(self.all_blobs_and_trees()?.0)
+        let want = Want {
+            trees: false,
+            sizes: true,
+        };
+        Ok(self.list_objects(want)?.0)
+    }
+
+    /// The ids of [`Repo::all_blobs`] without their sizes: nothing is
+    /// inflated in a pack, since a delta's kind is its base's.
+    pub fn all_blob_ids(&self) -> Result<Vec<ObjectId>, RepoError> {
+        let want = Want {
+            trees: false,
+            sizes: false,
+        };
+        Ok(self
+            .list_objects(want)?
+            .0
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect())
     }
 
     /// [`Repo::all_blobs`], and every tree with its size (sorted by id, each
@@ -120,12 +139,25 @@ impl Repo {
     pub fn all_blobs_and_trees(
         &self,
     ) -> Result<(Vec<(ObjectId, u64)>, Vec<(ObjectId, u64)>), RepoError> {
+        self.list_objects(Want {
+            trees: true,
+            sizes: true,
+        })
+    }
+
+    /// Blobs (and trees if wanted) with their sizes (0 unless wanted),
+    /// each list sorted by id, each object once.
+    #[allow(clippy::type_complexity)]
+    fn list_objects(
+        &self,
+        want: Want,
+    ) -> Result<(Vec<(ObjectId, u64)>, Vec<(ObjectId, u64)>), RepoError> {
         let hash = self.object_hash();
         let mut blobs = Vec::new();
         let mut trees = Vec::new();
         let mut unresolved = Vec::new();
         for pack in self.packs() {
-            pack_blobs(&pack, hash, &mut blobs, &mut trees, &mut unresolved)?;
+            pack_objects(&pack, hash, want, &mut blobs, &mut trees, &mut unresolved)?;
         }
         for dir in self.object_dirs() {
             for id in gix::odb::loose::Store::at(&dir, hash).iter() {
@@ -152,9 +184,10 @@ impl Repo {
             })
             .collect::<Result<Vec<_>, RepoError>>()?;
         for (id, kind, size) in more.into_iter().flatten() {
+            let size = if want.sizes { size } else { 0 };
             if kind == gix::object::Kind::Blob {
                 blobs.push((id, size));
-            } else {
+            } else if want.trees {
                 trees.push((id, size));
             }
         }
@@ -218,11 +251,29 @@ impl Pack {
     }
 }
 
-/// Collect the blobs of `pack` with their sizes; objects whose kind cannot
-/// be told from this pack alone go to `unresolved`.
-pub(super) fn pack_blobs(
+/// What a listing gathers besides blob ids: trees, sizes.
+#[derive(Clone, Copy, Debug)]
+struct Want {
+    trees: bool,
+    /// Sizes of deltified objects cost an inflation each.
+    sizes: bool,
+}
+
+/// An entry's header as the walk of a pack needs it: an object's kind,
+/// or the position of a delta's base among the entries in offset order.
+#[derive(Clone, Copy)]
+enum Head {
+    Object(Option<gix::object::Kind>),
+    Delta(Option<usize>),
+}
+
+/// Collect the blobs (and trees, if wanted) of `pack`, with their sizes
+/// if wanted; objects whose kind cannot be told from this pack alone go
+/// to `unresolved`.
+fn pack_objects(
     pack: &Pack,
     hash: gix::hash::Kind,
+    want: Want,
     blobs: &mut Vec<(ObjectId, u64)>,
     trees: &mut Vec<(ObjectId, u64)>,
     unresolved: &mut Vec<ObjectId>,
@@ -231,55 +282,73 @@ pub(super) fn pack_blobs(
     let data = pack.data(hash)?;
     let mut entries: Vec<(u64, ObjectId)> =
         pack.index.iter().map(|e| (e.pack_offset, e.oid)).collect();
-    entries.sort_unstable_by_key(|e| e.0);
-    let kind_at = |kinds: &[Option<gix::object::Kind>], offset: u64| {
-        entries[..kinds.len()]
-            .binary_search_by_key(&offset, |e| e.0)
-            .ok()
-            .and_then(|j| kinds[j])
-    };
-    let mut kinds: Vec<Option<gix::object::Kind>> = Vec::with_capacity(entries.len());
-    let mut deltas = Vec::new();
-    for &(offset, id) in &entries {
-        let entry = data.entry(offset).map_err(|source| RepoError::Pack {
+    entries.par_sort_unstable_by_key(|e| e.0);
+    let position = |offset: u64| entries.binary_search_by_key(&offset, |e| e.0).ok();
+    let entry_at = |offset: u64| {
+        data.entry(offset).map_err(|source| RepoError::Pack {
             path: pack.data_path.clone(),
             source,
-        })?;
-        let kind = match entry.header {
-            Header::OfsDelta { base_distance } => entry
-                .checked_base_pack_offset(base_distance)
-                .and_then(|base| kind_at(&kinds, base)),
-            Header::RefDelta { base_id } => pack
-                .index
-                .lookup(base_id)
-                .and_then(|e| kind_at(&kinds, pack.index.pack_offset_at_index(e))),
-            header => header.as_kind(),
+        })
+    };
+    // Headers are parsed on all threads (the walk touches the whole pack);
+    // kinds are then passed from bases to deltas in offset order, where a
+    // base always comes first.
+    let heads = entries
+        .par_iter()
+        .map(|&(offset, _)| {
+            let entry = entry_at(offset)?;
+            Ok(match entry.header {
+                Header::OfsDelta { base_distance } => Head::Delta(
+                    entry
+                        .checked_base_pack_offset(base_distance)
+                        .and_then(position),
+                ),
+                Header::RefDelta { base_id } => Head::Delta(
+                    pack.index
+                        .lookup(base_id)
+                        .and_then(|e| position(pack.index.pack_offset_at_index(e))),
+                ),
+                header => Head::Object(header.as_kind()),
+            })
+        })
+        .collect::<Result<Vec<Head>, RepoError>>()?;
+    let mut kinds: Vec<Option<gix::object::Kind>> = Vec::with_capacity(entries.len());
+    for (i, head) in heads.iter().enumerate() {
+        let kind = match *head {
+            Head::Object(kind) => kind,
+            Head::Delta(base) => base.filter(|&b| b < i).and_then(|b| kinds[b]),
         };
         kinds.push(kind);
+    }
+    drop(heads);
+    let mut listed: Vec<(usize, gix::object::Kind)> = Vec::new();
+    for (i, kind) in kinds.into_iter().enumerate() {
         match kind {
-            Some(k @ (gix::object::Kind::Blob | gix::object::Kind::Tree))
-                if entry.header.is_delta() =>
-            {
-                deltas.push((id, k, entry))
-            }
-            Some(gix::object::Kind::Blob) => blobs.push((id, entry.decompressed_size)),
-            Some(gix::object::Kind::Tree) => trees.push((id, entry.decompressed_size)),
+            Some(k @ gix::object::Kind::Blob) => listed.push((i, k)),
+            Some(k @ gix::object::Kind::Tree) if want.trees => listed.push((i, k)),
             Some(_) => {}
-            None => unresolved.push(id),
+            None => unresolved.push(entries[i].1),
         }
     }
-    let sized = deltas
+    let sized = listed
         .par_chunks(4096)
         .map(|chunk| {
             let mut inflate = gix::zlib::Inflate::default();
             chunk
                 .iter()
-                .map(|(id, kind, entry)| {
-                    Ok((
-                        *id,
-                        *kind,
-                        delta_result_size(pack, &data, entry, &mut inflate)?,
-                    ))
+                .map(|&(i, kind)| {
+                    let (offset, id) = entries[i];
+                    let size = if want.sizes {
+                        let entry = entry_at(offset)?;
+                        if entry.header.is_delta() {
+                            delta_result_size(pack, &data, &entry, &mut inflate)?
+                        } else {
+                            entry.decompressed_size
+                        }
+                    } else {
+                        0
+                    };
+                    Ok((id, kind, size))
                 })
                 .collect::<Result<Vec<_>, RepoError>>()
         })

@@ -534,6 +534,12 @@ fn worktree_entries_hash_like_git() {
 
 /// `(id, size)` of every blob, as `git cat-file --batch-all-objects` sees them.
 fn git_all_blobs(dir: &Path) -> Vec<(ObjectId, u64)> {
+    git_all_of_kind(dir, "blob")
+}
+
+/// `(id, size)` of every object of `kind`, as `git cat-file
+/// --batch-all-objects` sees them.
+fn git_all_of_kind(dir: &Path, kind: &str) -> Vec<(ObjectId, u64)> {
     let out = git(
         dir,
         &[
@@ -547,7 +553,7 @@ fn git_all_blobs(dir: &Path) -> Vec<(ObjectId, u64)> {
         .lines()
         .filter_map(|line| {
             let mut f = line.split(' ');
-            (f.next() == Some("blob")).then(|| {
+            (f.next() == Some(kind)).then(|| {
                 let id = oid(f.next().expect("id"));
                 (id, f.next().expect("size").parse().expect("size"))
             })
@@ -602,6 +608,16 @@ fn all_blobs_match_cat_file_with_loose_and_packed() {
     theirs.sort();
     assert_eq!(ours, theirs);
     assert!(ours.iter().any(|(id, _)| *id == dangling));
+    // The ids alone (no delta inflated for a size): the same blobs.
+    assert_eq!(
+        repo.all_blob_ids().expect("blob ids"),
+        theirs.iter().map(|(id, _)| *id).collect::<Vec<_>>()
+    );
+    let (blobs, trees) = repo.all_blobs_and_trees().expect("blobs and trees");
+    assert_eq!(blobs, theirs);
+    let mut git_trees = git_all_of_kind(&dir, "tree");
+    git_trees.sort();
+    assert_eq!(trees, git_trees);
 
     // Reading them all back: bytes hash to their ids, sizes agree, results
     // come in input order. In a pack this small blobs are well over the

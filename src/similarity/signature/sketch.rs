@@ -110,11 +110,24 @@ pub(super) fn reduce(keys: &[u16], l: u32) -> Vec<u8> {
 }
 
 fn text(values: &[u8]) -> String {
-    values
+    // Bytes, not chars: one store each, no UTF-8 encoding per symbol
+    // (every export row has two or three of these).
+    let ascii: Vec<u8> = values
         .iter()
-        .map(|&v| ALPHABET[usize::from(v & 63)] as char)
-        .collect()
+        .map(|&v| ALPHABET[usize::from(v & 63)])
+        .collect();
+    // The alphabet is ASCII (checked below), so this is never the empty
+    // fallback.
+    String::from_utf8(ascii).unwrap_or_default()
 }
+
+const _: () = {
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        assert!(ALPHABET[i].is_ascii());
+        i += 1;
+    }
+};
 
 /// A coarse symbol's key: its selection bits above its value.
 #[inline(always)]

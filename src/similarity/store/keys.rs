@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use gix::ObjectId;
+use rayon::prelude::*;
 
 use super::records::{Kind, Records};
 use super::{Pruned, StoreError};
@@ -63,8 +64,9 @@ impl BandKeys {
     /// record of the wrong length).
     pub fn get_many(&mut self, ids: &[ObjectId]) -> Vec<Option<Keys>> {
         let locs = self.0.locate(ids);
-        locs.into_iter()
-            .map(|l| l.and_then(|l| self.0.record(l)).and_then(decode))
+        let records = &self.0;
+        locs.into_par_iter()
+            .map(|l| l.and_then(|l| records.record(l)).and_then(decode))
             .collect()
     }
 

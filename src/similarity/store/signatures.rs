@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use gix::ObjectId;
+use rayon::prelude::*;
 
 use super::records::{Kind, Records};
 use super::{Pruned, StoreError};
@@ -70,9 +71,10 @@ impl Signatures {
     /// the store has none.
     pub fn texts(&mut self, ids: &[ObjectId]) -> Vec<Option<Texts>> {
         let locs = self.0.locate(ids);
-        locs.into_iter()
+        let records = &self.0;
+        locs.into_par_iter()
             .map(|l| {
-                l.and_then(|l| self.0.record(l))
+                l.and_then(|l| records.record(l))
                     .and_then(Stored::decode)
                     .map(|s| s.texts())
             })

@@ -75,8 +75,10 @@ pub fn estimate_stored(a: &Stored, b: &Stored) -> Estimate {
         return of_symbols(sa, sb, super::C, a.size(), b.size());
     }
     let l = a.level().max(b.level()).max(2);
-    let sa = a.sketch(l).unwrap_or_default();
-    let sb = b.sketch(l).unwrap_or_default();
+    // On the stack: no allocation per pair.
+    let (mut ba, mut bb) = ([0; 256], [0; 256]);
+    let sa = a.sketch_in(l, &mut ba).unwrap_or_default();
+    let sb = b.sketch_in(l, &mut bb).unwrap_or_default();
     of_symbols(&sa, &sb, super::C << l, a.size(), b.size())
 }
 

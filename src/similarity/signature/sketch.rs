@@ -97,16 +97,24 @@ pub(super) fn at_level(parts: &Parts, l: u32) -> Vec<u8> {
 /// (all of them, or those of a sketch at a level no higher).
 pub(super) fn reduce(keys: &[u16], l: u32) -> Vec<u8> {
     let mask = (1u16 << bits(l)) - 1;
-    // Every key written, the kept ones advancing: no branch to mispredict
-    // on a coin-flip filter, no growth (this runs for every estimate).
     let mut out = vec![0; keys.len()];
+    let n = reduce_into(keys.iter().copied(), mask, &mut out);
+    out.truncate(n);
+    out
+}
+
+/// [`reduce`] into `out`, which has room for every key; the number of
+/// symbols kept. `mask` is the level's ([`bits`]).
+#[inline(always)]
+pub(super) fn reduce_into(keys: impl Iterator<Item = u16>, mask: u16, out: &mut [u8]) -> usize {
+    // Every key written, the kept ones advancing: no branch to mispredict
+    // on a coin-flip filter, no growth.
     let mut n = 0;
-    for &k in keys {
+    for k in keys {
         out[n] = (k & 63) as u8;
         n += usize::from(selected(k, mask));
     }
-    out.truncate(n);
-    out
+    n
 }
 
 fn text(values: &[u8]) -> String {

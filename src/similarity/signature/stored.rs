@@ -26,6 +26,7 @@
 //!                 two in three bytes (the last alone in two)
 //! ```
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use super::chunks;
@@ -47,8 +48,25 @@ enum Body {
     /// Fine symbols, values with the coarse flag and [`SELECTED_LOW`];
     /// the selection bits of the coarse ones.
     Fine(Vec<u8>, Vec<u8>),
-    /// The keys of the sketch at `level`.
-    Keys { level: u32, keys: Vec<u16> },
+    /// The keys of the sketch at `level`, and that sketch's symbols (the
+    /// keys' values: every key is in it), which an estimate at the file's
+    /// own level reads as they are.
+    Keys {
+        level: u32,
+        keys: Vec<u16>,
+        values: Vec<u8>,
+    },
+}
+
+impl Body {
+    fn keys(level: u32, keys: Vec<u16>) -> Body {
+        let values = keys.iter().map(|&k| (k & 63) as u8).collect();
+        Body::Keys {
+            level,
+            keys,
+            values,
+        }
+    }
 }
 
 impl Default for Body {
@@ -118,15 +136,14 @@ impl Stored {
         } else {
             let level = sketch::level(sig.size());
             let mask = (1u16 << sketch::bits(level)) - 1;
-            Body::Keys {
+            Body::keys(
                 level,
-                keys: sig
-                    .values()
+                sig.values()
                     .zip(sig.selection())
                     .map(|(v, &sel)| sketch::key(v, sel))
                     .filter(|&k| sketch::selected(k, mask))
                     .collect(),
-            }
+            )
         };
         Stored {
             size: sig.size(),
@@ -144,7 +161,7 @@ impl Stored {
                 out.extend_from_slice(symbols);
                 out.extend_from_slice(coarse);
             }
-            Body::Keys { level, keys } => {
+            Body::Keys { level, keys, .. } => {
                 put_header(out, self.size, self.lines, 1);
                 out.push(*level as u8);
                 put_varint(out, keys.len() as u64);
@@ -185,7 +202,7 @@ impl Stored {
                 if keys.iter().any(|&k| !sketch::selected(k, mask)) {
                     return None;
                 }
-                Body::Keys { level, keys }
+                Body::keys(level, keys)
             }
             _ => return None,
         };
@@ -244,8 +261,37 @@ impl Stored {
     pub fn sketch(&self, l: u32) -> Option<Vec<u8>> {
         match &self.body {
             Body::Fine(..) => Some(sketch::at_level(&self.parts(), l)),
-            Body::Keys { level, keys } => (l >= *level).then(|| sketch::reduce(keys, l.max(2))),
+            Body::Keys { level, keys, .. } => (l >= *level).then(|| sketch::reduce(keys, l.max(2))),
         }
+    }
+
+    /// [`Stored::sketch`] at level `l` (2 or more): the kept values at
+    /// the file's own level, else into `buf` when it has room for every
+    /// key the sketch is drawn from, else into a new vector. What an
+    /// estimate reads, without allocating for the sketches of up to 256
+    /// keys.
+    pub(crate) fn sketch_in<'a>(&'a self, l: u32, buf: &'a mut [u8; 256]) -> Option<Cow<'a, [u8]>> {
+        let l = l.max(2);
+        let mask = (1u16 << sketch::bits(l)) - 1;
+        let n = match &self.body {
+            Body::Keys { level, .. } if l < *level => return None,
+            Body::Keys { level, values, .. } if l == *level => {
+                return Some(Cow::Borrowed(values));
+            }
+            Body::Keys { keys, .. } if keys.len() <= buf.len() => {
+                sketch::reduce_into(keys.iter().copied(), mask, buf)
+            }
+            Body::Fine(symbols, coarse) if coarse.len() <= buf.len() => {
+                let keys = symbols
+                    .iter()
+                    .filter(|&&s| s & COARSE != 0)
+                    .zip(coarse)
+                    .map(|(&s, &sel)| sketch::key(s, sel));
+                sketch::reduce_into(keys, mask, buf)
+            }
+            _ => return self.sketch(l).map(Cow::Owned),
+        };
+        Some(Cow::Borrowed(&buf[..n]))
     }
 
     /// What the sketches are drawn from.

@@ -410,6 +410,8 @@ fn check_against_dp(a: &[u8], b: &[u8]) {
         common: lcs_len(a, b),
     };
     assert_eq!(all, want, "{a:?} {b:?}");
+    // The portable walk too, where the processor would take AVX2's.
+    assert_eq!(align::distances_portable(a, b), want, "{a:?} {b:?}");
 }
 
 /// Random symbols (flags in bits 6 and 7 too) from an alphabet of `sigma`.
@@ -475,6 +477,23 @@ fn signature_distances_match_dynamic_programming() {
             let ka = xa.sketch(l).unwrap_or_default();
             let kb = xb.sketch(l).unwrap_or_default();
             check_against_dp(&ka, &kb);
+        }
+    }
+}
+
+#[test]
+fn sketches_read_in_place_are_the_sketches() {
+    // Files under and over FINE_LIMIT, at their own level and above, as
+    // estimates read them.
+    let texts = real_text();
+    for k in [1, 2, 4, 8, 16, 40, 100] {
+        let data = texts[50..50 + k].concat();
+        for stored in [Stored::of(&data), Stored::of(&data[..data.len() / 3])] {
+            for l in 2..12 {
+                let mut buf = [0; 256];
+                let fast = stored.sketch_in(l, &mut buf).map(|s| s.into_owned());
+                assert_eq!(fast, stored.sketch(l), "{} bytes, level {l}", stored.size());
+            }
         }
     }
 }

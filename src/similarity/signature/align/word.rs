@@ -112,7 +112,17 @@ impl Word for u128 {
     }
     #[inline(always)]
     fn masks(p: &[u8]) -> [Self; 64] {
-        words::<2>(p).map(|[lo, hi]| u128::from(lo) | u128::from(hi) << 64)
+        // In place, each half's bits in a loop of its own: no copy of the
+        // table, no variable shift of a u128.
+        let mut eq = [0u128; 64];
+        let (lo, hi) = p.split_at(p.len().min(64));
+        for (i, &s) in lo.iter().enumerate() {
+            eq[usize::from(s & 63)] |= u128::from(1u64 << i);
+        }
+        for (i, &s) in hi.iter().enumerate() {
+            eq[usize::from(s & 63)] |= u128::from(1u64 << (i % 64)) << 64;
+        }
+        eq
     }
     native!();
 }
@@ -196,12 +206,12 @@ impl<const N: usize> Word for Wide<N> {
 /// has value `v`. On the stack (at most 2 KiB), made per pair in about
 /// the time of one column step per symbol.
 pub(crate) struct Masks<T> {
-    eq: [T; 64],
+    pub(super) eq: [T; 64],
     len: usize,
     /// The pattern's last bit: the column's bottom row.
     high: T,
     /// The pattern's bits.
-    low: T,
+    pub(super) low: T,
 }
 
 impl<T: Word> Masks<T> {
@@ -219,7 +229,7 @@ impl<T: Word> Masks<T> {
     }
 
     #[inline(always)]
-    fn of(&self, s: u8) -> T {
+    pub(super) fn of(&self, s: u8) -> T {
         self.eq[usize::from(s & 63)]
     }
 }
@@ -227,7 +237,7 @@ impl<T: Word> Masks<T> {
 /// One column of the programme as vertical deltas (`pv` +1, `mv` -1 bits)
 /// and its bottom value.
 #[derive(Clone, Copy)]
-struct Column<T> {
+pub(super) struct Column<T> {
     pv: T,
     mv: T,
     score: usize,
@@ -269,8 +279,13 @@ impl<T: Word> Column<T> {
 
     /// The bottom value of a global column after `n` text symbols: the
     /// top row's `n` plus the vertical deltas down the pattern's bits.
-    fn bottom(&self, n: usize, low: T) -> usize {
+    pub(super) fn bottom(&self, n: usize, low: T) -> usize {
         n + self.pv.and(low).ones() - self.mv.and(low).ones()
+    }
+
+    /// A column of these vertical deltas (its bottom value unused).
+    pub(super) fn with(pv: T, mv: T) -> Column<T> {
+        Column { pv, mv, score: 0 }
     }
 
     /// A first column of zeros: the text may be aligned with any stretch
@@ -286,7 +301,7 @@ impl<T: Word> Column<T> {
     /// The least value of a column after `n` text symbols (the top row's
     /// `n`, then the vertical deltas down the pattern's `len` bits),
     /// summed four rows at a time.
-    fn least(&self, n: usize, len: usize, low: T) -> usize {
+    pub(super) fn least(&self, n: usize, len: usize, low: T) -> usize {
         let (pv, mv) = (self.pv.and(low), self.mv.and(low));
         let mut value = n as isize;
         let mut least = value;

@@ -284,6 +284,8 @@ impl<T: Word> Column<T> {
     }
 
     /// A column of these vertical deltas (its bottom value unused).
+    // Only the AVX2 walk builds columns from their parts.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) fn with(pv: T, mv: T) -> Column<T> {
         Column { pv, mv, score: 0 }
     }

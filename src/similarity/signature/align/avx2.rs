@@ -15,9 +15,9 @@
 
 use std::arch::x86_64::{
     __m128i, __m256i, _mm_loadu_si128, _mm256_add_epi64, _mm256_and_si256, _mm256_andnot_si256,
-    _mm256_broadcastsi128_si256, _mm256_extract_epi64, _mm256_or_si256, _mm256_set_epi64x,
-    _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_slli_epi64, _mm256_slli_si256,
-    _mm256_srli_epi64, _mm256_xor_si256,
+    _mm256_broadcastsi128_si256, _mm256_cmpgt_epi64, _mm256_extract_epi64, _mm256_or_si256,
+    _mm256_set_epi64x, _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_slli_epi64,
+    _mm256_slli_si256, _mm256_srli_epi64, _mm256_sub_epi64, _mm256_xor_si256,
 };
 
 use super::Distances;
@@ -35,16 +35,17 @@ fn mask(m: &Masks<u128>, s: u8) -> __m256i {
 }
 
 /// Each 128-bit half plus the other's, modulo 2^128: the carry out of its
-/// low word (the top bit of `(x & y) | ((x | y) & !sum)`) into its high word.
+/// low word into its high word. A word's sum carried exactly when it is
+/// below `x` unsigned; AVX2 compares signed only, so both sides have their
+/// top bit flipped first. The compare gives -1 where it carried, which,
+/// moved to the high word, is subtracted.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn add(x: __m256i, y: __m256i) -> __m256i {
     let sum = _mm256_add_epi64(x, y);
-    let carry = _mm256_or_si256(
-        _mm256_and_si256(x, y),
-        _mm256_andnot_si256(sum, _mm256_or_si256(x, y)),
-    );
-    _mm256_add_epi64(sum, _mm256_slli_si256::<8>(_mm256_srli_epi64::<63>(carry)))
+    let flip = _mm256_set1_epi64x(i64::MIN);
+    let carried = _mm256_cmpgt_epi64(_mm256_xor_si256(x, flip), _mm256_xor_si256(sum, flip));
+    _mm256_sub_epi64(sum, _mm256_slli_si256::<8>(carried))
 }
 
 /// Each 128-bit half shifted left by one bit.

@@ -33,7 +33,7 @@ use crate::similarity::score::Spans;
 
 /// Version of git's chunking the records follow; bumped if the way
 /// [`Spans`] cuts or hashes ever changes, so old tables are ignored.
-const CHUNKING_VERSION: u32 = 1;
+pub const CHUNKING_VERSION: u32 = 1;
 
 /// Pending histograms become a table once they take this many bytes.
 pub const FLUSH_BYTES: usize = 128 << 20;
@@ -101,7 +101,8 @@ impl Histograms {
         self.0.add(id, bytes)
     }
 
-    /// Make what was added a table (see [`Records::flush`]).
+    /// Make what was added a table: written to the store's directory, or
+    /// kept in memory when the store is disabled or read-only.
     pub fn flush(&mut self) -> Result<(), StoreError> {
         self.0.flush()
     }

@@ -45,9 +45,16 @@ fn words<const N: usize>(p: &[u8]) -> [[u64; N]; 64] {
     eq
 }
 
-/// The operations of a primitive integer [`Word`].
+/// The constants and operations of a primitive integer [`Word`].
 macro_rules! native {
     () => {
+        const ZERO: Self = 0;
+        const ONE: Self = 1;
+        const ONES: Self = !0;
+        #[inline(always)]
+        fn bit(i: usize) -> Self {
+            1 << i
+        }
         #[inline(always)]
         fn or(self, o: Self) -> Self {
             self | o
@@ -88,13 +95,6 @@ macro_rules! native {
 }
 
 impl Word for u64 {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    const ONES: Self = !0;
-    #[inline(always)]
-    fn bit(i: usize) -> Self {
-        1 << i
-    }
     #[inline(always)]
     fn masks(p: &[u8]) -> [Self; 64] {
         words::<1>(p).map(|[w]| w)
@@ -103,13 +103,6 @@ impl Word for u64 {
 }
 
 impl Word for u128 {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    const ONES: Self = !0;
-    #[inline(always)]
-    fn bit(i: usize) -> Self {
-        1 << i
-    }
     #[inline(always)]
     fn masks(p: &[u8]) -> [Self; 64] {
         // In place, each half's bits in a loop of its own: no copy of the

@@ -259,11 +259,12 @@ struct Want {
     sizes: bool,
 }
 
-/// An entry's header as the walk of a pack needs it: an object's kind,
-/// or the position of a delta's base among the entries in offset order.
+/// An entry's header as the walk of a pack needs it: an object's kind and
+/// size, or the position of a delta's base among the entries in offset
+/// order.
 #[derive(Clone, Copy)]
 enum Head {
-    Object(Option<gix::object::Kind>),
+    Object(Option<gix::object::Kind>, u64),
     Delta(Option<usize>),
 }
 
@@ -308,19 +309,18 @@ fn pack_objects(
                         .lookup(base_id)
                         .and_then(|e| position(pack.index.pack_offset_at_index(e))),
                 ),
-                header => Head::Object(header.as_kind()),
+                header => Head::Object(header.as_kind(), entry.decompressed_size),
             })
         })
         .collect::<Result<Vec<Head>, RepoError>>()?;
     let mut kinds: Vec<Option<gix::object::Kind>> = Vec::with_capacity(entries.len());
     for (i, head) in heads.iter().enumerate() {
         let kind = match *head {
-            Head::Object(kind) => kind,
+            Head::Object(kind, _) => kind,
             Head::Delta(base) => base.filter(|&b| b < i).and_then(|b| kinds[b]),
         };
         kinds.push(kind);
     }
-    drop(heads);
     let mut listed: Vec<(usize, gix::object::Kind)> = Vec::new();
     for (i, kind) in kinds.into_iter().enumerate() {
         match kind {
@@ -338,15 +338,14 @@ fn pack_objects(
                 .iter()
                 .map(|&(i, kind)| {
                     let (offset, id) = entries[i];
-                    let size = if want.sizes {
-                        let entry = entry_at(offset)?;
-                        if entry.header.is_delta() {
-                            delta_result_size(pack, &data, &entry, &mut inflate)?
-                        } else {
-                            entry.decompressed_size
+                    // A whole object's size is in its header, read above; a
+                    // delta's is at the start of its inflated data.
+                    let size = match heads[i] {
+                        _ if !want.sizes => 0,
+                        Head::Object(_, size) => size,
+                        Head::Delta(_) => {
+                            delta_result_size(pack, &data, &entry_at(offset)?, &mut inflate)?
                         }
-                    } else {
-                        0
                     };
                     Ok((id, kind, size))
                 })

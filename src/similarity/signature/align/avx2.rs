@@ -1,7 +1,8 @@
-//! [`super::distances`] for two strings of up to 128 symbols with AVX2:
-//! the same results as [`word::triple`](super::word::triple) on `u128`
-//! columns, with the three Levenshtein columns side by side in 64-bit
-//! lanes.
+//! [`super::distances`] for two strings of up to 256 symbols with AVX2:
+//! the same results as [`word::triple`](super::word::triple) on `u64`,
+//! `u128` or wider columns, with the three Levenshtein columns side by
+//! side in 64-bit lanes (up to 128 symbols here, longer strings in
+//! `avx2/wide.rs`).
 //!
 //! A 256-bit register holds one 64-row block of each column: `a` over
 //! `b` globally (lane 0), `a` over `b` with a free first column (lane 1:
@@ -13,10 +14,10 @@
 //! the low one: the two blocks of a step do not wait for each other, and
 //! each is a chain of 64-bit operations that take one cycle.
 //!
-//! Myers' step is written so that its chain is short: with `S = (Eq & Pv)
-//! + Pv`, `Xh | Pv = S | Pv | Eq` and `Pv & Xh = Pv & (!S | Eq)`, and the
-//! shifted `Ph` is kept as its complement, which both new deltas read
-//! with one `andnot`. Seven operations from `Pv` to the next `Pv`,
+//! Myers' step is written so that its chain is short: with
+//! `S = (Eq & Pv) + Pv`, `Xh | Pv = S | Pv | Eq` and
+//! `Pv & Xh = Pv & (!S | Eq)`, and the shifted `Ph` kept as its
+//! complement, which both new deltas read with one `andnot`. Seven operations from `Pv` to the next `Pv`,
 //! against twelve as Myers writes it; the values are the same bits.
 //!
 //! The common subsequence stays in general-purpose registers (a `u128`),
@@ -29,6 +30,8 @@ use std::arch::x86_64::{
     _mm256_set_epi64x, _mm256_setzero_si256, _mm256_slli_epi16, _mm256_slli_epi64,
     _mm256_srli_epi64, _mm256_storeu_si256, _mm256_unpackhi_epi64, _mm256_unpacklo_epi64,
 };
+
+mod wide;
 
 use super::Distances;
 use super::word::Column;
@@ -279,14 +282,14 @@ const TOP: Carry = Carry {
     not_plus: unsafe { std::mem::zeroed() },
 };
 
-/// [`super::distances`] of `a` and `b`, 1 to 128 symbols each.
+/// [`super::distances`] of `a` and `b`, 1 to 256 symbols each.
 #[target_feature(enable = "avx2")]
 pub(super) fn triple(a: &[u8], b: &[u8]) -> Distances {
-    let table = Table::new(a, b);
-    if a.len().max(b.len()) <= 64 {
-        walk::<false>(&table, a, b)
-    } else {
-        walk::<true>(&table, a, b)
+    match a.len().max(b.len()) {
+        ..=64 => walk::<false>(&Table::new(a, b), a, b),
+        65..=128 => walk::<true>(&Table::new(a, b), a, b),
+        129..=192 => wide::walk::<3, 2>(a, b),
+        _ => wide::walk::<4, 2>(a, b),
     }
 }
 

@@ -92,10 +92,7 @@ pub fn distances(a: &[u8], b: &[u8]) -> Distances {
         };
     }
     match a.len().max(b.len()) {
-        ..=64 => word::triple::<u64>(a, b),
-        65..=128 => triple_128(a, b),
-        129..=192 => word::triple::<Wide<3>>(a, b),
-        193..=256 => word::triple::<Wide<4>>(a, b),
+        ..=256 => triple_256(a, b),
         _ => Distances {
             distance: distance(a, b),
             a_in_b: distance_inside(a, b).0,
@@ -105,25 +102,35 @@ pub fn distances(a: &[u8], b: &[u8]) -> Distances {
     }
 }
 
-/// [`distances`] of two strings of up to 128 symbols: with AVX2 when the
+/// [`distances`] of two strings of 1 to 256 symbols: with AVX2 when the
 /// processor has it (`align/avx2.rs`, detected at run time), else on
-/// `u128` words.
-fn triple_128(a: &[u8], b: &[u8]) -> Distances {
+/// words.
+fn triple_256(a: &[u8], b: &[u8]) -> Distances {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, checked just above.
         return unsafe { avx2::triple(a, b) };
     }
-    word::triple::<u128>(a, b)
+    portable_256(a, b)
+}
+
+/// [`distances`] of two strings of 1 to 256 symbols on words.
+fn portable_256(a: &[u8], b: &[u8]) -> Distances {
+    match a.len().max(b.len()) {
+        ..=64 => word::triple::<u64>(a, b),
+        65..=128 => word::triple::<u128>(a, b),
+        129..=192 => word::triple::<Wide<3>>(a, b),
+        _ => word::triple::<Wide<4>>(a, b),
+    }
 }
 
 /// [`distances`] without the AVX2 walk, for its tests.
 #[cfg(test)]
 pub(super) fn distances_portable(a: &[u8], b: &[u8]) -> Distances {
-    if a.is_empty() || b.is_empty() || a.len().max(b.len()) > 128 {
+    if a.is_empty() || b.is_empty() || a.len().max(b.len()) > 256 {
         return distances(a, b);
     }
-    word::triple::<u128>(a, b)
+    portable_256(a, b)
 }
 
 /// For each symbol value (`SIGMA` of them, a power of two; symbols are

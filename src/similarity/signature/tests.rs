@@ -482,6 +482,48 @@ fn signature_distances_match_dynamic_programming() {
 }
 
 #[test]
+fn stored_estimates_walk_as_the_portable_walk() {
+    // What estimates compare, from real files: the stored forms of corpus
+    // texts cut to sizes from 1 KB (fine symbols) to 40 KB (sketches),
+    // each against a copy with a tenth of its lines replaced and against
+    // the next text, at the level an estimate reads them. The walk the
+    // processor takes (AVX2 where it has it) gives the portable walk's
+    // numbers, on strings of every length up to 256 symbols.
+    let texts = real_text();
+    let mut lengths = std::collections::BTreeSet::new();
+    for size in [1_000, 3_000, 6_000, 10_000, 16_000, 40_000] {
+        let cut: Vec<&[u8]> = texts
+            .iter()
+            .filter(|t| t.len() >= size)
+            .map(|t| &t[..size])
+            .take(60)
+            .collect();
+        for (i, &a) in cut.iter().enumerate() {
+            let edited = every_tenth_line(a, |k| format!("    changed({k});\n").into_bytes());
+            for b in [&edited[..], cut[(i + 1) % cut.len()]] {
+                let (xa, xb) = (Stored::of(a), Stored::of(b));
+                let (sa, sb) = match (xa.fine(), xb.fine()) {
+                    (Some(fa), Some(fb)) => (fa.to_vec(), fb.to_vec()),
+                    _ => {
+                        let l = xa.level().max(xb.level()).max(2);
+                        (xa.sketch(l).unwrap(), xb.sketch(l).unwrap())
+                    }
+                };
+                let want = align::distances_portable(&sa, &sb);
+                assert_eq!(align::distances(&sa, &sb), want, "{sa:?} {sb:?}");
+                assert_eq!(align::distances(&sb, &sa).distance, want.distance);
+                lengths.insert(sa.len().max(sb.len()).div_ceil(64));
+            }
+        }
+    }
+    // Pairs for each number of 64-symbol blocks, 1 to 4, and longer.
+    assert!(
+        (1..=4).all(|b| lengths.contains(&b)) && lengths.iter().any(|&b| b > 4),
+        "{lengths:?}"
+    );
+}
+
+#[test]
 fn sketches_read_in_place_are_the_sketches() {
     // Files under and over FINE_LIMIT, at their own level and above, as
     // estimates read them.

@@ -122,7 +122,7 @@ impl Word for u128 {
 
 /// `N` 64-bit words, least significant first.
 #[derive(Clone, Copy)]
-pub(crate) struct Wide<const N: usize>([u64; N]);
+pub(crate) struct Wide<const N: usize>(pub(super) [u64; N]);
 
 impl<const N: usize> Word for Wide<N> {
     const ZERO: Self = Wide([0; N]);

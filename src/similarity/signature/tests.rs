@@ -777,10 +777,10 @@ fn reference_stored(data: &[u8]) -> Vec<u8> {
         let phase = (h & 1023) as usize;
         let mut k = 0;
         for o in 0..chunk.len() {
-            if (o + phase) % 16 == 0 {
+            if (o + phase).is_multiple_of(16) {
                 let value = ((h >> (10 + 6 * k)) & 63) as u8;
                 let selection = ((h >> (34 + k)) & 63) as u8;
-                symbols.push((value, selection, (o + phase) % 64 == 0));
+                symbols.push((value, selection, (o + phase).is_multiple_of(64)));
                 k += 1;
             }
         }

@@ -213,14 +213,14 @@ impl Signed {
     /// Sign `data`, the content of `id`, and keep its signature (signed
     /// outside the lock; only the record is handed over under it).
     pub fn add(&self, id: ObjectId, data: &[u8]) {
-        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        let mut record = Vec::with_capacity(record_capacity(data));
         Stored::encode_of(data, &mut record);
         self.keep(id, record);
     }
 
     /// [`Signed::add`], returning the signature.
     pub fn add_decoded(&self, id: ObjectId, data: &[u8]) -> Stored {
-        let mut record = Vec::with_capacity(data.len() / 16 + 16);
+        let mut record = Vec::with_capacity(record_capacity(data));
         Stored::encode_of(data, &mut record);
         // What was just encoded decodes.
         let signature = Stored::decode(&record).unwrap_or_default();
@@ -247,6 +247,16 @@ impl Signed {
         store.flush()?;
         Ok(store.take_warnings())
     }
+}
+
+/// Room for the stored signature of `data`: a small file's symbols (about
+/// one per 16 bytes, and a byte per coarse one), a larger file's sketch
+/// (a few hundred bytes), not a buffer in proportion to a large blob.
+fn record_capacity(data: &[u8]) -> usize {
+    data.len()
+        .min(crate::similarity::signature::FINE_LIMIT as usize)
+        / 12
+        + 32
 }
 
 /// The signatures of `ids` (in the same order): from the signature store,

@@ -265,6 +265,42 @@ fn chunk_hash_in(data: &[u8], start: usize, end: usize) -> u64 {
     mix(acc ^ SEED ^ len as u64)
 }
 
+/// Sixty-four bytes of `0xff`, then sixty-four zeros: the 64 bytes from
+/// `CHUNK - len` keep the first `len` bytes of a 64-byte window and clear
+/// the rest.
+static KEEP_BYTES: [u8; 2 * CHUNK] = {
+    let mut m = [0u8; 2 * CHUNK];
+    let mut i = 0;
+    while i < CHUNK {
+        m[i] = 0xff;
+        i += 1;
+    }
+    m
+};
+
+/// [`chunk_hash_in`] with each word's mask one load from [`KEEP_BYTES`]
+/// instead of worked out: fewer instructions, which pays in the batches
+/// of [`hash_batch`] (not in the chunk-by-chunk walk of [`sign_chunks`],
+/// where the loads wait on the walk).
+#[inline(always)]
+fn chunk_hash_sliding(data: &[u8], start: usize, end: usize) -> u64 {
+    let len = end - start;
+    let (Some(words), Some(keep)) = (
+        data.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>),
+        KEEP_BYTES
+            .get(CHUNK.wrapping_sub(len)..)
+            .and_then(<[u8]>::first_chunk::<CHUNK>),
+    ) else {
+        return chunk_hash_tail(&data[start..end]);
+    };
+    let mut acc = 0u64;
+    for (i, key) in KEYS.iter().enumerate() {
+        let w = load(words, 8 * i) & load(keep, 8 * i);
+        acc = acc.wrapping_add(fold(w ^ key, K));
+    }
+    mix(acc ^ SEED ^ len as u64)
+}
+
 /// [`chunk_hash_in`] of a chunk within 64 bytes of the end of the data.
 #[cold]
 fn chunk_hash_tail(chunk: &[u8]) -> u64 {
@@ -331,60 +367,156 @@ fn chunk_end(bits: &[u64], piece: usize, n: usize) -> (usize, bool) {
     }
 }
 
+/// Chunks hashed at a time by the stored-form signers, before their
+/// symbols are worked out.
+const BATCH: usize = 256;
+
+/// Up to [`BATCH`] chunks from `*piece` on (moved past them): their
+/// hashes and lengths into `hashes` and `lens`; how many, and how many
+/// of them end with LF. Hashing apart from emitting keeps this loop's
+/// work per chunk small, so that the processor overlaps the hashes of
+/// several chunks with the walk from one chunk's end to the next, and
+/// leaves the symbols to a loop without a dependency from chunk to chunk
+/// (vectorised where the processor has AVX2).
+#[inline(always)]
+fn hash_batch(
+    data: &[u8],
+    bits: &[u64],
+    piece: &mut usize,
+    hashes: &mut [u64; BATCH],
+    lens: &mut [u64; BATCH],
+) -> (usize, u64) {
+    let n = data.len();
+    let (mut count, mut lf) = (0, 0);
+    for (h, l) in hashes.iter_mut().zip(lens.iter_mut()) {
+        if *piece >= n {
+            break;
+        }
+        let (stop, ends_line) = chunk_end(bits, *piece, n);
+        *h = chunk_hash_sliding(data, *piece, stop);
+        *l = (stop - *piece) as u64;
+        lf += u64::from(ends_line);
+        count += 1;
+        *piece = stop;
+    }
+    (count, lf)
+}
+
+/// Whether the stored-form signers may use AVX2 and BMI2 (the hashes'
+/// multiplies as `mulx`, the symbols four chunks at a time).
+#[cfg(target_arch = "x86_64")]
+fn wide() -> bool {
+    #[cfg(test)]
+    if PORTABLE.get() {
+        return false;
+    }
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by tests: this thread's stored-form signers take the portable
+    /// path whatever the processor.
+    pub(super) static PORTABLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The fine symbols of [`Shape::STORED`] of `data` with LF bits `bits`
-/// into `out` (cleared first), each a value with the coarse flag and
+/// into the front of `out`, each a value with the coarse flag and
 /// [`SELECTED_LOW`] set from its selection bits' lowest; and the selection
-/// bits of the coarse ones, in order, into `coarse` (cleared first). The
-/// number of LF bytes. What [`sign_chunks`] emits, without a branch on
-/// the hash: every chunk writes its four possible symbols and keeps as
-/// many as it emits.
+/// bits of the coarse ones, in order, into the front of `coarse`. The
+/// number of LF bytes, of symbols and of coarse ones; the buffers are
+/// longer (scratch past those counts, kept from call to call so that
+/// they are not cleared for every file). What [`sign_chunks`] emits,
+/// without a branch on the hash: every chunk writes its four possible
+/// symbols and keeps as many as it emits.
 pub(super) fn sign_fine_stored(
     data: &[u8],
     bits: &[u64],
     out: &mut Vec<u8>,
     coarse: &mut Vec<u8>,
-) -> u64 {
+) -> (u64, usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: the processor has AVX2 and BMI2, checked just above.
+        return unsafe { sign_fine_stored_wide(data, bits, out, coarse) };
+    }
+    sign_fine_stored_in(data, bits, out, coarse)
+}
+
+/// [`sign_fine_stored`] compiled for AVX2 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+fn sign_fine_stored_wide(
+    data: &[u8],
+    bits: &[u64],
+    out: &mut Vec<u8>,
+    coarse: &mut Vec<u8>,
+) -> (u64, usize, usize) {
+    sign_fine_stored_in(data, bits, out, coarse)
+}
+
+#[inline(always)]
+fn sign_fine_stored_in(
+    data: &[u8],
+    bits: &[u64],
+    out: &mut Vec<u8>,
+    coarse: &mut Vec<u8>,
+) -> (u64, usize, usize) {
     const C: usize = super::C;
     const CC: usize = super::COARSE_C;
     const _: () = assert!(CHUNK / C == 4 && C == 16 && CHUNK == CC);
+    const COARSE: u32 = super::COARSE as u32;
     let n = data.len();
-    out.clear();
-    out.resize(n / 16 + 64, 0);
-    coarse.clear();
-    coarse.resize(n / 64 + 64, 0);
+    let mut hashes = [0u64; BATCH];
+    let mut lens = [0u64; BATCH];
+    // Per chunk: its four possible symbols (byte j the symbol of rank
+    // j), how many it emits, its coarse symbol's selection bits, and
+    // whether it emits that one.
+    let mut fours = [0u32; BATCH];
+    let mut counts = [0u8; BATCH];
+    let mut selections = [0u8; BATCH];
+    let mut coarse_counts = [0u8; BATCH];
     let (mut kept, mut kept_coarse) = (0, 0);
-    let mut line = 0u64;
+    let mut lf = 0;
     let mut piece = 0;
     while piece < n {
-        let (stop, ends_line) = chunk_end(bits, piece, n);
-        let len = stop - piece;
-        let h = chunk_hash_in(data, piece, stop);
-        let phase = (h & 1023) as usize;
-        let first = (C - (phase & (C - 1))) & (C - 1);
-        // The one offset of the chunk that may emit a coarse symbol, and
-        // its rank among the fine ones.
-        let o_coarse = (CC - (phase & (CC - 1))) & (CC - 1);
-        let j_coarse = (o_coarse - first) / C;
-        if kept + 4 > out.len() {
-            out.resize(out.len() * 2, 0);
+        let (count, ends) = hash_batch(data, bits, &mut piece, &mut hashes, &mut lens);
+        lf += ends;
+        for i in 0..BATCH {
+            let (h, len) = (hashes[i], lens[i]);
+            // The first fine offset, (C - phase mod C) mod C; the coarse
+            // one, (CC - phase mod CC) mod CC, and its rank j among the
+            // fine ones.
+            let first = h.wrapping_neg() & (C as u64 - 1);
+            let o_coarse = h.wrapping_neg() & (CC as u64 - 1);
+            let j = o_coarse >> 4;
+            // The four values (six bits each from bit 10: `value`), each
+            // with its lowest selection bit (bits 34 to 37: `selection`)
+            // and the coarse flag on rank j.
+            let v = (h >> 10) as u32;
+            let low = (h >> 34) as u32;
+            let values = (v & 0x3f) | (v & 0xfc0) << 2 | (v & 0x3_f000) << 4 | (v & 0xfc_0000) << 6;
+            let lows = (low & 1) << 7 | (low & 2) << 14 | (low & 4) << 21 | (low & 8) << 28;
+            fours[i] = values | lows | COARSE << (8 * j);
+            counts[i] = (len.saturating_sub(first).div_ceil(C as u64)) as u8;
+            selections[i] = ((h >> (34 + j)) & 63) as u8;
+            coarse_counts[i] = u8::from(o_coarse < len);
         }
-        if kept_coarse + 1 > coarse.len() {
-            coarse.resize(coarse.len() * 2, 0);
+        // Room for every symbol the batch can emit, written in place.
+        if out.len() < kept + 4 * BATCH {
+            out.resize(kept + 4 * BATCH + out.len(), 0);
         }
-        for (j, slot) in out[kept..kept + 4].iter_mut().enumerate() {
-            let flag = if j == j_coarse { super::COARSE } else { 0 };
-            let low = (selection(h, j) & 1) << 7;
-            *slot = value(h, j) | flag | low;
+        if coarse.len() < kept_coarse + BATCH {
+            coarse.resize(kept_coarse + BATCH + coarse.len(), 0);
         }
-        coarse[kept_coarse] = selection(h, j_coarse);
-        kept += len.saturating_sub(first).div_ceil(C);
-        kept_coarse += usize::from(o_coarse < len);
-        line += u64::from(ends_line);
-        piece = stop;
+        for i in 0..count {
+            out[kept..kept + 4].copy_from_slice(&fours[i].to_le_bytes());
+            kept += usize::from(counts[i]);
+            coarse[kept_coarse] = selections[i];
+            kept_coarse += usize::from(coarse_counts[i]);
+        }
     }
-    out.truncate(kept);
-    coarse.truncate(kept_coarse);
-    line
+    (lf, kept, kept_coarse)
 }
 
 /// A stored fine symbol's flag: the lowest of its selection bits.
@@ -393,40 +525,70 @@ pub(super) const SELECTED_LOW: u8 = 0x80;
 /// The keys ([`super::sketch::key`]) of the coarse symbols of
 /// [`Shape::STORED`] that a sketch with `mask` keeps
 /// ([`super::sketch::selected`]) of `data` with LF bits `bits`, into
-/// `out` (cleared first); the number of LF bytes. A chunk emits at most
+/// the front of `out`; the number of LF bytes and of keys (`out` is
+/// longer: scratch past them, as in [`sign_fine_stored`]). A chunk emits at most
 /// one coarse symbol; whether it does, and whether its key is kept, are
 /// taken without a branch on the hash.
-pub(super) fn sign_keys_stored(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> u64 {
-    const C: usize = super::C;
-    const CC: usize = super::COARSE_C;
-    const _: () = assert!(CHUNK == CC);
+pub(super) fn sign_keys_stored(
+    data: &[u8],
+    bits: &[u64],
+    mask: u16,
+    out: &mut Vec<u16>,
+) -> (u64, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: the processor has AVX2 and BMI2, checked just above.
+        return unsafe { sign_keys_stored_wide(data, bits, mask, out) };
+    }
+    sign_keys_stored_in(data, bits, mask, out)
+}
+
+/// [`sign_keys_stored`] compiled for AVX2 and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+fn sign_keys_stored_wide(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> (u64, usize) {
+    sign_keys_stored_in(data, bits, mask, out)
+}
+
+#[inline(always)]
+fn sign_keys_stored_in(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> (u64, usize) {
+    const CC: u64 = super::COARSE_C as u64;
+    const _: () = assert!(CHUNK == super::COARSE_C && super::C == 16);
     let n = data.len();
-    out.clear();
-    out.resize(n / 512 + 64, 0);
+    let mut hashes = [0u64; BATCH];
+    let mut lens = [0u64; BATCH];
+    let mut keys = [0u16; BATCH];
+    let mut keep = [0u8; BATCH];
     let mut kept = 0;
-    let mut line = 0u64;
+    let mut lf = 0;
     let mut piece = 0;
     while piece < n {
-        let (stop, ends_line) = chunk_end(bits, piece, n);
-        let len = stop - piece;
-        let h = chunk_hash_in(data, piece, stop);
-        let phase = (h & 1023) as usize;
-        let o = (CC - (phase & (CC - 1))) & (CC - 1);
-        let first = (C - (phase & (C - 1))) & (C - 1);
-        // The coarse offset is a fine one: its rank among them.
-        let j = (o - first) / C;
-        let key = super::sketch::key(value(h, j), selection(h, j));
-        let keep = o < len && super::sketch::selected(key, mask);
-        if kept + 1 > out.len() {
-            out.resize(out.len() * 2, 0);
+        let (count, ends) = hash_batch(data, bits, &mut piece, &mut hashes, &mut lens);
+        lf += ends;
+        for i in 0..BATCH {
+            let h = hashes[i];
+            // The coarse offset, (CC - phase mod CC) mod CC, and its rank
+            // j among the fine ones (those from (C - phase mod C) mod C,
+            // every C bytes); the value and selection bits of rank j
+            // (`value`, `selection`), as a key (`sketch::key`) and in the
+            // order `sketch::selected` tests.
+            let o = h.wrapping_neg() & (CC - 1);
+            let j = o >> 4;
+            let value = (h >> (10 + 6 * j)) & 63;
+            let selection = (h >> (34 + j)) & 63;
+            keys[i] = (selection << 6 | value) as u16;
+            let order = (selection | value << 6) as u16;
+            keep[i] = u8::from((o < lens[i]) & (order & mask == 0));
         }
-        out[kept] = key;
-        kept += usize::from(keep);
-        line += u64::from(ends_line);
-        piece = stop;
+        if out.len() < kept + BATCH {
+            out.resize(kept + BATCH + out.len(), 0);
+        }
+        for i in 0..count {
+            out[kept] = keys[i];
+            kept += usize::from(keep[i]);
+        }
     }
-    out.truncate(kept);
-    line
+    (lf, kept)
 }
 
 fn sign_chunks<S: Sink>(

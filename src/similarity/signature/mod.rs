@@ -47,6 +47,8 @@ mod lcs;
 pub mod sketch;
 mod stored;
 #[cfg(test)]
+mod stored_tests;
+#[cfg(test)]
 mod tests;
 
 use std::borrow::Cow;

@@ -89,23 +89,23 @@ impl Stored {
         let size = data.len() as u64;
         SCRATCH.with_borrow_mut(|(symbols, coarse, keys)| {
             if size < FINE_LIMIT {
-                let lf = chunks::with_body(data, |body, bits, _| {
+                let (lf, n, n_coarse) = chunks::with_body(data, |body, bits, _| {
                     chunks::sign_fine_stored(body, bits, symbols, coarse)
                 });
                 put_header(out, size, line_count(data, lf), 0);
-                put_varint(out, symbols.len() as u64);
-                out.extend_from_slice(symbols);
-                out.extend_from_slice(coarse);
+                put_varint(out, n as u64);
+                out.extend_from_slice(&symbols[..n]);
+                out.extend_from_slice(&coarse[..n_coarse]);
             } else {
                 let level = sketch::level(size);
                 let mask = (1u16 << sketch::bits(level)) - 1;
-                let lf = chunks::with_body(data, |body, bits, _| {
+                let (lf, n) = chunks::with_body(data, |body, bits, _| {
                     chunks::sign_keys_stored(body, bits, mask, keys)
                 });
                 put_header(out, size, line_count(data, lf), 1);
                 out.push(level as u8);
-                put_varint(out, keys.len() as u64);
-                put_keys(out, keys);
+                put_varint(out, n as u64);
+                put_keys(out, &keys[..n]);
             }
         });
     }

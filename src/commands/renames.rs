@@ -266,15 +266,27 @@ pub(super) fn general_changes(
         (false, [one]) => repo.resolve_diff_range(one.as_encoded_bytes())?,
         _ => None,
     };
-    let (old, new) = match (args.cached, args.revs.as_slice(), range) {
-        (_, _, Some((a, b))) => (
-            repo.tree_entries(a)?,
+    // Between two trees, unchanged files are read only as copy sources
+    // of `--find-copies-harder`; else the subtrees both hold alike are
+    // left unread, as git's tree diff leaves them.
+    let harder = detect == git_simm::renames::Detect::CopiesHarder;
+    let two_trees = |a: ObjectId, b: ObjectId| -> Result<(Vec<_>, Side)> {
+        let (old, new) = if harder {
+            (repo.tree_entries(a)?, repo.tree_entries(b)?)
+        } else {
+            repo.tree_entries_differing(a, b)?
+        };
+        Ok((
+            old,
             Side {
-                entries: repo.tree_entries(b)?,
+                entries: new,
                 contents: Default::default(),
                 stale: Default::default(),
             },
-        ),
+        ))
+    };
+    let (old, new) = match (args.cached, args.revs.as_slice(), range) {
+        (_, _, Some((a, b))) => two_trees(a, b)?,
         (true, [] | [_], None) => {
             let spec = args
                 .revs
@@ -290,14 +302,10 @@ pub(super) fn general_changes(
             };
             (old, new)
         }
-        (false, [a, b], None) => (
-            tree_side(repo, a.as_encoded_bytes(), false)?,
-            Side {
-                entries: tree_side(repo, b.as_encoded_bytes(), false)?,
-                contents: Default::default(),
-                stale: Default::default(),
-            },
-        ),
+        (false, [a, b], None) => {
+            let a = repo.resolve_tree(a.as_encoded_bytes())?;
+            two_trees(a, repo.resolve_tree(b.as_encoded_bytes())?)?
+        }
         (false, [] | [_], None) => {
             let spec = args
                 .revs
@@ -337,7 +345,6 @@ pub(super) fn general_changes(
         }
         None => (old, new),
     };
-    let harder = detect == git_simm::renames::Detect::CopiesHarder;
     let changes = git_simm::repo::changes::diff_worktree(
         &old,
         &new.entries,

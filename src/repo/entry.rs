@@ -45,7 +45,7 @@ impl EntryKind {
 }
 
 /// One file of a tree, the index or the work tree.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// The path relative to the repository root, as git stores it: raw bytes,
     /// `/`-separated, possibly not UTF-8 and possibly containing spaces or newlines.

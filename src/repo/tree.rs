@@ -16,6 +16,74 @@ impl Repo {
         Ok(out)
     }
 
+    /// The entries of trees `a` and `b` ([`Repo::tree_entries`] of each,
+    /// in git's path order) but those both hold alike: every file with
+    /// the same kind and id at the same path, every subtree with the same
+    /// id (unread). What a diff of the two trees needs when unchanged
+    /// files play no part, read as git reads it: a small change in a
+    /// large tree reads the trees on its path only.
+    pub fn tree_entries_differing(
+        &self,
+        a: ObjectId,
+        b: ObjectId,
+    ) -> Result<(Vec<Entry>, Vec<Entry>), RepoError> {
+        let repo = self.local();
+        let objects = &repo.objects;
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        let (mut da, mut db) = (Vec::new(), Vec::new());
+        // Pairs of directories whose ids differ, with their path: an
+        // explicit stack, as in `walk_tree_with`, since depth is the
+        // repository's to choose.
+        let mut stack: Vec<(ObjectId, ObjectId, Vec<u8>)> = vec![(a, b, Vec::new())];
+        while let Some((x, y, prefix)) = stack.pop() {
+            if x == y {
+                continue;
+            }
+            load_tree(objects, x, &mut da)?;
+            load_tree(objects, y, &mut db)?;
+            let xs = children(x, &da)?;
+            let ys = children(y, &db)?;
+            let (mut i, mut j) = (0, 0);
+            while i < xs.len() || j < ys.len() {
+                // Tree order: a directory sorts as its name and '/'.
+                let order = match (xs.get(i), ys.get(j)) {
+                    (Some(p), Some(q)) => p.key().cmp(q.key()),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                match order {
+                    std::cmp::Ordering::Less => {
+                        xs[i].list(objects, &prefix, &mut old)?;
+                        i += 1;
+                    }
+                    std::cmp::Ordering::Greater => {
+                        ys[j].list(objects, &prefix, &mut new)?;
+                        j += 1;
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let (p, q) = (&xs[i], &ys[j]);
+                        if p.kind.is_none() {
+                            let mut path = prefix.clone();
+                            path.extend_from_slice(p.name());
+                            path.push(b'/');
+                            stack.push((p.id, q.id, path));
+                        } else if p.kind != q.kind || p.id != q.id {
+                            p.list(objects, &prefix, &mut old)?;
+                            q.list(objects, &prefix, &mut new)?;
+                        }
+                        i += 1;
+                        j += 1;
+                    }
+                }
+            }
+        }
+        // Directories were taken last in, first out; git's path order is
+        // the byte order of the whole paths.
+        old.sort_unstable_by(|p, q| p.path.cmp(&q.path));
+        new.sort_unstable_by(|p, q| p.path.cmp(&q.path));
+        Ok((old, new))
+    }
+
     /// [`Repo::tree_entries`] without submodules: the files whose blobs
     /// the repository holds.
     pub fn tree_files(&self, tree: ObjectId) -> Result<Vec<Entry>, RepoError> {
@@ -23,6 +91,88 @@ impl Repo {
         entries.retain(|e| e.kind != EntryKind::Submodule);
         Ok(entries)
     }
+}
+
+/// One entry of a tree: its name with a '/' after a directory's (the key
+/// of git's tree order), its kind (`None`: a directory) and id.
+struct Child {
+    key: Vec<u8>,
+    kind: Option<EntryKind>,
+    id: ObjectId,
+}
+
+impl Child {
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn name(&self) -> &[u8] {
+        match self.kind {
+            None => &self.key[..self.key.len() - 1],
+            Some(_) => &self.key,
+        }
+    }
+
+    /// This entry under `prefix` into `out`: itself, or every entry of
+    /// the directory it is.
+    fn list(
+        &self,
+        objects: &gix::OdbHandle,
+        prefix: &[u8],
+        out: &mut Vec<Entry>,
+    ) -> Result<(), RepoError> {
+        let mut path = prefix.to_vec();
+        path.extend_from_slice(&self.key);
+        match self.kind {
+            Some(kind) => out.push(Entry {
+                path,
+                kind,
+                id: self.id,
+            }),
+            None => walk_tree(objects, self.id, &path, out)?,
+        }
+        Ok(())
+    }
+}
+
+/// The entries of tree `id`, whose content is `data`, in stored order.
+fn children(id: ObjectId, data: &[u8]) -> Result<Vec<Child>, RepoError> {
+    gix::objs::TreeRefIter::from_bytes(data, id.kind())
+        .map(|entry| {
+            let entry = entry.map_err(|source| RepoError::CorruptObject {
+                id,
+                kind: gix::object::Kind::Tree,
+                source,
+            })?;
+            let kind = EntryKind::from_tree_mode(entry.mode);
+            let mut key = entry.filename.to_vec();
+            if kind.is_none() {
+                key.push(b'/');
+            }
+            Ok(Child {
+                key,
+                kind,
+                id: entry.oid.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// The content of tree `id` into `data` (the empty tree needs no object).
+fn load_tree(objects: &gix::OdbHandle, id: ObjectId, data: &mut Vec<u8>) -> Result<(), RepoError> {
+    if id == ObjectId::empty_tree(id.kind()) {
+        data.clear();
+        return Ok(());
+    }
+    let kind = find(objects, &id, data)?.kind;
+    if kind != gix::object::Kind::Tree {
+        return Err(RepoError::WrongKind {
+            id,
+            expected: gix::object::Kind::Tree,
+            actual: kind,
+        });
+    }
+    Ok(())
 }
 
 /// Depth-first, in stored order: exactly what `git ls-tree -r` prints. An
@@ -55,21 +205,7 @@ pub(super) fn walk_tree_with(
         node: Option<&'t gix::index::extension::Tree>,
     }
     let hash = root.kind();
-    let load = |id: ObjectId, data: &mut Vec<u8>| -> Result<(), RepoError> {
-        if id == ObjectId::empty_tree(hash) {
-            data.clear();
-            return Ok(());
-        }
-        let kind = find(objects, &id, data)?.kind;
-        if kind != gix::object::Kind::Tree {
-            return Err(RepoError::WrongKind {
-                id,
-                expected: gix::object::Kind::Tree,
-                actual: kind,
-            });
-        }
-        Ok(())
-    };
+    let load = |id: ObjectId, data: &mut Vec<u8>| load_tree(objects, id, data);
     let mut path = prefix.to_vec();
     let root_node = match &mut shortcut {
         Some((s, node)) => {

@@ -183,6 +183,89 @@ fn tree_entries_match_ls_tree() {
     );
 }
 
+/// A diff of two trees reads only the subtrees that differ
+/// (`Repo::tree_entries_differing`): its listings must give the diff of
+/// the full listings, which is git's `diff --raw`, through directories
+/// that change into files and back, names that sort around a directory
+/// (`dir-a`, `dir.txt`, `dir/`, `dir0`), a submodule, a symlink and the
+/// empty tree; and they leave out what both trees hold alike.
+#[test]
+fn tree_entries_differing_diff_as_the_full_listings() {
+    let (_tmp, dir) = fixture();
+    write(&dir, b"dir/sub/deep.txt", b"deeper\n");
+    std::fs::remove_file(dir.join("dir-a")).expect("rm dir-a");
+    write(&dir, b"dir-a/x", b"a file where one was\n");
+    std::fs::remove_dir_all(dir.join("other")).expect("rm other");
+    write(&dir, b"other", b"a file where a directory was\n");
+    write(&dir, b"dir0/y", b"after dir/\n");
+    std::fs::remove_file(dir.join("dir.txt")).expect("rm dir.txt");
+    git(&dir, &["add", "-A", "."]);
+    git(&dir, &["commit", "-q", "-m", "third"]);
+    write(&dir, b"dir/z.txt", b"z again\n");
+    git(&dir, &["add", "-A", "."]);
+    git(&dir, &["commit", "-q", "-m", "fourth"]);
+    let repo = Repo::discover(&dir).expect("discover");
+    let tree = |spec: &str| repo.resolve_tree(spec).expect("tree");
+    let empty = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+    let paths = |changes: Vec<git_simm::repo::changes::Change>| -> Vec<Vec<u8>> {
+        changes
+            .into_iter()
+            .map(|c| c.new.or(c.old).expect("a side").path)
+            .collect()
+    };
+    for (a, b) in [
+        ("HEAD~3", "HEAD"),
+        ("HEAD", "HEAD~3"),
+        ("HEAD~1", "HEAD"),
+        ("HEAD~2", "HEAD~1"),
+        ("HEAD", "HEAD"),
+    ] {
+        let (ta, tb) = (tree(a), tree(b));
+        let (old, new) = repo.tree_entries_differing(ta, tb).expect("differing");
+        let (full_old, full_new) = (
+            repo.tree_entries(ta).expect("old"),
+            repo.tree_entries(tb).expect("new"),
+        );
+        for (some, all) in [(&old, &full_old), (&new, &full_new)] {
+            assert!(
+                some.windows(2).all(|w| w[0].path < w[1].path),
+                "{a} {b}: order"
+            );
+            assert!(some.iter().all(|e| all.contains(e)), "{a} {b}: not listed");
+        }
+        let sides = |changes: &[git_simm::repo::changes::Change]| -> Vec<_> {
+            changes
+                .iter()
+                .map(|c| (c.kind, c.old.clone(), c.new.clone()))
+                .collect()
+        };
+        let ours = git_simm::repo::changes::diff(&old, &new, false);
+        let full = git_simm::repo::changes::diff(&full_old, &full_new, false);
+        assert_eq!(sides(&ours), sides(&full), "{a} {b}");
+        let theirs: Vec<Vec<u8>> = git(&dir, &["diff", "--raw", "--no-renames", "-z", a, b])
+            .split(|&c| c == 0)
+            .filter(|f| !f.is_empty() && f[0] != b':')
+            .map(<[u8]>::to_vec)
+            .collect();
+        assert_eq!(paths(ours), theirs, "{a} {b}: git diff --raw");
+    }
+    // Only `dir/z.txt` changed in the last commit: the rest of `dir`, the
+    // subtree `dir/sub` and every other entry are left out.
+    let (old, new) = repo
+        .tree_entries_differing(tree("HEAD~1"), tree("HEAD"))
+        .expect("differing");
+    let listed: Vec<&[u8]> = old.iter().chain(&new).map(|e| e.path.as_slice()).collect();
+    assert_eq!(
+        listed,
+        vec![b"dir/z.txt".as_slice(), b"dir/z.txt".as_slice()]
+    );
+    let (old, new) = repo
+        .tree_entries_differing(empty, tree("HEAD"))
+        .expect("from the empty tree");
+    assert!(old.is_empty());
+    assert_eq!(new, repo.tree_entries(tree("HEAD")).expect("HEAD"));
+}
+
 /// `Repo::staged` reads HEAD's tree only where the index's cache-tree does
 /// not vouch for it and takes the rest from the index. Put back together,
 /// its answer must be `git ls-tree -r HEAD` whatever git left in the

@@ -570,15 +570,14 @@ fn sign_keys_stored_in(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>)
             // The coarse offset, (CC - phase mod CC) mod CC, and its rank
             // j among the fine ones (those from (C - phase mod C) mod C,
             // every C bytes); the value and selection bits of rank j
-            // (`value`, `selection`), as a key (`sketch::key`) and in the
-            // order `sketch::selected` tests.
+            // (`value`, `selection`, whose ranks past 3 never occur here).
             let o = h.wrapping_neg() & (CC - 1);
             let j = o >> 4;
-            let value = (h >> (10 + 6 * j)) & 63;
-            let selection = (h >> (34 + j)) & 63;
-            keys[i] = (selection << 6 | value) as u16;
-            let order = (selection | value << 6) as u16;
-            keep[i] = u8::from((o < lens[i]) & (order & mask == 0));
+            let value = ((h >> (10 + 6 * j)) & 63) as u8;
+            let selection = ((h >> (34 + j)) & 63) as u8;
+            let key = super::sketch::key(value, selection);
+            keys[i] = key;
+            keep[i] = u8::from((o < lens[i]) & super::sketch::selected(key, mask));
         }
         if out.len() < kept + BATCH {
             out.resize(kept + BATCH + out.len(), 0);

@@ -13,6 +13,7 @@
 //! `c'` (a multiple of `c`) are a subset of them: the coarse symbols.
 
 use super::Shape;
+use super::hash::{chunk_hash_at, mix};
 
 /// git's longest chunk (`diffcore-delta.c`): longer lines are cut into
 /// pieces of this many bytes.
@@ -43,58 +44,6 @@ pub(super) struct Out {
     pub owner: Vec<u32>,
     /// The chunks that emitted.
     pub chunks: Vec<Chunk>,
-}
-
-/// splitmix64's finaliser.
-#[inline(always)]
-const fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A 64x64 -> 128-bit multiply folded to 64 bits.
-#[inline(always)]
-fn fold(x: u64, k: u64) -> u64 {
-    let p = u128::from(x).wrapping_mul(u128::from(k));
-    (p as u64) ^ ((p >> 64) as u64)
-}
-
-/// The multiplier of every word's fold.
-const K: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// One key per word of a chunk (a chunk has at most eight), so that the
-/// same word at another place in the chunk hashes differently.
-const KEYS: [u64; CHUNK / 8] = [
-    0x243f_6a88_85a3_08d3,
-    0x1319_8a2e_0370_7344,
-    0xa409_3822_299f_31d0,
-    0x082e_fa98_ec4e_6c89,
-    0x4528_21e6_38d0_1377,
-    0xbe54_66cf_34e9_0c6c,
-    0xc0ac_29b7_c97c_50dd,
-    0x3f84_d5b5_b547_0917,
-];
-
-/// The seed, with the chunk's length folded into the final mix.
-const SEED: u64 = 0x636f_6174_6573_7632; // "coatesv2"
-
-/// The hash of one chunk (at most [`CHUNK`] bytes): the chunk
-/// zero-padded to 64 bytes, each of its eight words xored with its
-/// place's key and folded with one multiply, the folds summed, the sum
-/// mixed with the length. The folds are independent of one another and
-/// their number does not depend on the chunk, so a processor does them
-/// side by side, without a branch on the chunk's length.
-#[inline]
-#[cfg(test)]
-pub(super) fn chunk_hash(bytes: &[u8]) -> u64 {
-    let mut padded = [0u8; CHUNK];
-    padded[..bytes.len()].copy_from_slice(bytes);
-    let mut acc = 0u64;
-    for (i, w) in padded.chunks_exact(8).enumerate() {
-        acc = acc.wrapping_add(fold(load(w, 0) ^ KEYS[i], K));
-    }
-    mix(acc ^ SEED ^ bytes.len() as u64)
 }
 
 /// The symbol of rank `k` (from 0) among a chunk's emissions at the fine
@@ -227,90 +176,12 @@ fn lf_mask(block: &[u8], cr: &mut u64) -> u64 {
 }
 
 /// Eight bytes of `data` from `at`, little-endian.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn load(data: &[u8], at: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&data[at..at + 8]);
     u64::from_le_bytes(b)
-}
-
-/// For `r` bytes of a word (0 to 8), the mask that keeps them.
-const KEEP: [u64; 9] = {
-    let mut m = [0u64; 9];
-    let mut r = 1;
-    while r < 8 {
-        m[r] = (1u64 << (8 * r)) - 1;
-        r += 1;
-    }
-    m[8] = u64::MAX;
-    m
-};
-
-/// [`chunk_hash`] of `data[start..end]`, the same number: the 64 bytes
-/// from `start` read as eight words, those past `end` masked off; near
-/// the end of `data`, from a zero-padded copy.
-#[inline(always)]
-fn chunk_hash_in(data: &[u8], start: usize, end: usize) -> u64 {
-    let len = end - start;
-    let words = if start + CHUNK <= data.len() {
-        &data[start..start + CHUNK]
-    } else {
-        return chunk_hash_tail(&data[start..end]);
-    };
-    let mut acc = 0u64;
-    for (i, key) in KEYS.iter().enumerate() {
-        let r = len.saturating_sub(8 * i).min(8);
-        acc = acc.wrapping_add(fold((load(words, 8 * i) & KEEP[r]) ^ key, K));
-    }
-    mix(acc ^ SEED ^ len as u64)
-}
-
-/// Sixty-four bytes of `0xff`, then sixty-four zeros: the 64 bytes from
-/// `CHUNK - len` keep the first `len` bytes of a 64-byte window and clear
-/// the rest.
-static KEEP_BYTES: [u8; 2 * CHUNK] = {
-    let mut m = [0u8; 2 * CHUNK];
-    let mut i = 0;
-    while i < CHUNK {
-        m[i] = 0xff;
-        i += 1;
-    }
-    m
-};
-
-/// [`chunk_hash_in`] with each word's mask one load from [`KEEP_BYTES`]
-/// instead of worked out: fewer instructions, which pays in the batches
-/// of [`hash_batch`] (not in the chunk-by-chunk walk of [`sign_chunks`],
-/// where the loads wait on the walk).
-#[inline(always)]
-fn chunk_hash_sliding(data: &[u8], start: usize, end: usize) -> u64 {
-    let len = end - start;
-    let (Some(words), Some(keep)) = (
-        data.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>),
-        KEEP_BYTES
-            .get(CHUNK.wrapping_sub(len)..)
-            .and_then(<[u8]>::first_chunk::<CHUNK>),
-    ) else {
-        return chunk_hash_tail(&data[start..end]);
-    };
-    let mut acc = 0u64;
-    for (i, key) in KEYS.iter().enumerate() {
-        let w = load(words, 8 * i) & load(keep, 8 * i);
-        acc = acc.wrapping_add(fold(w ^ key, K));
-    }
-    mix(acc ^ SEED ^ len as u64)
-}
-
-/// [`chunk_hash_in`] of a chunk within 64 bytes of the end of the data.
-#[cold]
-fn chunk_hash_tail(chunk: &[u8]) -> u64 {
-    let mut padded = [0u8; CHUNK];
-    padded[..chunk.len()].copy_from_slice(chunk);
-    let mut acc = 0u64;
-    for (i, key) in KEYS.iter().enumerate() {
-        acc = acc.wrapping_add(fold(load(&padded, 8 * i) ^ key, K));
-    }
-    mix(acc ^ SEED ^ chunk.len() as u64)
 }
 
 thread_local! {
@@ -349,68 +220,160 @@ pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) 
     })
 }
 
-/// Where the chunk from `piece` ends (exclusive) in a file of `n` bytes
-/// with LF bits `bits`, and whether it ends with LF.
-#[inline(always)]
-fn chunk_end(bits: &[u64], piece: usize, n: usize) -> (usize, bool) {
-    let (k, s) = (piece / 64, piece % 64);
-    let window = if s == 0 {
-        bits[k]
-    } else {
-        (bits[k] >> s) | (bits[k + 1] << (64 - s))
-    };
-    // No LF bit lies past the file's end, so an LF found is inside it.
-    if window != 0 {
-        (piece + window.trailing_zeros() as usize + 1, true)
-    } else {
-        ((piece + CHUNK).min(n), false)
-    }
+/// Bytes whose LF bits the stored-form signers turn into chunk ends at a
+/// time: four words of LF bits.
+const SEGMENT: usize = 256;
+
+/// Chunks the stored-form signers hash at a time, before their symbols
+/// are worked out: a batch takes whole segments while it has room for
+/// one more (a segment ends at most one chunk per byte).
+const BATCH: usize = 512;
+
+/// The chunks of a batch: where each starts, its length, its hash; and
+/// the stored-form signers' scratch per chunk. One per thread, kept from
+/// file to file ([`BATCHES`]): clearing it for every file would cost a
+/// small file more than signing it.
+struct Batch {
+    starts: [usize; BATCH],
+    lens: [u8; BATCH],
+    hashes: [u64; BATCH],
+    /// A segment's chunk ends after LF.
+    ends: [usize; SEGMENT + 4],
+    /// Per chunk, for [`sign_fine_stored`]: its four possible symbols
+    /// (byte j the symbol of rank j), how many it emits, its coarse
+    /// symbol's selection bits, and whether it emits that one.
+    fours: [u32; BATCH],
+    counts: [u8; BATCH],
+    selections: [u8; BATCH],
+    coarse_counts: [u8; BATCH],
+    /// Per chunk, for [`sign_keys_stored`]: its coarse symbol's key, and
+    /// whether the sketch keeps it.
+    keys: [u16; BATCH],
+    keep: [u8; BATCH],
 }
 
-/// Chunks hashed at a time by the stored-form signers, before their
-/// symbols are worked out.
-const BATCH: usize = 256;
+thread_local! {
+    /// Each thread's [`Batch`].
+    static BATCHES: std::cell::RefCell<Box<Batch>> = std::cell::RefCell::new(Box::new(Batch::new()));
+}
 
-/// Up to [`BATCH`] chunks from `*piece` on (moved past them): their
-/// hashes and lengths into `hashes` and `lens`; how many, and how many
-/// of them end with LF. Hashing apart from emitting keeps this loop's
-/// work per chunk small, so that the processor overlaps the hashes of
-/// several chunks with the walk from one chunk's end to the next, and
-/// leaves the symbols to a loop without a dependency from chunk to chunk
-/// (vectorised where the processor has AVX2).
-#[inline(always)]
-fn hash_batch(
-    data: &[u8],
-    bits: &[u64],
-    piece: &mut usize,
-    hashes: &mut [u64; BATCH],
-    lens: &mut [u64; BATCH],
-) -> (usize, u64) {
-    let n = data.len();
-    let (mut count, mut lf) = (0, 0);
-    for (h, l) in hashes.iter_mut().zip(lens.iter_mut()) {
-        if *piece >= n {
-            break;
+impl Batch {
+    fn new() -> Batch {
+        Batch {
+            starts: [0; BATCH],
+            lens: [0; BATCH],
+            hashes: [0; BATCH],
+            ends: [0; SEGMENT + 4],
+            fours: [0; BATCH],
+            counts: [0; BATCH],
+            selections: [0; BATCH],
+            coarse_counts: [0; BATCH],
+            keys: [0; BATCH],
+            keep: [0; BATCH],
         }
-        let (stop, ends_line) = chunk_end(bits, *piece, n);
-        *h = chunk_hash_sliding(data, *piece, stop);
-        *l = (stop - *piece) as u64;
-        lf += u64::from(ends_line);
-        count += 1;
-        *piece = stop;
     }
-    (count, lf)
+
+    /// The chunks from `*piece` on (moved past them), whole segments of
+    /// `data` while there is room, hashed; how many, and how many of them
+    /// end with LF.
+    ///
+    /// A chunk ends after each LF, or 64 bytes after its start when no
+    /// LF comes first. The LF positions of a segment are read off its
+    /// bit words eight at a time whatever their number (so that no
+    /// branch depends on how many lines a word holds); the chunks then
+    /// follow from them with a branch only for a line longer than 64
+    /// bytes; and the hashes, one chunk independent of the next, run
+    /// back to back. No step waits on the previous chunk's end, as
+    /// walking from one chunk to the next would.
+    ///
+    /// # Safety
+    /// `WIDE` only where the processor has AVX2 ([`chunk_hash_at`]).
+    #[inline(always)]
+    unsafe fn fill<const WIDE: bool>(
+        &mut self,
+        data: &[u8],
+        bits: &[u64],
+        piece: &mut usize,
+    ) -> (usize, u64) {
+        let n = data.len();
+        let ends = &mut self.ends;
+        let (mut count, mut lf) = (0, 0u64);
+        // The chunk being cut starts at `p`; the LFs before `at` (a
+        // multiple of 64) are taken.
+        let mut p = *piece;
+        let mut at = p & !(CHUNK - 1);
+        while p < n && count + SEGMENT <= BATCH {
+            let stop = (at + SEGMENT).min(n);
+            let mut m = 0;
+            for k in at / 64..stop.div_ceil(64) {
+                let mut w = bits[k];
+                if 64 * k < p {
+                    w &= u64::MAX << (p - 64 * k);
+                }
+                let lfs = w.count_ones() as usize;
+                // Four positions written whatever `lfs` (those past it
+                // are overwritten or ignored): most words of text hold
+                // fewer lines; more in a word of short lines.
+                let base = 64 * k + 1;
+                for end in &mut ends[m..m + 4] {
+                    *end = base + w.trailing_zeros() as usize;
+                    w &= w.wrapping_sub(1);
+                }
+                let mut more = m + 4;
+                while w != 0 {
+                    ends[more] = base + w.trailing_zeros() as usize;
+                    w &= w.wrapping_sub(1);
+                    more += 1;
+                }
+                m += lfs;
+            }
+            lf += m as u64;
+            for &end in &ends[..m] {
+                while end - p > CHUNK {
+                    self.starts[count] = p;
+                    self.lens[count] = CHUNK as u8;
+                    count += 1;
+                    p += CHUNK;
+                }
+                self.starts[count] = p;
+                self.lens[count] = (end - p) as u8;
+                count += 1;
+                p = end;
+            }
+            // No LF lies between `p` and `stop`: cut every 64 bytes, and
+            // at the end of the data.
+            while stop - p >= CHUNK || (stop == n && p < n) {
+                let len = (n - p).min(CHUNK);
+                self.starts[count] = p;
+                self.lens[count] = len as u8;
+                count += 1;
+                p += len;
+            }
+            at = stop;
+        }
+        *piece = p;
+        for i in 0..count {
+            // SAFETY: passed on from this function's contract.
+            self.hashes[i] =
+                unsafe { chunk_hash_at::<WIDE>(data, self.starts[i], usize::from(self.lens[i])) };
+        }
+        (count, lf)
+    }
 }
 
-/// Whether the stored-form signers may use AVX2 and BMI2 (the hashes'
-/// multiplies as `mulx`, the symbols four chunks at a time).
+/// Whether the stored-form signers may use AVX2 (the chunk hashes, the
+/// symbols four chunks at a time), BMI1, BMI2 and POPCNT (reading chunk
+/// ends off LF bits: `tzcnt`, `blsr`, `popcnt`).
 #[cfg(target_arch = "x86_64")]
 fn wide() -> bool {
     #[cfg(test)]
     if PORTABLE.get() {
         return false;
     }
-    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2")
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("popcnt")
 }
 
 #[cfg(test)]
@@ -435,55 +398,58 @@ pub(super) fn sign_fine_stored(
     out: &mut Vec<u8>,
     coarse: &mut Vec<u8>,
 ) -> (u64, usize, usize) {
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: the processor has AVX2 and BMI2, checked just above.
-        return unsafe { sign_fine_stored_wide(data, bits, out, coarse) };
-    }
-    sign_fine_stored_in(data, bits, out, coarse)
+    BATCHES.with_borrow_mut(|batch| {
+        #[cfg(target_arch = "x86_64")]
+        if wide() {
+            // SAFETY: the processor has what the function is compiled
+            // for, checked just above.
+            return unsafe { sign_fine_stored_wide(data, bits, out, coarse, batch) };
+        }
+        // SAFETY: the portable form has no requirement.
+        unsafe { sign_fine_stored_in::<false>(data, bits, out, coarse, batch) }
+    })
 }
 
-/// [`sign_fine_stored`] compiled for AVX2 and BMI2.
+/// [`sign_fine_stored`] compiled for AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
 fn sign_fine_stored_wide(
     data: &[u8],
     bits: &[u64],
     out: &mut Vec<u8>,
     coarse: &mut Vec<u8>,
+    batch: &mut Batch,
 ) -> (u64, usize, usize) {
-    sign_fine_stored_in(data, bits, out, coarse)
+    // SAFETY: this function runs only where the processor has AVX2.
+    unsafe { sign_fine_stored_in::<true>(data, bits, out, coarse, batch) }
 }
 
+/// [`sign_fine_stored`], the hashes on AVX2 with `WIDE`.
+///
+/// # Safety
+/// `WIDE` only where the processor has AVX2.
 #[inline(always)]
-fn sign_fine_stored_in(
+unsafe fn sign_fine_stored_in<const WIDE: bool>(
     data: &[u8],
     bits: &[u64],
     out: &mut Vec<u8>,
     coarse: &mut Vec<u8>,
+    batch: &mut Batch,
 ) -> (u64, usize, usize) {
     const C: usize = super::C;
     const CC: usize = super::COARSE_C;
     const _: () = assert!(CHUNK / C == 4 && C == 16 && CHUNK == CC);
     const COARSE: u32 = super::COARSE as u32;
     let n = data.len();
-    let mut hashes = [0u64; BATCH];
-    let mut lens = [0u64; BATCH];
-    // Per chunk: its four possible symbols (byte j the symbol of rank
-    // j), how many it emits, its coarse symbol's selection bits, and
-    // whether it emits that one.
-    let mut fours = [0u32; BATCH];
-    let mut counts = [0u8; BATCH];
-    let mut selections = [0u8; BATCH];
-    let mut coarse_counts = [0u8; BATCH];
     let (mut kept, mut kept_coarse) = (0, 0);
     let mut lf = 0;
     let mut piece = 0;
     while piece < n {
-        let (count, ends) = hash_batch(data, bits, &mut piece, &mut hashes, &mut lens);
+        // SAFETY: passed on from this function's contract.
+        let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
         lf += ends;
-        for i in 0..BATCH {
-            let (h, len) = (hashes[i], lens[i]);
+        for i in 0..count {
+            let (h, len) = (batch.hashes[i], u64::from(batch.lens[i]));
             // The first fine offset, (C - phase mod C) mod C; the coarse
             // one, (CC - phase mod CC) mod CC, and its rank j among the
             // fine ones.
@@ -497,10 +463,10 @@ fn sign_fine_stored_in(
             let low = (h >> 34) as u32;
             let values = (v & 0x3f) | (v & 0xfc0) << 2 | (v & 0x3_f000) << 4 | (v & 0xfc_0000) << 6;
             let lows = (low & 1) << 7 | (low & 2) << 14 | (low & 4) << 21 | (low & 8) << 28;
-            fours[i] = values | lows | COARSE << (8 * j);
-            counts[i] = (len.saturating_sub(first).div_ceil(C as u64)) as u8;
-            selections[i] = ((h >> (34 + j)) & 63) as u8;
-            coarse_counts[i] = u8::from(o_coarse < len);
+            batch.fours[i] = values | lows | COARSE << (8 * j);
+            batch.counts[i] = (len.saturating_sub(first).div_ceil(C as u64)) as u8;
+            batch.selections[i] = ((h >> (34 + j)) & 63) as u8;
+            batch.coarse_counts[i] = u8::from(o_coarse < len);
         }
         // Room for every symbol the batch can emit, written in place.
         if out.len() < kept + 4 * BATCH {
@@ -510,10 +476,10 @@ fn sign_fine_stored_in(
             coarse.resize(kept_coarse + BATCH + coarse.len(), 0);
         }
         for i in 0..count {
-            out[kept..kept + 4].copy_from_slice(&fours[i].to_le_bytes());
-            kept += usize::from(counts[i]);
-            coarse[kept_coarse] = selections[i];
-            kept_coarse += usize::from(coarse_counts[i]);
+            out[kept..kept + 4].copy_from_slice(&batch.fours[i].to_le_bytes());
+            kept += usize::from(batch.counts[i]);
+            coarse[kept_coarse] = batch.selections[i];
+            kept_coarse += usize::from(batch.coarse_counts[i]);
         }
     }
     (lf, kept, kept_coarse)
@@ -535,38 +501,56 @@ pub(super) fn sign_keys_stored(
     mask: u16,
     out: &mut Vec<u16>,
 ) -> (u64, usize) {
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: the processor has AVX2 and BMI2, checked just above.
-        return unsafe { sign_keys_stored_wide(data, bits, mask, out) };
-    }
-    sign_keys_stored_in(data, bits, mask, out)
+    BATCHES.with_borrow_mut(|batch| {
+        #[cfg(target_arch = "x86_64")]
+        if wide() {
+            // SAFETY: the processor has what the function is compiled
+            // for, checked just above.
+            return unsafe { sign_keys_stored_wide(data, bits, mask, out, batch) };
+        }
+        // SAFETY: the portable form has no requirement.
+        unsafe { sign_keys_stored_in::<false>(data, bits, mask, out, batch) }
+    })
 }
 
-/// [`sign_keys_stored`] compiled for AVX2 and BMI2.
+/// [`sign_keys_stored`] compiled for AVX2, BMI1, BMI2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn sign_keys_stored_wide(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> (u64, usize) {
-    sign_keys_stored_in(data, bits, mask, out)
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+fn sign_keys_stored_wide(
+    data: &[u8],
+    bits: &[u64],
+    mask: u16,
+    out: &mut Vec<u16>,
+    batch: &mut Batch,
+) -> (u64, usize) {
+    // SAFETY: this function runs only where the processor has AVX2.
+    unsafe { sign_keys_stored_in::<true>(data, bits, mask, out, batch) }
 }
 
+/// [`sign_keys_stored`], the hashes on AVX2 with `WIDE`.
+///
+/// # Safety
+/// `WIDE` only where the processor has AVX2.
 #[inline(always)]
-fn sign_keys_stored_in(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>) -> (u64, usize) {
+unsafe fn sign_keys_stored_in<const WIDE: bool>(
+    data: &[u8],
+    bits: &[u64],
+    mask: u16,
+    out: &mut Vec<u16>,
+    batch: &mut Batch,
+) -> (u64, usize) {
     const CC: u64 = super::COARSE_C as u64;
     const _: () = assert!(CHUNK == super::COARSE_C && super::C == 16);
     let n = data.len();
-    let mut hashes = [0u64; BATCH];
-    let mut lens = [0u64; BATCH];
-    let mut keys = [0u16; BATCH];
-    let mut keep = [0u8; BATCH];
     let mut kept = 0;
     let mut lf = 0;
     let mut piece = 0;
     while piece < n {
-        let (count, ends) = hash_batch(data, bits, &mut piece, &mut hashes, &mut lens);
+        // SAFETY: passed on from this function's contract.
+        let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
         lf += ends;
-        for i in 0..BATCH {
-            let h = hashes[i];
+        for i in 0..count {
+            let h = batch.hashes[i];
             // The coarse offset, (CC - phase mod CC) mod CC, and its rank
             // j among the fine ones (those from (C - phase mod C) mod C,
             // every C bytes); the value and selection bits of rank j
@@ -576,15 +560,16 @@ fn sign_keys_stored_in(data: &[u8], bits: &[u64], mask: u16, out: &mut Vec<u16>)
             let value = ((h >> (10 + 6 * j)) & 63) as u8;
             let selection = ((h >> (34 + j)) & 63) as u8;
             let key = super::sketch::key(value, selection);
-            keys[i] = key;
-            keep[i] = u8::from((o < lens[i]) & super::sketch::selected(key, mask));
+            batch.keys[i] = key;
+            batch.keep[i] =
+                u8::from((o < u64::from(batch.lens[i])) & super::sketch::selected(key, mask));
         }
         if out.len() < kept + BATCH {
             out.resize(kept + BATCH + out.len(), 0);
         }
         for i in 0..count {
-            out[kept] = keys[i];
-            kept += usize::from(keep[i]);
+            out[kept] = batch.keys[i];
+            kept += usize::from(batch.keep[i]);
         }
     }
     (lf, kept)
@@ -628,7 +613,8 @@ fn sign_chunks<S: Sink>(
         .min(n);
         let ends_line = ends_line && data[stop - 1] == b'\n';
         let len = stop - piece;
-        let h = chunk_hash_in(data, piece, stop);
+        // SAFETY: the portable form has no requirement.
+        let h = unsafe { chunk_hash_at::<false>(data, piece, len) };
         let phase = (h & 1023) as usize;
         let mut o = (step - (phase & mask)) & mask;
         if o < len {

@@ -43,6 +43,7 @@
 pub mod align;
 mod chunks;
 pub mod estimate;
+mod hash;
 mod lcs;
 pub mod sketch;
 mod stored;
@@ -63,7 +64,7 @@ pub use stored::Stored;
 /// `C`, `COARSE_C`, `FINE_LIMIT`, CR handling, sketches) and of its stored
 /// form ([`Stored`]). Stored beside every signature; tables of another
 /// version are ignored.
-pub const SIGNATURE_VERSION: u32 = 3;
+pub const SIGNATURE_VERSION: u32 = 4;
 
 /// Bytes per symbol of the fine signature.
 pub const C: usize = 16;

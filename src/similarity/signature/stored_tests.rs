@@ -37,7 +37,7 @@ fn reference_stored(data: &[u8]) -> Vec<u8> {
     // (value, selection bits, coarse) of every fine symbol.
     let mut symbols: Vec<(u8, u8, bool)> = Vec::new();
     for_each_chunk(&body, |_, chunk| {
-        let h = chunks::chunk_hash(chunk);
+        let h = hash::chunk_hash(chunk);
         let phase = (h & 1023) as usize;
         let mut k = 0;
         for o in 0..chunk.len() {
@@ -127,7 +127,8 @@ fn stored_form_follows_the_definition_byte_for_byte() {
     // Runs without LF across the blocks of LF bits the signer walks in,
     // ending at every offset around a 64-byte word.
     for run in [
-        63, 64, 65, 127, 128, 129, 2047, 2048, 2049, 2111, 2112, 2113, 9000,
+        63, 64, 65, 127, 128, 129, 255, 256, 257, 319, 320, 321, 511, 512, 513, 2047, 2048, 2049,
+        2111, 2112, 2113, 9000,
     ] {
         for tail in [0, 1, 63] {
             let mut d = vec![b'y'; 5];
@@ -139,6 +140,16 @@ fn stored_form_follows_the_definition_byte_for_byte() {
             inputs.push(d.repeat(9));
         }
     }
+    // More LFs in a word of LF bits than the signer reads off at once:
+    // blank lines, alone and after every line of a large text.
+    inputs.push(b"\n".repeat(20_000));
+    let airy: Vec<u8> = texts[..40]
+        .concat()
+        .split_inclusive(|&b| b == b'\n')
+        .flat_map(|l| [l, &b"\n\n\n\n\n\n\n\n\n"[..]].concat())
+        .collect();
+    inputs.push(airy[..7000].to_vec());
+    inputs.push(airy);
     for len in 0..140 {
         inputs.push(texts[2][..len].to_vec());
         inputs.push(b"\n".repeat(len));

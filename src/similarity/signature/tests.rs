@@ -16,7 +16,7 @@ fn reference(data: &[u8], shape: &Shape) -> Vec<(u64, u64, u8, bool)> {
     let mut out = Vec::new();
     let (mut at, mut line) = (0usize, 0u64);
     for_each_chunk(data, |_, chunk| {
-        let h = chunks::chunk_hash(chunk);
+        let h = hash::chunk_hash(chunk);
         let phase = (h & 1023) as usize;
         let mut k = 0;
         for o in 0..chunk.len() {

@@ -1,0 +1,222 @@
+//! The hash of a chunk, which decides its phase, its symbols and their
+//! selection bits (part of [`super::SIGNATURE_VERSION`]).
+//!
+//! NH, the inner hash of UMAC (Black, Halevi, Krawczyk, Krovetz and
+//! Rogaway, 1999), over the chunk zero-padded to [`CHUNK`] bytes: sixteen
+//! little-endian 32-bit words `x`, each added to a key of its place mod
+//! 2^32, multiplied in pairs into 64 bits, the eight products summed mod
+//! 2^64; then the sum, xored with a seed and the chunk's length, goes
+//! through splitmix64's finaliser so that every bit of the result depends
+//! on every byte (NH's own low bits depend only on the words' low bits).
+//!
+//! Why NH: its eight 32x32-bit products are the four-lane `vpmuludq` of
+//! AVX2 twice, so a chunk hashes in a dozen vector instructions, where
+//! eight 64x64-bit multiplies (the previous definition) kept signing
+//! slower than the rest of a cold `fingerprint --all` could afford. The
+//! words past a chunk's end are zero, so the hash never branches on the
+//! chunk's length: the 64 bytes from its start are read and those past
+//! its end masked off.
+
+use super::chunks::CHUNK;
+
+/// splitmix64's finaliser.
+#[inline(always)]
+pub(super) const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One key per 32-bit word of a chunk: the fraction of pi's hexadecimal
+/// digits (nothing up the sleeve).
+static KEYS: [u32; CHUNK / 4] = [
+    0x243f_6a88,
+    0x85a3_08d3,
+    0x1319_8a2e,
+    0x0370_7344,
+    0xa409_3822,
+    0x299f_31d0,
+    0x082e_fa98,
+    0xec4e_6c89,
+    0x4528_21e6,
+    0x38d0_1377,
+    0xbe54_66cf,
+    0x34e9_0c6c,
+    0xc0ac_29b7,
+    0xc97c_50dd,
+    0x3f84_d5b5,
+    0xb547_0917,
+];
+
+/// The seed, xored into the sum with the chunk's length.
+const SEED: u64 = 0x636f_6174_6573_7634; // "coatesv4"
+
+/// The hash of one chunk (at most [`CHUNK`] bytes), from the definition
+/// (the module documentation) as written: what every faster form must
+/// equal.
+#[cfg(test)]
+pub(super) fn chunk_hash(bytes: &[u8]) -> u64 {
+    let mut padded = [0u8; CHUNK];
+    padded[..bytes.len()].copy_from_slice(bytes);
+    let word = |i: usize| {
+        let w = u32::from_le_bytes([
+            padded[4 * i],
+            padded[4 * i + 1],
+            padded[4 * i + 2],
+            padded[4 * i + 3],
+        ]);
+        u64::from(w.wrapping_add(KEYS[i]))
+    };
+    let mut sum = 0u64;
+    for pair in 0..CHUNK / 8 {
+        sum = sum.wrapping_add(word(2 * pair) * word(2 * pair + 1));
+    }
+    mix(sum ^ SEED ^ bytes.len() as u64)
+}
+
+/// NH of 64 bytes, those where `keep` is zero taken as zero.
+#[inline(always)]
+fn nh(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
+    let mut sum = 0u64;
+    for pair in 0..CHUNK / 8 {
+        let word = |i: usize| {
+            let at = 4 * i;
+            let w = u32::from_le_bytes([
+                words[at] & keep[at],
+                words[at + 1] & keep[at + 1],
+                words[at + 2] & keep[at + 2],
+                words[at + 3] & keep[at + 3],
+            ]);
+            u64::from(w.wrapping_add(KEYS[i]))
+        };
+        sum = sum.wrapping_add(word(2 * pair) * word(2 * pair + 1));
+    }
+    sum
+}
+
+/// [`nh`] with AVX2: each half of the 64 bytes one vector, the pairs'
+/// products four to an instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn nh_avx2(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
+    use std::arch::x86_64::{
+        __m256i, _mm_add_epi64, _mm_cvtsi128_si64, _mm_unpackhi_epi64, _mm256_add_epi32,
+        _mm256_add_epi64, _mm256_and_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,
+        _mm256_loadu_si256, _mm256_mul_epu32, _mm256_srli_epi64,
+    };
+    // SAFETY: each pointer is to 64 bytes (the arrays' and KEYS' sizes),
+    // read as two 32-byte vectors; loadu has no alignment requirement.
+    let (w, k, m) = unsafe {
+        let w = words.as_ptr().cast::<__m256i>();
+        let m = keep.as_ptr().cast::<__m256i>();
+        let k = KEYS.as_ptr().cast::<__m256i>();
+        (
+            [_mm256_loadu_si256(w), _mm256_loadu_si256(w.add(1))],
+            [_mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1))],
+            [_mm256_loadu_si256(m), _mm256_loadu_si256(m.add(1))],
+        )
+    };
+    let a = _mm256_add_epi32(_mm256_and_si256(w[0], m[0]), k[0]);
+    let b = _mm256_add_epi32(_mm256_and_si256(w[1], m[1]), k[1]);
+    // Each 64-bit lane holds a pair (x_2i, x_2i+1): its low word times
+    // its high one.
+    let products = _mm256_add_epi64(
+        _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(a)),
+        _mm256_mul_epu32(b, _mm256_srli_epi64::<32>(b)),
+    );
+    let half = _mm_add_epi64(
+        _mm256_castsi256_si128(products),
+        _mm256_extracti128_si256::<1>(products),
+    );
+    _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half))) as u64
+}
+
+/// Sixty-four bytes of `0xff`, then sixty-four zeros: the 64 bytes from
+/// `CHUNK - len` keep the first `len` bytes of a 64-byte window and clear
+/// the rest.
+static KEEP_BYTES: [u8; 2 * CHUNK] = {
+    let mut m = [0u8; 2 * CHUNK];
+    let mut i = 0;
+    while i < CHUNK {
+        m[i] = 0xff;
+        i += 1;
+    }
+    m
+};
+
+/// The hash of the chunk of `len` bytes (1 to [`CHUNK`]) at `start` of
+/// `data`: the 64 bytes from `start` with those past the chunk masked
+/// off by one load of [`KEEP_BYTES`]; near the end of `data`, from a
+/// zero-padded copy. With `WIDE`, NH runs on AVX2.
+///
+/// # Safety
+/// `WIDE` only where the processor has AVX2.
+#[inline(always)]
+pub(super) unsafe fn chunk_hash_at<const WIDE: bool>(data: &[u8], start: usize, len: usize) -> u64 {
+    let (Some(words), Some(keep)) = (
+        data.get(start..).and_then(<[u8]>::first_chunk::<CHUNK>),
+        KEEP_BYTES
+            .get(CHUNK.wrapping_sub(len)..)
+            .and_then(<[u8]>::first_chunk::<CHUNK>),
+    ) else {
+        return chunk_hash_tail(&data[start..start + len]);
+    };
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: the caller has checked AVX2 (this function's contract).
+        return mix(unsafe { nh_avx2(words, keep) } ^ SEED ^ len as u64);
+    }
+    mix(nh(words, keep) ^ SEED ^ len as u64)
+}
+
+/// The hash of a chunk within 64 bytes of the end of the data.
+#[cold]
+fn chunk_hash_tail(chunk: &[u8]) -> u64 {
+    let mut padded = [0u8; CHUNK];
+    padded[..chunk.len()].copy_from_slice(chunk);
+    let len = chunk.len();
+    let keep = KEEP_BYTES[CHUNK - len..]
+        .first_chunk::<CHUNK>()
+        .unwrap_or(&[0xff; CHUNK]);
+    mix(nh(&padded, keep) ^ SEED ^ len as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every length at every offset of real text, with and without AVX2,
+    /// near the end of the data and away from it: the fast forms equal
+    /// the definition.
+    #[test]
+    fn fast_forms_hash_as_the_definition() {
+        let text: Vec<u8> = crate::testing::real_text().concat()[..4096].to_vec();
+        for start in (0..text.len()).step_by(7) {
+            for len in 1..=CHUNK.min(text.len() - start) {
+                let want = chunk_hash(&text[start..start + len]);
+                // SAFETY: the portable form has no requirement.
+                assert_eq!(unsafe { chunk_hash_at::<false>(&text, start, len) }, want);
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 checked just above.
+                    assert_eq!(unsafe { chunk_hash_at::<true>(&text, start, len) }, want);
+                }
+            }
+        }
+    }
+
+    /// The hash depends on every byte and on the length: chunks that
+    /// differ in one byte, or only in trailing zeros, hash apart.
+    #[test]
+    fn every_byte_and_the_length_count() {
+        let text = &crate::testing::real_text()[0];
+        let chunk = &text[..CHUNK];
+        let h = chunk_hash(chunk);
+        for i in 0..CHUNK {
+            let mut other = chunk.to_vec();
+            other[i] ^= 1;
+            assert_ne!(chunk_hash(&other), h, "byte {i}");
+        }
+        assert_ne!(chunk_hash(b"abc"), chunk_hash(b"abc\0"));
+    }
+}

@@ -1,4 +1,4 @@
-//! Signing: git's chunks of a file, each hashed, each emitting one symbol
+//! Signing: git's chunks of a file, each hashed (`hash.rs`), each emitting one symbol
 //! every `c` of its bytes from a phase its hash decides.
 //!
 //! The chunks are the ones git's rename score counts (`diffcore-delta.c`):
@@ -13,6 +13,8 @@
 //! `c'` (a multiple of `c`) are a subset of them: the coarse symbols.
 
 use super::Shape;
+#[cfg(target_arch = "x86_64")]
+use super::hash::hash_chunks_avx2;
 use super::hash::{chunk_hash_at, mix};
 
 /// git's longest chunk (`diffcore-delta.c`): longer lines are cut into
@@ -104,20 +106,66 @@ impl Sink for Out {
 /// whether `data` holds a CR, from the same pass.
 fn lf_bits(data: &[u8], bits: &mut Vec<u64>) -> bool {
     bits.clear();
-    bits.reserve(data.len() / 64 + 2);
-    let mut cr = 0u64;
-    let mut blocks = data.chunks_exact(64);
-    for block in &mut blocks {
-        bits.push(lf_mask(block, &mut cr));
-    }
-    let rest = blocks.remainder();
+    bits.resize(data.len().div_ceil(64) + 1, 0);
+    let whole = data.len() / 64;
+    #[cfg(target_arch = "x86_64")]
+    let mut cr = if wide() {
+        // SAFETY: the processor has AVX2, checked just above.
+        unsafe { lf_words_avx2(data, &mut bits[..whole]) }
+    } else {
+        lf_words(data, &mut bits[..whole])
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let mut cr = lf_words(data, &mut bits[..whole]);
+    let rest = &data[64 * whole..];
     if !rest.is_empty() {
         let mut block = [0u8; 64];
         block[..rest.len()].copy_from_slice(rest);
-        bits.push(lf_mask(&block, &mut cr));
+        let mut crs = 0;
+        bits[whole] = lf_mask(&block, &mut crs);
+        cr |= crs != 0;
     }
-    bits.push(0);
+    cr
+}
+
+/// The LF bits of the whole 64-byte blocks of `data` into `words`;
+/// whether they hold a CR.
+fn lf_words(data: &[u8], words: &mut [u64]) -> bool {
+    let mut cr = 0u64;
+    for (block, word) in data.chunks_exact(64).zip(words) {
+        *word = lf_mask(block, &mut cr);
+    }
     cr != 0
+}
+
+/// [`lf_words`] with AVX2: 32 bytes to a compare, the CR compares only
+/// or-ed together.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lf_words_avx2(data: &[u8], words: &mut [u64]) -> bool {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+        _mm256_set1_epi8, _mm256_setzero_si256, _mm256_testz_si256,
+    };
+    let lf = _mm256_set1_epi8(b'\n' as i8);
+    let cr = _mm256_set1_epi8(b'\r' as i8);
+    let mut crs = _mm256_setzero_si256();
+    for (block, word) in data.chunks_exact(64).zip(words) {
+        // SAFETY: a block is 64 bytes, read as two 32-byte vectors;
+        // loadu has no alignment requirement.
+        let (a, b) = unsafe {
+            let at = block.as_ptr().cast::<__m256i>();
+            (_mm256_loadu_si256(at), _mm256_loadu_si256(at.add(1)))
+        };
+        let low = _mm256_movemask_epi8(_mm256_cmpeq_epi8(a, lf)) as u32;
+        let high = _mm256_movemask_epi8(_mm256_cmpeq_epi8(b, lf)) as u32;
+        *word = u64::from(low) | u64::from(high) << 32;
+        crs = _mm256_or_si256(
+            crs,
+            _mm256_or_si256(_mm256_cmpeq_epi8(a, cr), _mm256_cmpeq_epi8(b, cr)),
+        );
+    }
+    _mm256_testz_si256(crs, crs) == 0
 }
 
 /// The high bit of each byte of `x` that is zero, exactly (no carry
@@ -305,8 +353,10 @@ impl Batch {
         while p < n && count + SEGMENT <= BATCH {
             let stop = (at + SEGMENT).min(n);
             let mut m = 0;
-            for k in at / 64..stop.div_ceil(64) {
-                let mut w = bits[k];
+            let first = at / 64;
+            for (k, &word) in bits[first..stop.div_ceil(64)].iter().enumerate() {
+                let k = first + k;
+                let mut w = word;
                 if 64 * k < p {
                     w &= u64::MAX << (p - 64 * k);
                 }
@@ -352,6 +402,19 @@ impl Batch {
             at = stop;
         }
         *piece = p;
+        #[cfg(target_arch = "x86_64")]
+        if WIDE {
+            // SAFETY: passed on from this function's contract.
+            unsafe {
+                hash_chunks_avx2(
+                    data,
+                    &self.starts[..count],
+                    &self.lens[..count],
+                    &mut self.hashes[..count],
+                );
+            }
+            return (count, lf);
+        }
         for i in 0..count {
             // SAFETY: passed on from this function's contract.
             self.hashes[i] =

@@ -19,7 +19,8 @@
 //!   made; positions are still offsets into the file as stored; text
 //!   versus binary is git's NUL rule).
 //! - A chunk of `L` bytes emits one symbol every [`C`] of its bytes, from
-//!   a phase its hash decides: `⌊L/C⌋` symbols and one more with
+//!   a phase its hash (`hash.rs`: NH, then splitmix64's finaliser)
+//!   decides: `⌊L/C⌋` symbols and one more with
 //!   probability `(L mod C)/C`. Each is a function of the chunk's bytes
 //!   and its offset: one of 64 values ([`ALPHABET`]).
 //! - One symbol in four (those every [`COARSE_C`] bytes of a chunk, from

@@ -74,22 +74,18 @@ pub(super) fn chunk_hash(bytes: &[u8]) -> u64 {
     mix(sum ^ SEED ^ bytes.len() as u64)
 }
 
-/// NH of 64 bytes, those where `keep` is zero taken as zero.
+/// NH of 64 bytes, those where `keep` is zero taken as zero: a pair of
+/// words at a time, read as one 64-bit word and its mask.
 #[inline(always)]
 fn nh(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
     let mut sum = 0u64;
     for pair in 0..CHUNK / 8 {
-        let word = |i: usize| {
-            let at = 4 * i;
-            let w = u32::from_le_bytes([
-                words[at] & keep[at],
-                words[at + 1] & keep[at + 1],
-                words[at + 2] & keep[at + 2],
-                words[at + 3] & keep[at + 3],
-            ]);
-            u64::from(w.wrapping_add(KEYS[i]))
-        };
-        sum = sum.wrapping_add(word(2 * pair) * word(2 * pair + 1));
+        let at = 8 * pair;
+        let w = u64::from_le_bytes(words[at..at + 8].try_into().unwrap_or_default())
+            & u64::from_le_bytes(keep[at..at + 8].try_into().unwrap_or_default());
+        let low = u64::from((w as u32).wrapping_add(KEYS[2 * pair]));
+        let high = u64::from(((w >> 32) as u32).wrapping_add(KEYS[2 * pair + 1]));
+        sum = sum.wrapping_add(low * high);
     }
     sum
 }

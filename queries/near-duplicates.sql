@@ -30,8 +30,8 @@
 --    sketches (about 128 symbols of their Coates signatures, at the same
 --    level: docs/signatures.md): estimate = 100 - 100 * distance / longer
 --    sketch, an estimate of git's score. Pairs under ESTIMATE_MIN are dropped: on the pairs of
---    the ten-repository set, that keeps 99% of those at git score 80% or
---    more, and 92% of the pairs kept score 80% or more. Only the candidates' signatures are compared, once per pair.
+--    the ten-repository set, that keeps 98.5% of those at git score 80% or
+--    more, and 91% of the pairs kept score 80% or more. Only the candidates' signatures are compared, once per pair.
 -- 4. Those pairs, and each blob with itself (identical copies), spread
 --    over the repositories holding each side, for different repositories.
 -- 5. The 10 nearest per blob and other repository, from either side.

@@ -90,39 +90,18 @@ fn nh(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
     sum
 }
 
-/// [`nh`] with AVX2: each half of the 64 bytes one vector, the pairs'
-/// products four to an instruction.
+/// [`nh`] with AVX2: the four lanes of [`nh_lanes`] added.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn nh_avx2(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
     use std::arch::x86_64::{
-        __m256i, _mm_add_epi64, _mm_cvtsi128_si64, _mm_unpackhi_epi64, _mm256_add_epi32,
-        _mm256_add_epi64, _mm256_and_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,
-        _mm256_loadu_si256, _mm256_mul_epu32, _mm256_srli_epi64,
+        _mm_add_epi64, _mm_cvtsi128_si64, _mm_unpackhi_epi64, _mm256_castsi256_si128,
+        _mm256_extracti128_si256,
     };
-    // SAFETY: each pointer is to 64 bytes (the arrays' and KEYS' sizes),
-    // read as two 32-byte vectors; loadu has no alignment requirement.
-    let (w, k, m) = unsafe {
-        let w = words.as_ptr().cast::<__m256i>();
-        let m = keep.as_ptr().cast::<__m256i>();
-        let k = KEYS.as_ptr().cast::<__m256i>();
-        (
-            [_mm256_loadu_si256(w), _mm256_loadu_si256(w.add(1))],
-            [_mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1))],
-            [_mm256_loadu_si256(m), _mm256_loadu_si256(m.add(1))],
-        )
-    };
-    let a = _mm256_add_epi32(_mm256_and_si256(w[0], m[0]), k[0]);
-    let b = _mm256_add_epi32(_mm256_and_si256(w[1], m[1]), k[1]);
-    // Each 64-bit lane holds a pair (x_2i, x_2i+1): its low word times
-    // its high one.
-    let products = _mm256_add_epi64(
-        _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(a)),
-        _mm256_mul_epu32(b, _mm256_srli_epi64::<32>(b)),
-    );
+    let lanes = nh_lanes(words, keep);
     let half = _mm_add_epi64(
-        _mm256_castsi256_si128(products),
-        _mm256_extracti128_si256::<1>(products),
+        _mm256_castsi256_si128(lanes),
+        _mm256_extracti128_si256::<1>(lanes),
     );
     _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half))) as u64
 }

@@ -12,14 +12,10 @@
 //! of the hash above the phase's ten) are functions of the chunk's bytes. Offsets with `(o + φ) mod c' = 0` for a larger
 //! `c'` (a multiple of `c`) are a subset of them: the coarse symbols.
 
-use super::Shape;
 #[cfg(target_arch = "x86_64")]
 use super::hash::hash_chunks_avx2;
 use super::hash::{chunk_hash_at, mix};
-
-/// git's longest chunk (`diffcore-delta.c`): longer lines are cut into
-/// pieces of this many bytes.
-pub const CHUNK: usize = 64;
+use super::{CHUNK, Shape};
 
 /// A chunk that emitted at least one symbol.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -17,7 +17,7 @@
 //! hash never branches on the chunk's length: the 64 bytes from its start
 //! are read and those past its end masked off.
 
-use super::chunks::CHUNK;
+use super::CHUNK;
 
 /// splitmix64's finaliser.
 #[inline(always)]

@@ -56,7 +56,6 @@ mod tests;
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-pub use chunks::CHUNK;
 use chunks::{Chunk, Out};
 pub use sketch::Texts;
 pub use stored::Stored;
@@ -66,6 +65,10 @@ pub use stored::Stored;
 /// form ([`Stored`]). Stored beside every signature; tables of another
 /// version are ignored.
 pub const SIGNATURE_VERSION: u32 = 4;
+
+/// git's longest chunk (`diffcore-delta.c`): longer lines are cut into
+/// pieces of this many bytes.
+pub const CHUNK: usize = 64;
 
 /// Bytes per symbol of the fine signature.
 pub const C: usize = 16;

@@ -269,20 +269,21 @@ fn distances(pool: &Pool, range: std::ops::Range<usize>, fp: &Fingerprint) -> Ve
         &pool.w[2][range.clone()],
         &pool.w[3][range.clone()],
     ];
-    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
+    let done = if std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512vpopcntdq")
     {
-        if std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512vpopcntdq")
-        {
-            // SAFETY: the CPU has both features, checked just above.
-            done = unsafe { distances_avx512(w, fp, &mut out) };
-        } else if std::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU supports popcnt, checked just above.
-            unsafe { distances_popcnt(w, fp, &mut out) };
-            done = out.len();
-        }
-    }
+        // SAFETY: the CPU has both features, checked just above.
+        unsafe { distances_avx512(w, fp, &mut out) }
+    } else if std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU supports popcnt, checked just above.
+        unsafe { distances_popcnt(w, fp, &mut out) };
+        out.len()
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
     distances_generic(w, fp, &mut out, done);
     // The few sources without a fingerprint (zero words) are marked after
     // the fact, keeping the scan free of branches.

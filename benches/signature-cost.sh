@@ -10,6 +10,11 @@
 # WORKDIR first (default a temporary directory), since the store is
 # written into the copy's git directory. ROUNDS (default 2) runs of each.
 # Each run prints the store's tables and bytes by kind.
+#
+# ONE_CORE=1 runs both on one core (`taskset -c 1`, one rayon thread) and
+# also compares their CPU time (user + sys): on two cores the wall times
+# of a shared machine move by more than signing adds, and idle threads'
+# spinning counts as CPU time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/benches/lib.sh"
@@ -17,6 +22,8 @@ die() { echo "signature-cost.sh: $*" >&2; exit 1; }
 [[ $# -ge 3 ]] || die "usage: benches/signature-cost.sh OLD NEW REPO [WORKDIR] [ROUNDS]"
 old=$1 new=$2 src=$3 workdir=${4:-} rounds=${5:-2}
 use_workdir signature-cost
+# bash's `time` reports user and sys seconds of what it runs.
+TIMEFORMAT='%U %S'
 pinned_git_env
 cp "$old" "$workdir/old" && cp "$new" "$workdir/new"
 repo=$workdir/repo.git
@@ -27,20 +34,30 @@ echo "repository: $src ($blobs blobs, $(nproc) cores, load $(loadavg))"
 # Warm the page cache so neither side pays for the disk.
 git -C "$repo" cat-file --batch-all-objects --unordered --batch >/dev/null
 
-declare -A total=([old]=0 [new]=0)
+run=()
+if [[ ${ONE_CORE:-} == 1 ]]; then
+  command -v taskset >/dev/null || die "ONE_CORE=1 needs taskset (util-linux)"
+  run=(env RAYON_NUM_THREADS=1 taskset -c 1)
+fi
+declare -A total=([old]=0 [new]=0) cpu=([old]=0 [new]=0)
 for ((i = 1; i <= rounds; i++)); do
   for bin in old new; do
     rm -rf "$repo/simm"
     t=$(now)
-    "$workdir/$bin" -C "$repo" fingerprint --all --quiet
+    # The run's own stderr stays on ours (3); `time` writes to the file.
+    { time "${run[@]}" "$workdir/$bin" -C "$repo" fingerprint --all --quiet 2>&3; } 3>&2 2>"$workdir/cpu"
     s=$(secs_since "$t")
+    c=$(awk '{ printf "%.2f", $1 + $2 }' "$workdir/cpu")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
+    cpu[$bin]=$(awk -v a="${cpu[$bin]}" -v b="$c" 'BEGIN { print a + b }')
     # Tables and bytes by kind (fp, hist, sig, keys).
     tables=$(cd "$repo/simm" && for k in $(ls | sed -n 's/^\([a-z]*\)-.*\.table$/\1/p' | sort -u); do
       printf '%s %s tables %s bytes, ' "$k" "$(ls "$k"-*.table | wc -l)" "$(cat "$k"-*.table | wc -c)"
     done)
-    printf '%-4s round %d: %7s s  (store: %s; load %s)\n' "$bin" "$i" "$s" "$tables" "$(loadavg)"
+    printf '%-4s round %d: %7s s, CPU %6s s  (store: %s; load %s)\n' "$bin" "$i" "$s" "$c" "$tables" "$(loadavg)"
   done
 done
 awk -v o="${total[old]}" -v n="${total[new]}" -v r="$rounds" \
   'BEGIN { printf "mean: old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'
+awk -v o="${cpu[old]}" -v n="${cpu[new]}" -v r="$rounds" \
+  'BEGIN { printf "CPU:  old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'

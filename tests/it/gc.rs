@@ -219,3 +219,67 @@ fn gc_in_a_sha256_repository_and_with_no_store() {
         stderr(&o)
     );
 }
+
+/// Tables a git-simm of another signature version wrote are never read,
+/// and `gc` deletes them (a dry run only counts them); a table of this
+/// kind for another hash length, which may serve another repository
+/// sharing the store, stays, and a file named as a table that is not one
+/// is set aside, not deleted.
+#[test]
+fn gc_deletes_the_tables_of_another_version() {
+    let r = Repo::new();
+    r.write(
+        "a.rs",
+        &corpus_text("rust/serde_json-1.0.133/src/value/from.rs"),
+    );
+    r.write("b.rs", &corpus_text("rust/toml-0.8.19/src/lib.rs"));
+    r.commit_all("one");
+    let o = r.simm(&["fingerprint", "--all"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files = store_files(&r);
+    let sig: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| count(std::slice::from_ref(p), "sig-") == 1)
+        .collect();
+    assert_eq!(sig.len(), 1, "{files:?}");
+    let table = std::fs::read(sig[0]).expect("table");
+    // The header: magic (8 bytes), format, the kind's version, id length.
+    let version = u32::from_le_bytes(table[12..16].try_into().expect("4 bytes"));
+    assert_eq!(
+        version,
+        git_simm::similarity::signature::SIGNATURE_VERSION,
+        "the signature table's header holds the signature version"
+    );
+    let with = |at: usize, value: u32| {
+        let mut t = table.clone();
+        t[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        t
+    };
+    let older = r.store_dir().join("sig-00000001-00000001.table");
+    let other_hash = r.store_dir().join("sig-00000002-00000002.table");
+    let not_a_table = r.store_dir().join("sig-00000003-00000003.table");
+    std::fs::write(&older, with(12, version - 1)).expect("write");
+    std::fs::write(&other_hash, with(16, 32)).expect("write");
+    std::fs::write(&not_a_table, b"notes of mine").expect("write");
+
+    let dry = gc_json(&r, &["--dry-run"]);
+    assert_eq!(dry["signatures"]["tables_before"], 2, "{dry}");
+    assert!(older.exists(), "a dry run deletes nothing");
+    let done = gc_json(&r, &[]);
+    assert_eq!(done["signatures"]["tables_before"], 2, "{done}");
+    assert_eq!(done["signatures"]["tables_after"], 1, "{done}");
+    assert!(!older.exists(), "the other version's table is deleted");
+    assert!(other_hash.exists(), "another hash length's table stays");
+    // A file named as a table but not one is set aside, never deleted.
+    let aside = not_a_table.with_file_name("sig-00000003-00000003.table.damaged");
+    let kept = std::fs::read(&not_a_table).or_else(|_| std::fs::read(&aside));
+    assert_eq!(
+        kept.ok().as_deref(),
+        Some(&b"notes of mine"[..]),
+        "a file that is not a table stays"
+    );
+    assert!(sig[0].exists(), "the current table stays");
+    // What the store answers is unchanged.
+    let again = r.simm(&["fingerprint", "--all"]);
+    assert_eq!(stdout(&again), stdout(&o));
+}

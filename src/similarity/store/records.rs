@@ -221,6 +221,11 @@ pub struct Records {
     dir: Option<PathBuf>,
     hash_len: usize,
     tables: Vec<RecordTable>,
+    /// Tables of this kind and hash length written by another version of
+    /// the format or of what the records mean (a git-simm before a
+    /// version change): never read, deleted by a rewrite (`gc`), with
+    /// their sizes.
+    other_versions: Vec<(PathBuf, u64)>,
     pending: Vec<(ObjectId, Vec<u8>)>,
     pending_bytes: usize,
     warnings: Vec<String>,
@@ -234,6 +239,7 @@ impl Records {
             dir: None,
             hash_len,
             tables: Vec::new(),
+            other_versions: Vec::new(),
             pending: Vec::new(),
             pending_bytes: 0,
             warnings: Vec::new(),
@@ -261,6 +267,7 @@ impl Records {
 
     fn load_tables(&mut self) -> Result<(), StoreError> {
         self.tables.clear();
+        self.other_versions.clear();
         let Some(dir) = self.dir.clone() else {
             return Ok(());
         };
@@ -283,7 +290,11 @@ impl Records {
         for path in paths {
             match RecordTable::open(&self.kind, &path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
-                Ok(None) => {}
+                Ok(None) => {
+                    if let Some(bytes) = other_version(&self.kind, &path, self.hash_len) {
+                        self.other_versions.push((path, bytes));
+                    }
+                }
                 Err(why) => self.discard_file(&path, &why),
             }
         }
@@ -477,8 +488,9 @@ impl Records {
         let report = Pruned {
             kept: 0,
             dropped: live().map(|t| t.count).sum(),
-            tables_before: live().count(),
-            bytes_before: live().map(|t| t.bytes.len() as u64).sum(),
+            tables_before: live().count() + self.other_versions.len(),
+            bytes_before: live().map(|t| t.bytes.len() as u64).sum::<u64>()
+                + self.other_versions.iter().map(|(_, b)| b).sum::<u64>(),
             bytes_after: 0,
         };
         if dry_run {
@@ -491,6 +503,7 @@ impl Records {
                 return Err(StoreError::Write { path: p, source: e });
             }
         }
+        self.remove_other_versions();
         Ok(report)
     }
 
@@ -500,9 +513,12 @@ impl Records {
         dry_run: bool,
     ) -> Result<Pruned, StoreError> {
         let live = self.tables.iter().filter(|t| !t.dead);
+        let live_tables = live.clone().count();
+        // Tables of another version count among those before and go.
         let mut report = Pruned {
-            tables_before: live.clone().count(),
-            bytes_before: live.map(|t| t.bytes.len() as u64).sum(),
+            tables_before: live_tables + self.other_versions.len(),
+            bytes_before: live.map(|t| t.bytes.len() as u64).sum::<u64>()
+                + self.other_versions.iter().map(|(_, b)| b).sum::<u64>(),
             ..Pruned::default()
         };
         let Some(dir) = self.dir.clone() else {
@@ -533,9 +549,15 @@ impl Records {
                     .map(|(id, rec)| (id.len() + INDEX_LEN + rec.len()) as u64)
                     .sum::<u64>()
         };
-        if dry_run || (report.dropped == 0 && report.tables_before <= 1) {
+        if dry_run || (report.dropped == 0 && live_tables <= 1) {
             if !dry_run {
-                report.bytes_after = report.bytes_before;
+                report.bytes_after = self
+                    .tables
+                    .iter()
+                    .filter(|t| !t.dead)
+                    .map(|t| t.bytes.len() as u64)
+                    .sum();
+                self.remove_other_versions();
                 clean_stale_temporaries(&dir);
             }
             return Ok(report);
@@ -564,10 +586,32 @@ impl Records {
         for p in old {
             let _ = super::files::remove_if_ours(&p, self.kind.name(), self.kind.magic);
         }
+        self.remove_other_versions();
         clean_stale_temporaries(&dir);
         self.load_tables()?;
         Ok(report)
     }
+
+    /// Delete the tables of another version (checked to be this kind's
+    /// tables by name and magic again just before).
+    fn remove_other_versions(&mut self) {
+        for (p, _) in std::mem::take(&mut self.other_versions) {
+            let _ = super::files::remove_if_ours(&p, self.kind.name(), self.kind.magic);
+        }
+    }
+}
+
+/// The size of the table at `path` if it is one of `kind`'s, for ids of
+/// `hash_len` bytes, written under another format or version of `kind`;
+/// `None` for anything else (tables for another hash length may serve
+/// another repository sharing the store).
+fn other_version(kind: &Kind, path: &Path, hash_len: usize) -> Option<u64> {
+    let mut header = [0u8; 20];
+    let mut file = fs::File::open(path).ok()?;
+    io::Read::read_exact(&mut file, &mut header).ok()?;
+    let ours = &header[..8] == kind.magic && read_u32(&header, 16) as usize == hash_len;
+    let other = read_u32(&header, 8) != FORMAT || read_u32(&header, 12) != kind.version;
+    (ours && other).then(|| file.metadata().map(|m| m.len()).unwrap_or(0))
 }
 
 /// Read a written table back, every record checked against its CRC, and

@@ -220,7 +220,8 @@ fn gc_in_a_sha256_repository_and_with_no_store() {
     );
 }
 
-/// Tables a git-simm of another signature version wrote are never read,
+/// Tables a git-simm of another signature or fingerprint version wrote
+/// are never read,
 /// and `gc` deletes them (a dry run only counts them); a table of this
 /// kind for another hash length, which may serve another repository
 /// sharing the store, stays, and a file named as a table that is not one
@@ -261,14 +262,34 @@ fn gc_deletes_the_tables_of_another_version() {
     std::fs::write(&older, with(12, version - 1)).expect("write");
     std::fs::write(&other_hash, with(16, 32)).expect("write");
     std::fs::write(&not_a_table, b"notes of mine").expect("write");
+    // The same for fingerprints: their header has the same layout.
+    let fp: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| count(std::slice::from_ref(p), "fp-") == 1)
+        .collect();
+    assert_eq!(fp.len(), 1, "{files:?}");
+    let mut fp_older = std::fs::read(fp[0]).expect("table");
+    let fp_version = u32::from_le_bytes(fp_older[12..16].try_into().expect("4 bytes"));
+    fp_older[12..16].copy_from_slice(&(fp_version + 1).to_le_bytes());
+    let fp_other = r.store_dir().join("fp-00000001-00000001.table");
+    std::fs::write(&fp_other, fp_older).expect("write");
 
     let dry = gc_json(&r, &["--dry-run"]);
     assert_eq!(dry["signatures"]["tables_before"], 2, "{dry}");
-    assert!(older.exists(), "a dry run deletes nothing");
+    assert_eq!(dry["fingerprints"]["tables_before"], 2, "{dry}");
+    assert!(
+        older.exists() && fp_other.exists(),
+        "a dry run deletes nothing"
+    );
     let done = gc_json(&r, &[]);
     assert_eq!(done["signatures"]["tables_before"], 2, "{done}");
     assert_eq!(done["signatures"]["tables_after"], 1, "{done}");
     assert!(!older.exists(), "the other version's table is deleted");
+    assert!(
+        !fp_other.exists(),
+        "the other version's fingerprints go too"
+    );
+    assert!(fp[0].exists(), "the current fingerprints stay");
     assert!(other_hash.exists(), "another hash length's table stays");
     // A file named as a table but not one is set aside, never deleted.
     let aside = not_a_table.with_file_name("sig-00000003-00000003.table.damaged");

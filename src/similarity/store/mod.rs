@@ -100,6 +100,10 @@ pub struct Store {
     warnings: Vec<String>,
     /// Tables found corrupt since the last write; deleted by the next one.
     bad: Vec<PathBuf>,
+    /// Tables for this hash length written under another table format or
+    /// fingerprint version: never read, deleted by a rewrite (`gc`), with
+    /// their sizes.
+    other_versions: Vec<(PathBuf, u64)>,
 }
 
 impl Store {
@@ -116,6 +120,7 @@ impl Store {
             tables: Vec::new(),
             warnings: Vec::new(),
             bad: Vec::new(),
+            other_versions: Vec::new(),
         }
     }
 
@@ -129,6 +134,7 @@ impl Store {
             tables: Vec::new(),
             warnings: Vec::new(),
             bad: Vec::new(),
+            other_versions: Vec::new(),
         };
         store.load_tables()?;
         Ok(store)
@@ -136,11 +142,16 @@ impl Store {
 
     fn load_tables(&mut self) -> Result<(), StoreError> {
         self.tables.clear();
+        self.other_versions.clear();
         let Some(dir) = &self.dir else { return Ok(()) };
         for path in table::list(dir, is_table_name)? {
             match Table::open(&path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
-                Ok(None) => {}
+                Ok(None) => {
+                    if let Some(bytes) = table::other_version(&path, self.hash_len) {
+                        self.other_versions.push((path, bytes));
+                    }
+                }
                 Err(why) => self.discard(path, &why),
             }
         }
@@ -413,9 +424,11 @@ impl Store {
         dry_run: bool,
         soft: bool,
     ) -> Result<Pruned, StoreError> {
+        // Tables of another version count among those before and go.
         let mut report = Pruned {
-            tables_before: self.tables.len(),
-            bytes_before: self.tables.iter().map(|t| t.len() as u64).sum(),
+            tables_before: self.tables.len() + self.other_versions.len(),
+            bytes_before: self.tables.iter().map(|t| t.len() as u64).sum::<u64>()
+                + self.other_versions.iter().map(|(_, b)| b).sum::<u64>(),
             ..Pruned::default()
         };
         let Some(dir) = self.dir.clone() else {
@@ -451,9 +464,10 @@ impl Store {
         let unchanged = report.dropped == 0 && self.tables.len() <= 1 && self.bad.is_empty();
         if dry_run || unchanged {
             if unchanged {
-                report.bytes_after = report.bytes_before;
+                report.bytes_after = self.tables.iter().map(|t| t.len() as u64).sum();
             }
             if !dry_run {
+                self.remove_other_versions();
                 clean_stale_temporaries(&dir);
             }
             return Ok(report);
@@ -490,9 +504,18 @@ impl Store {
         for bad in std::mem::take(&mut self.bad) {
             self.dispose(&bad);
         }
+        self.remove_other_versions();
         clean_stale_temporaries(&dir);
         self.load_tables()?;
         Ok(report)
+    }
+
+    /// Delete the tables of another version (checked to be fingerprint
+    /// tables by name and magic again just before).
+    fn remove_other_versions(&mut self) {
+        for (p, _) in std::mem::take(&mut self.other_versions) {
+            let _ = files::remove_if_ours(&p, table::KIND, table::MAGIC);
+        }
     }
 }
 

@@ -81,6 +81,29 @@ pub(super) fn is_ours(path: &Path, kind: &str, magic: &[u8]) -> bool {
     named && head(path, magic.len()).is_some_and(|h| h == magic)
 }
 
+/// The size of the table at `path` if its header (`magic`, then the
+/// table format, the version of what it holds and the id length as
+/// little-endian `u32`s) is `magic`'s for ids of `hash_len` bytes under
+/// another `format` or `version`: a table a git-simm of another version
+/// wrote. `None` for anything else, a table for another hash length
+/// included (it may serve another repository sharing the store).
+pub(super) fn other_version(
+    path: &Path,
+    magic: &[u8],
+    format: u32,
+    version: u32,
+    hash_len: usize,
+) -> Option<u64> {
+    let m = magic.len();
+    let header = head(path, m + 12)?;
+    let field = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(header.get(at..at + 4)?.try_into().ok()?))
+    };
+    let ours = header.get(..m) == Some(magic) && field(m + 8)? as usize == hash_len;
+    let other = field(m)? != format || field(m + 4)? != version;
+    (ours && other).then(|| fs::metadata(path).map(|md| md.len()).unwrap_or(0))
+}
+
 /// What became of a damaged table.
 pub(super) enum Disposal {
     /// It was the store's, and is removed (or already gone).

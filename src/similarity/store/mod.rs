@@ -148,7 +148,13 @@ impl Store {
             match Table::open(&path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
                 Ok(None) => {
-                    if let Some(bytes) = table::other_version(&path, self.hash_len) {
+                    if let Some(bytes) = files::other_version(
+                        &path,
+                        table::MAGIC,
+                        table::TABLE_FORMAT,
+                        crate::similarity::fingerprint::FINGERPRINT_VERSION,
+                        self.hash_len,
+                    ) {
                         self.other_versions.push((path, bytes));
                     }
                 }

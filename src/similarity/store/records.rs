@@ -291,7 +291,13 @@ impl Records {
             match RecordTable::open(&self.kind, &path, self.hash_len) {
                 Ok(Some(t)) => self.tables.push(t),
                 Ok(None) => {
-                    if let Some(bytes) = other_version(&self.kind, &path, self.hash_len) {
+                    if let Some(bytes) = super::files::other_version(
+                        &path,
+                        self.kind.magic,
+                        FORMAT,
+                        self.kind.version,
+                        self.hash_len,
+                    ) {
                         self.other_versions.push((path, bytes));
                     }
                 }
@@ -599,19 +605,6 @@ impl Records {
             let _ = super::files::remove_if_ours(&p, self.kind.name(), self.kind.magic);
         }
     }
-}
-
-/// The size of the table at `path` if it is one of `kind`'s, for ids of
-/// `hash_len` bytes, written under another format or version of `kind`;
-/// `None` for anything else (tables for another hash length may serve
-/// another repository sharing the store).
-fn other_version(kind: &Kind, path: &Path, hash_len: usize) -> Option<u64> {
-    let mut header = [0u8; 20];
-    let mut file = fs::File::open(path).ok()?;
-    io::Read::read_exact(&mut file, &mut header).ok()?;
-    let ours = &header[..8] == kind.magic && read_u32(&header, 16) as usize == hash_len;
-    let other = read_u32(&header, 8) != FORMAT || read_u32(&header, 12) != kind.version;
-    (ours && other).then(|| file.metadata().map(|m| m.len()).unwrap_or(0))
 }
 
 /// Read a written table back, every record checked against its CRC, and

@@ -22,20 +22,6 @@ pub(super) const FANOUT_LEN: usize = 256 * 4;
 /// fingerprint (32) + size (8) + flags (4) + crc (4)
 pub(super) const RECORD_LEN: usize = 48;
 
-/// The size of the fingerprint table at `path` if it holds ids of
-/// `hash_len` bytes under another table format or fingerprint version;
-/// `None` for anything else (a table for another hash length may serve
-/// another repository sharing the store).
-pub(super) fn other_version(path: &Path, hash_len: usize) -> Option<u64> {
-    let mut header = [0u8; 20];
-    let mut file = std::fs::File::open(path).ok()?;
-    std::io::Read::read_exact(&mut file, &mut header).ok()?;
-    let ours = &header[..MAGIC.len()] == MAGIC && read_u32(&header, 16) as usize == hash_len;
-    let other =
-        read_u32(&header, 8) != TABLE_FORMAT || read_u32(&header, 12) != FINGERPRINT_VERSION;
-    (ours && other).then(|| file.metadata().map(|m| m.len()).unwrap_or(0))
-}
-
 /// One memory-mapped, validated table.
 pub(super) struct Table {
     pub(super) path: PathBuf,

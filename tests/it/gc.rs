@@ -40,6 +40,28 @@ fn count(files: &[PathBuf], prefix: &str) -> usize {
         .count()
 }
 
+/// Two corpus files committed and fingerprinted (signed too); the
+/// `fingerprint --all` output.
+fn two_files_fingerprinted(r: &Repo) -> std::process::Output {
+    r.write(
+        "a.rs",
+        &corpus_text("rust/serde_json-1.0.133/src/value/from.rs"),
+    );
+    r.write("b.rs", &corpus_text("rust/toml-0.8.19/src/lib.rs"));
+    r.commit_all("one");
+    let o = r.simm(&["fingerprint", "--all"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+/// The tables among `files` whose names start with `prefix`.
+fn tables_of<'a>(files: &'a [PathBuf], prefix: &str) -> Vec<&'a PathBuf> {
+    files
+        .iter()
+        .filter(|p| count(std::slice::from_ref(p), prefix) == 1)
+        .collect()
+}
+
 fn gc_json(r: &Repo, args: &[&str]) -> Value {
     let mut all = vec!["gc", "--json"];
     all.extend_from_slice(args);
@@ -198,14 +220,7 @@ fn gc_in_a_sha256_repository_and_with_no_store() {
     let o = r.simm(&["gc"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!r.store_dir().exists(), "gc creates no store");
-    r.write(
-        "a.rs",
-        &corpus_text("rust/serde_json-1.0.133/src/value/from.rs"),
-    );
-    r.write("b.rs", &corpus_text("rust/toml-0.8.19/src/lib.rs"));
-    r.commit_all("one");
-    let o = r.simm(&["fingerprint", "--all"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    two_files_fingerprinted(&r);
     let done = gc_json(&r, &[]);
     assert_eq!(done["fingerprints"]["kept"], blobs(&r).len());
     assert_eq!(done["fingerprints"]["dropped"], 0);
@@ -221,27 +236,16 @@ fn gc_in_a_sha256_repository_and_with_no_store() {
 }
 
 /// Tables a git-simm of another signature or fingerprint version wrote
-/// are never read,
-/// and `gc` deletes them (a dry run only counts them); a table of this
+/// are never read, and `gc` deletes them (a dry run only counts them); a table of this
 /// kind for another hash length, which may serve another repository
 /// sharing the store, stays, and a file named as a table that is not one
 /// is set aside, not deleted.
 #[test]
 fn gc_deletes_the_tables_of_another_version() {
     let r = Repo::new();
-    r.write(
-        "a.rs",
-        &corpus_text("rust/serde_json-1.0.133/src/value/from.rs"),
-    );
-    r.write("b.rs", &corpus_text("rust/toml-0.8.19/src/lib.rs"));
-    r.commit_all("one");
-    let o = r.simm(&["fingerprint", "--all"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = two_files_fingerprinted(&r);
     let files = store_files(&r);
-    let sig: Vec<&PathBuf> = files
-        .iter()
-        .filter(|p| count(std::slice::from_ref(p), "sig-") == 1)
-        .collect();
+    let sig = tables_of(&files, "sig-");
     assert_eq!(sig.len(), 1, "{files:?}");
     let table = std::fs::read(sig[0]).expect("table");
     // The header: magic (8 bytes), format, the kind's version, id length.
@@ -263,10 +267,7 @@ fn gc_deletes_the_tables_of_another_version() {
     std::fs::write(&other_hash, with(16, 32)).expect("write");
     std::fs::write(&not_a_table, b"notes of mine").expect("write");
     // The same for fingerprints: their header has the same layout.
-    let fp: Vec<&PathBuf> = files
-        .iter()
-        .filter(|p| count(std::slice::from_ref(p), "fp-") == 1)
-        .collect();
+    let fp = tables_of(&files, "fp-");
     assert_eq!(fp.len(), 1, "{files:?}");
     let mut fp_older = std::fs::read(fp[0]).expect("table");
     let fp_version = u32::from_le_bytes(fp_older[12..16].try_into().expect("4 bytes"));

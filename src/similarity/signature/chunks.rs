@@ -264,25 +264,20 @@ pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) 
     })
 }
 
-/// Bytes whose LF bits the stored-form signers turn into chunk ends at a
-/// time: four words of LF bits.
-const SEGMENT: usize = 256;
-
 /// Chunks the stored-form signers hash at a time, before their symbols
-/// are worked out: a batch takes whole segments while it has room for
-/// one more (a segment ends at most one chunk per byte).
+/// are worked out: a batch takes whole words of LF bits while it has room
+/// for one more (a word of 64 bytes ends at most 64 chunks).
 const BATCH: usize = 512;
 
-/// The chunks of a batch: where each starts, its length, its hash; and
-/// the stored-form signers' scratch per chunk. One per thread, kept from
-/// file to file ([`BATCHES`]): clearing it for every file would cost a
-/// small file more than signing it.
+/// The chunks of a batch: where each ends, its hash; and the stored-form
+/// signers' scratch per chunk. One per thread, kept from file to file
+/// ([`BATCHES`]): clearing it for every file would cost a small file more
+/// than signing it.
 struct Batch {
-    starts: [usize; BATCH],
-    lens: [u8; BATCH],
+    /// Chunk `i` is `ends[i]..ends[i + 1]`; room past the last chunk for
+    /// the ends a word's LF bits write whatever their number.
+    ends: [usize; BATCH + 1 + CHUNK + 4],
     hashes: [u64; BATCH],
-    /// A segment's chunk ends after LF.
-    ends: [usize; SEGMENT + 4],
     /// Per chunk, for [`sign_fine_stored`]: its four possible symbols
     /// (byte j the symbol of rank j), how many it emits, its coarse
     /// symbol's selection bits, and whether it emits that one.
@@ -290,10 +285,6 @@ struct Batch {
     counts: [u8; BATCH],
     selections: [u8; BATCH],
     coarse_counts: [u8; BATCH],
-    /// Per chunk, for [`sign_keys_stored`]: its coarse symbol's key, and
-    /// whether the sketch keeps it.
-    keys: [u16; BATCH],
-    keep: [u8; BATCH],
 }
 
 thread_local! {
@@ -304,31 +295,34 @@ thread_local! {
 impl Batch {
     fn new() -> Batch {
         Batch {
-            starts: [0; BATCH],
-            lens: [0; BATCH],
+            ends: [0; BATCH + 1 + CHUNK + 4],
             hashes: [0; BATCH],
-            ends: [0; SEGMENT + 4],
             fours: [0; BATCH],
             counts: [0; BATCH],
             selections: [0; BATCH],
             coarse_counts: [0; BATCH],
-            keys: [0; BATCH],
-            keep: [0; BATCH],
         }
     }
 
-    /// The chunks from `*piece` on (moved past them), whole segments of
-    /// `data` while there is room, hashed; how many, and how many of them
-    /// end with LF.
+    /// The length of chunk `i` of the last [`Batch::fill`].
+    #[inline(always)]
+    fn len(&self, i: usize) -> usize {
+        self.ends[i + 1] - self.ends[i]
+    }
+
+    /// The chunks from `*piece` on (moved past them), whole words of LF
+    /// bits of `data` while there is room, hashed; how many, and how many
+    /// of them end with LF.
     ///
     /// A chunk ends after each LF, or 64 bytes after its start when no
-    /// LF comes first. The LF positions of a segment are read off its
-    /// bit words eight at a time whatever their number (so that no
-    /// branch depends on how many lines a word holds); the chunks then
-    /// follow from them with a branch only for a line longer than 64
-    /// bytes; and the hashes, one chunk independent of the next, run
-    /// back to back. No step waits on the previous chunk's end, as
-    /// walking from one chunk to the next would.
+    /// LF comes first. Most words of text need no cut: their first LF
+    /// is at most 64 bytes after the chunk being cut starts, and the
+    /// lines after it in the word are shorter than the word. Their chunk
+    /// ends are read off the word's bits four at a time whatever their
+    /// number (so that no branch depends on how many lines a word holds),
+    /// with one branch per word, not per chunk; a word that needs a cut
+    /// (a line longer than 64 bytes) is walked LF by LF. The hashes, one
+    /// chunk independent of the next, then run back to back.
     ///
     /// # Safety
     /// `WIDE` only where the processor has AVX2 ([`chunk_hash_at`]).
@@ -340,81 +334,79 @@ impl Batch {
         piece: &mut usize,
     ) -> (usize, u64) {
         let n = data.len();
+        let words = n.div_ceil(64);
         let ends = &mut self.ends;
-        let (mut count, mut lf) = (0, 0u64);
-        // The chunk being cut starts at `p`; the LFs before `at` (a
-        // multiple of 64) are taken.
+        // The chunk being cut starts at `p`; `count` chunks are cut.
         let mut p = *piece;
-        let mut at = p & !(CHUNK - 1);
-        while p < n && count + SEGMENT <= BATCH {
-            let stop = (at + SEGMENT).min(n);
-            let mut m = 0;
-            let first = at / 64;
-            for (k, &word) in bits[first..stop.div_ceil(64)].iter().enumerate() {
-                let k = first + k;
-                let mut w = word;
-                if 64 * k < p {
-                    w &= u64::MAX << (p - 64 * k);
-                }
+        ends[0] = p;
+        let (mut count, mut lf) = (0, 0u64);
+        let mut k = p / 64;
+        // The LFs before `p` in its word are taken.
+        let mut w = bits.get(k).map_or(0, |&word| word & (u64::MAX << (p % 64)));
+        while k < words && count + CHUNK <= BATCH {
+            let base = 64 * k + 1;
+            let first = base + w.trailing_zeros() as usize;
+            if w != 0 && first - p <= CHUNK {
                 let lfs = w.count_ones() as usize;
-                // Four positions written whatever `lfs` (those past it
-                // are overwritten or ignored): most words of text hold
-                // fewer lines; more in a word of short lines.
-                let base = 64 * k + 1;
-                for end in &mut ends[m..m + 4] {
+                // Four ends written whatever `lfs` (those past it are
+                // overwritten or ignored): most words of text hold fewer
+                // lines; more in a word of short lines.
+                for end in &mut ends[count + 1..count + 5] {
                     *end = base + w.trailing_zeros() as usize;
                     w &= w.wrapping_sub(1);
                 }
-                let mut more = m + 4;
+                let mut more = count + 5;
                 while w != 0 {
                     ends[more] = base + w.trailing_zeros() as usize;
                     w &= w.wrapping_sub(1);
                     more += 1;
                 }
-                m += lfs;
-            }
-            lf += m as u64;
-            for &end in &ends[..m] {
-                while end - p > CHUNK {
-                    self.starts[count] = p;
-                    self.lens[count] = CHUNK as u8;
+                count += lfs;
+                lf += lfs as u64;
+                p = ends[count];
+            } else {
+                // A cut 64 bytes after the chunk's start wherever the
+                // bytes before the next LF, or before the end of what
+                // this word tells, are more than 64.
+                while w != 0 {
+                    let end = base + w.trailing_zeros() as usize;
+                    w &= w.wrapping_sub(1);
+                    while end - p > CHUNK {
+                        p += CHUNK;
+                        count += 1;
+                        ends[count] = p;
+                    }
+                    p = end;
                     count += 1;
-                    p += CHUNK;
+                    ends[count] = p;
+                    lf += 1;
                 }
-                self.starts[count] = p;
-                self.lens[count] = (end - p) as u8;
-                count += 1;
-                p = end;
+                let known = (64 * k + 64).min(n);
+                while p + CHUNK <= known {
+                    p += CHUNK;
+                    count += 1;
+                    ends[count] = p;
+                }
             }
-            // No LF lies between `p` and `stop`: cut every 64 bytes, and
-            // at the end of the data.
-            while stop - p >= CHUNK || (stop == n && p < n) {
-                let len = (n - p).min(CHUNK);
-                self.starts[count] = p;
-                self.lens[count] = len as u8;
-                count += 1;
-                p += len;
-            }
-            at = stop;
+            k += 1;
+            w = bits.get(k).copied().unwrap_or(0);
+        }
+        // The last chunk, shorter than 64 bytes, ends with the data.
+        if k >= words && p < n {
+            p = n;
+            count += 1;
+            ends[count] = p;
         }
         *piece = p;
         #[cfg(target_arch = "x86_64")]
         if WIDE {
             // SAFETY: passed on from this function's contract.
-            unsafe {
-                hash_chunks_avx2(
-                    data,
-                    &self.starts[..count],
-                    &self.lens[..count],
-                    &mut self.hashes[..count],
-                );
-            }
+            unsafe { hash_chunks_avx2(data, &self.ends[..=count], &mut self.hashes[..count]) };
             return (count, lf);
         }
         for i in 0..count {
             // SAFETY: passed on from this function's contract.
-            self.hashes[i] =
-                unsafe { chunk_hash_at::<WIDE>(data, self.starts[i], usize::from(self.lens[i])) };
+            self.hashes[i] = unsafe { chunk_hash_at::<WIDE>(data, self.ends[i], self.len(i)) };
         }
         (count, lf)
     }
@@ -508,7 +500,7 @@ unsafe fn sign_fine_stored_in<const WIDE: bool>(
         let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
         lf += ends;
         for i in 0..count {
-            let (h, len) = (batch.hashes[i], u64::from(batch.lens[i]));
+            let (h, len) = (batch.hashes[i], batch.len(i) as u64);
             // The first fine offset, (C - phase mod C) mod C; the coarse
             // one, (CC - phase mod CC) mod CC, and its rank j among the
             // fine ones.
@@ -608,7 +600,17 @@ unsafe fn sign_keys_stored_in<const WIDE: bool>(
         // SAFETY: passed on from this function's contract.
         let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
         lf += ends;
-        for i in 0..count {
+        if out.len() < kept + BATCH + 4 {
+            out.resize(kept + BATCH + 4 + out.len(), 0);
+        }
+        let mut i = 0;
+        #[cfg(target_arch = "x86_64")]
+        if WIDE {
+            // SAFETY: passed on from this function's contract; `out` has
+            // room for four keys past every chunk of the batch.
+            (i, kept) = unsafe { keys_avx2(batch, count, mask, out, kept) };
+        }
+        for i in i..count {
             let h = batch.hashes[i];
             // The coarse offset, (CC - phase mod CC) mod CC, and its rank
             // j among the fine ones (those from (C - phase mod C) mod C,
@@ -619,20 +621,109 @@ unsafe fn sign_keys_stored_in<const WIDE: bool>(
             let value = ((h >> (10 + 6 * j)) & 63) as u8;
             let selection = ((h >> (34 + j)) & 63) as u8;
             let key = super::sketch::key(value, selection);
-            batch.keys[i] = key;
-            batch.keep[i] =
-                u8::from((o < u64::from(batch.lens[i])) & super::sketch::selected(key, mask));
-        }
-        if out.len() < kept + BATCH {
-            out.resize(kept + BATCH + out.len(), 0);
-        }
-        for i in 0..count {
-            out[kept] = batch.keys[i];
-            kept += usize::from(batch.keep[i]);
+            out[kept] = key;
+            kept += usize::from((o < batch.len(i) as u64) & super::sketch::selected(key, mask));
         }
     }
     (lf, kept)
 }
+
+/// The keys [`sign_keys_stored_in`] keeps of the first chunks of
+/// `batch` (a multiple of four, at most `count`), four chunks to a
+/// vector, written into `out` from `kept` on; how many chunks were done,
+/// and `kept` after them. The same arithmetic as the portable loop, each
+/// step on four lanes; the kept keys of four chunks go to the front of a
+/// vector by one permutation ([`COMPRESS`]) and are written together, four
+/// at a time whatever their number, so that no branch depends on a hash.
+///
+/// # Safety
+/// The processor has AVX2, and `out` has room for four keys past `kept`
+/// plus every key kept.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn keys_avx2(
+    batch: &Batch,
+    count: usize,
+    mask: u16,
+    out: &mut [u16],
+    mut kept: usize,
+) -> (usize, usize) {
+    use std::arch::x86_64::{
+        __m128i, __m256i, _mm_packus_epi32, _mm_storel_epi64, _mm256_add_epi64, _mm256_and_si256,
+        _mm256_castsi256_pd, _mm256_castsi256_si128, _mm256_cmpeq_epi64, _mm256_cmpgt_epi64,
+        _mm256_loadu_si256, _mm256_movemask_pd, _mm256_or_si256, _mm256_permutevar8x32_epi32,
+        _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_slli_epi64, _mm256_srli_epi64,
+        _mm256_srlv_epi64, _mm256_sub_epi64,
+    };
+    const _: () = assert!(size_of::<usize>() == 8);
+    let six = _mm256_set1_epi64x(63);
+    let zero = _mm256_setzero_si256();
+    let ten = _mm256_set1_epi64x(10);
+    let above = _mm256_set1_epi64x(34);
+    let mask = _mm256_set1_epi64x(i64::from(mask));
+    let mut i = 0;
+    while i + 4 <= count {
+        // SAFETY: chunks i to i + 3 are in the batch (`count` is at most
+        // BATCH), and their ends i to i + 4 in `ends`; loadu has no
+        // alignment requirement.
+        let (h, lengths) = unsafe {
+            let at = batch.ends[i..i + 5].as_ptr();
+            (
+                _mm256_loadu_si256(batch.hashes[i..i + 4].as_ptr().cast::<__m256i>()),
+                _mm256_sub_epi64(
+                    _mm256_loadu_si256(at.add(1).cast::<__m256i>()),
+                    _mm256_loadu_si256(at.cast::<__m256i>()),
+                ),
+            )
+        };
+        let o = _mm256_and_si256(_mm256_sub_epi64(zero, h), six);
+        let j = _mm256_srli_epi64::<4>(o);
+        let six_j = _mm256_add_epi64(_mm256_slli_epi64::<2>(j), _mm256_slli_epi64::<1>(j));
+        let value = _mm256_and_si256(_mm256_srlv_epi64(h, _mm256_add_epi64(ten, six_j)), six);
+        let selection = _mm256_and_si256(_mm256_srlv_epi64(h, _mm256_add_epi64(above, j)), six);
+        let key = _mm256_or_si256(_mm256_slli_epi64::<6>(selection), value);
+        // `sketch::selected`: the selection bits, then the value's, under
+        // the mask.
+        let order = _mm256_or_si256(selection, _mm256_slli_epi64::<6>(value));
+        let selected = _mm256_cmpeq_epi64(_mm256_and_si256(order, mask), zero);
+        let emits = _mm256_cmpgt_epi64(lengths, o);
+        let keep = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_and_si256(selected, emits)));
+        // SAFETY: a row of COMPRESS is eight i32, 32 bytes; loadu has no
+        // alignment requirement.
+        let perm =
+            unsafe { _mm256_loadu_si256(COMPRESS[keep as usize].as_ptr().cast::<__m256i>()) };
+        let front = _mm256_permutevar8x32_epi32(key, perm);
+        let four: __m128i =
+            _mm_packus_epi32(_mm256_castsi256_si128(front), _mm256_castsi256_si128(front));
+        // SAFETY: `out` has room for four keys from `kept` (this
+        // function's contract); storel writes eight bytes unaligned.
+        unsafe { _mm_storel_epi64(out[kept..kept + 4].as_mut_ptr().cast::<__m128i>(), four) };
+        kept += keep.count_ones() as usize;
+        i += 4;
+    }
+    (i, kept)
+}
+
+/// For each set of lanes kept among four 64-bit lanes (bit `l` for lane
+/// `l`), the 32-bit permutation that brings their low halves, in order,
+/// to the front of a vector.
+#[cfg(target_arch = "x86_64")]
+static COMPRESS: [[i32; 8]; 16] = {
+    let mut table = [[0i32; 8]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let (mut lane, mut at) = (0, 0);
+        while lane < 4 {
+            if m & (1 << lane) != 0 {
+                table[m][at] = 2 * lane;
+                at += 1;
+            }
+            lane += 1;
+        }
+        m += 1;
+    }
+    table
+};
 
 fn sign_chunks<S: Sink>(
     data: &[u8],

@@ -106,26 +106,27 @@ fn nh_avx2(words: &[u8; CHUNK], keep: &[u8; CHUNK]) -> u64 {
     _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half))) as u64
 }
 
-/// The hashes of the chunks at `starts` of `data` with lengths `lens`
-/// into `hashes` (as many), with AVX2 throughout: NH four chunks at a
-/// time, their sums added across lanes together and the finaliser run on
-/// the four at once (its 64-bit multiplies from three 32-bit ones each),
-/// where a chunk-by-chunk hash spends as much on the sum of one chunk's
-/// lanes and a scalar finaliser as on NH itself. `starts` ascend.
+/// The hashes of the chunks of `data` between consecutive `ends`
+/// (chunk `i` is `ends[i]..ends[i + 1]`, at most [`CHUNK`] bytes) into
+/// `hashes` (one fewer than `ends`), with AVX2 throughout: NH four chunks
+/// at a time, their sums added across lanes together and the finaliser
+/// run on the four at once (its 64-bit multiplies from three 32-bit ones
+/// each), where a chunk-by-chunk hash spends as much on the sum of one
+/// chunk's lanes and a scalar finaliser as on NH itself. `ends` ascend.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(super) fn hash_chunks_avx2(data: &[u8], starts: &[usize], lens: &[u8], hashes: &mut [u64]) {
+pub(super) fn hash_chunks_avx2(data: &[u8], ends: &[usize], hashes: &mut [u64]) {
     use std::arch::x86_64::{
-        __m256i, _mm_cvtsi32_si128, _mm256_add_epi64, _mm256_cvtepu8_epi64,
-        _mm256_permute2x128_si256, _mm256_set1_epi64x, _mm256_storeu_si256, _mm256_unpackhi_epi64,
+        __m256i, _mm256_add_epi64, _mm256_loadu_si256, _mm256_permute2x128_si256,
+        _mm256_set1_epi64x, _mm256_storeu_si256, _mm256_sub_epi64, _mm256_unpackhi_epi64,
         _mm256_unpacklo_epi64, _mm256_xor_si256,
     };
+    // The lengths are read as 64-bit lanes of `ends`.
+    const _: () = assert!(size_of::<usize>() == 8);
     let n = data.len();
+    let count = ends.len().saturating_sub(1).min(hashes.len());
     // The chunks whose 64 bytes from their start are all in `data`.
-    let inside = starts
-        .partition_point(|&s| s + CHUNK <= n)
-        .min(lens.len())
-        .min(hashes.len());
+    let inside = ends[..count].partition_point(|&s| s + CHUNK <= n);
     let seed = _mm256_set1_epi64x(SEED as i64);
     let mut i = 0;
     while i + 4 <= inside {
@@ -133,10 +134,10 @@ pub(super) fn hash_chunks_avx2(data: &[u8], starts: &[usize], lens: &[u8], hashe
         // for AVX2 and would hand the vectors over through memory.
         let mut lanes = [_mm256_set1_epi64x(0); 4];
         for (j, lane) in lanes.iter_mut().enumerate() {
-            let (start, len) = (starts[i + j], usize::from(lens[i + j]));
+            let (start, end) = (ends[i + j], ends[i + j + 1]);
             if let (Some(words), Some(keep)) = (
                 data[start..start + CHUNK].first_chunk::<CHUNK>(),
-                KEEP_BYTES[CHUNK - len..].first_chunk::<CHUNK>(),
+                KEEP_BYTES[CHUNK - (end - start)..].first_chunk::<CHUNK>(),
             ) {
                 *lane = nh_lanes(words, keep);
             }
@@ -154,17 +155,25 @@ pub(super) fn hash_chunks_avx2(data: &[u8], starts: &[usize], lens: &[u8], hashe
             _mm256_permute2x128_si256::<0x20>(ab, cd),
             _mm256_permute2x128_si256::<0x31>(ab, cd),
         );
-        let four = u32::from_le_bytes([lens[i], lens[i + 1], lens[i + 2], lens[i + 3]]);
-        let lengths = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four as i32));
+        // SAFETY: `ends` has entries i to i + 4 (i + 4 <= count <
+        // ends.len()), read as four usize (u64 on x86-64) from i and from
+        // i + 1; loadu has no alignment requirement.
+        let lengths = unsafe {
+            let at = ends[i..i + 5].as_ptr();
+            _mm256_sub_epi64(
+                _mm256_loadu_si256(at.add(1).cast::<__m256i>()),
+                _mm256_loadu_si256(at.cast::<__m256i>()),
+            )
+        };
         let h = mix_avx2(_mm256_xor_si256(sums, _mm256_xor_si256(seed, lengths)));
         // SAFETY: `hashes` has room for chunks i to i + 3 (`inside` is at
         // most its length); storeu has no alignment requirement.
         unsafe { _mm256_storeu_si256(hashes[i..i + 4].as_mut_ptr().cast::<__m256i>(), h) };
         i += 4;
     }
-    for j in i..starts.len().min(lens.len()).min(hashes.len()) {
+    for j in i..count {
         // SAFETY: this function runs only where the processor has AVX2.
-        hashes[j] = unsafe { chunk_hash_at::<true>(data, starts[j], usize::from(lens[j])) };
+        hashes[j] = unsafe { chunk_hash_at::<true>(data, ends[j], ends[j + 1] - ends[j]) };
     }
 }
 
@@ -307,7 +316,7 @@ mod tests {
     }
 
     /// Four chunks at a time as one at a time: chunks of every length,
-    /// packed and overlapping, up to the end of the data.
+    /// back to back, up to the end of the data.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn chunks_hashed_four_at_a_time_hash_as_the_definition() {
@@ -318,33 +327,28 @@ mod tests {
         let mut rng = crate::testing::Rng(7);
         for _ in 0..200 {
             let count = rng.below(40) + 1;
-            let mut starts = Vec::new();
-            let mut lens = Vec::new();
             let mut at = rng.below(text.len() - 200);
+            let mut ends = vec![at];
             for _ in 0..count {
                 let len = (rng.below(CHUNK) + 1).min(text.len() - at);
                 if len == 0 {
                     break;
                 }
-                starts.push(at);
-                lens.push(len as u8);
-                at += rng.below(len + 1);
+                at += len;
+                ends.push(at);
             }
-            // The last chunks end at the end of the data.
-            let data = &text[..(starts.last().copied().unwrap_or(0) + 70).min(text.len())];
-            let lens: Vec<u8> = starts
-                .iter()
-                .zip(&lens)
-                .map(|(&s, &l)| l.min((data.len() - s) as u8).max(1))
-                .collect();
-            let mut hashes = vec![0; starts.len()];
+            // The last chunks end near the end of the data, or at it.
+            let data = &text[..(at + rng.below(70)).min(text.len())];
+            let mut hashes = vec![0; ends.len() - 1];
             // SAFETY: AVX2 checked above.
-            unsafe { hash_chunks_avx2(data, &starts, &lens, &mut hashes) };
-            for ((&s, &l), &h) in starts.iter().zip(&lens).zip(&hashes) {
+            unsafe { hash_chunks_avx2(data, &ends, &mut hashes) };
+            for (pair, &h) in ends.windows(2).zip(&hashes) {
                 assert_eq!(
                     h,
-                    chunk_hash(&data[s..s + usize::from(l)]),
-                    "chunk at {s}, {l} bytes"
+                    chunk_hash(&data[pair[0]..pair[1]]),
+                    "chunk {}..{}",
+                    pair[0],
+                    pair[1]
                 );
             }
         }

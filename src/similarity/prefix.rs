@@ -212,8 +212,10 @@ impl PrefixIndex {
         }
         let Order { rank, .. } = Order::rarest_first(&df);
         let sizes: Vec<u64> = files.iter().map(|s| s.map_or(0, |s| s.size())).collect();
-        // (rank, posting) of every prefix bucket, file by file.
-        let all: Vec<(u32, Posting)> = files
+        // (rank, posting) of every prefix bucket, file by file, left in
+        // each file's list: flattening them into one would copy them all
+        // once more.
+        let per_file: Vec<Vec<(u32, Posting)>> = files
             .par_iter()
             .enumerate()
             .map_init(RankSorted::default, |sorted, (i, s)| {
@@ -233,25 +235,26 @@ impl PrefixIndex {
                 }
                 mine
             })
-            .flatten()
             .collect();
         // Grouped by rank with a counting sort (one pass, no comparisons
         // of ranks looked up in a table), then each short list by reach.
         let unheld = df.iter().filter(|&&n| n == 0).count() as u32;
         let mut starts = vec![0u32; BUCKETS + 1];
-        for &(r, _) in &all {
+        for &(r, _) in per_file.iter().flatten() {
             starts[r as usize + 1] += 1;
         }
         for b in 0..BUCKETS {
             starts[b + 1] += starts[b];
         }
         let mut fill = starts.clone();
-        let mut postings = vec![Posting { file: 0, reach: 0 }; all.len()];
-        for (r, p) in all {
+        let total = starts[BUCKETS] as usize;
+        let mut postings = vec![Posting { file: 0, reach: 0 }; total];
+        for &(r, p) in per_file.iter().flatten() {
             let at = &mut fill[r as usize];
             postings[*at as usize] = p;
             *at += 1;
         }
+        drop(per_file);
         for r in 0..BUCKETS {
             postings[starts[r] as usize..starts[r + 1] as usize]
                 .sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));

@@ -371,14 +371,29 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-#[inline]
+/// A varint: weights and most gaps fit one byte, the other gaps two
+/// (a few hundred buckets spread over 107,927), read inline; longer ones
+/// out of line, so that every reader of a histogram inlines this.
+#[inline(always)]
 fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let first = *bytes.get(*at)?;
-    *at += 1;
-    // Most gaps and weights fit one byte.
     if first < 0x80 {
+        *at += 1;
         return Some(u64::from(first));
     }
+    if let Some(&second) = bytes.get(*at + 1)
+        && second < 0x80
+    {
+        *at += 2;
+        return Some(u64::from(first & 0x7f) | u64::from(second) << 7);
+    }
+    get_long_varint(bytes, at)
+}
+
+#[inline(never)]
+fn get_long_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let first = *bytes.get(*at)?;
+    *at += 1;
     let mut v = u64::from(first & 0x7f);
     let mut shift = 7;
     loop {

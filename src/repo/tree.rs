@@ -2,6 +2,7 @@
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
+use rayon::prelude::*;
 
 use super::{Entry, EntryKind, Repo, RepoError, Shortcut, find};
 
@@ -31,6 +32,21 @@ impl Repo {
         let objects = &repo.objects;
         let (mut old, mut new) = (Vec::new(), Vec::new());
         let (mut da, mut db) = (Vec::new(), Vec::new());
+        // Directories on one side only, listed whole after the walk, in
+        // parallel: after a large move they are most of what is read.
+        let mut whole: Vec<(bool, ObjectId, Vec<u8>)> = Vec::new();
+        let mut take = |child: &Child, prefix: &[u8], is_new: bool, out: &mut Vec<Entry>| {
+            let mut path = prefix.to_vec();
+            path.extend_from_slice(&child.key);
+            match child.kind {
+                Some(kind) => out.push(Entry {
+                    path,
+                    kind,
+                    id: child.id,
+                }),
+                None => whole.push((is_new, child.id, path)),
+            }
+        };
         // Pairs of directories whose ids differ, with their path: an
         // explicit stack, as in `walk_tree_with`, since depth is the
         // repository's to choose.
@@ -53,11 +69,11 @@ impl Repo {
                 };
                 match order {
                     std::cmp::Ordering::Less => {
-                        xs[i].list(objects, &prefix, &mut old)?;
+                        take(&xs[i], &prefix, false, &mut old);
                         i += 1;
                     }
                     std::cmp::Ordering::Greater => {
-                        ys[j].list(objects, &prefix, &mut new)?;
+                        take(&ys[j], &prefix, true, &mut new);
                         j += 1;
                     }
                     std::cmp::Ordering::Equal => {
@@ -68,14 +84,28 @@ impl Repo {
                             path.push(b'/');
                             stack.push((p.id, q.id, path));
                         } else if p.kind != q.kind || p.id != q.id {
-                            p.list(objects, &prefix, &mut old)?;
-                            q.list(objects, &prefix, &mut new)?;
+                            take(p, &prefix, false, &mut old);
+                            take(q, &prefix, true, &mut new);
                         }
                         i += 1;
                         j += 1;
                     }
                 }
             }
+        }
+        let listed: Vec<(bool, Vec<Entry>)> = whole
+            .par_iter()
+            .map_init(
+                || self.local(),
+                |repo, (is_new, id, path)| {
+                    let mut out = Vec::new();
+                    walk_tree(&repo.objects, *id, path, &mut out)?;
+                    Ok((*is_new, out))
+                },
+            )
+            .collect::<Result<_, RepoError>>()?;
+        for (is_new, entries) in listed {
+            if is_new { &mut new } else { &mut old }.extend(entries);
         }
         // Directories were taken last in, first out; git's path order is
         // the byte order of the whole paths.
@@ -111,27 +141,6 @@ impl Child {
             None => &self.key[..self.key.len() - 1],
             Some(_) => &self.key,
         }
-    }
-
-    /// This entry under `prefix` into `out`: itself, or every entry of
-    /// the directory it is.
-    fn list(
-        &self,
-        objects: &gix::OdbHandle,
-        prefix: &[u8],
-        out: &mut Vec<Entry>,
-    ) -> Result<(), RepoError> {
-        let mut path = prefix.to_vec();
-        path.extend_from_slice(&self.key);
-        match self.kind {
-            Some(kind) => out.push(Entry {
-                path,
-                kind,
-                id: self.id,
-            }),
-            None => walk_tree(objects, self.id, &path, out)?,
-        }
-        Ok(())
     }
 }
 

@@ -163,9 +163,15 @@ pub(super) fn renames(
             Some(o) => Some(git_simm::renames::splits::find(&records, o, &mut content)?),
             None => None,
         };
-        content.finish()?;
+        content.flush()?;
+        // The process ends after the output: freeing every histogram
+        // read (tens of thousands after a large move) would only delay
+        // the exit by milliseconds. Nothing in it holds a lock or a
+        // temporary file.
+        std::mem::forget(content);
         (records, outcome, spreads)
     };
+    std::mem::forget(changes);
     flush_warnings(&mut store, err);
     if let Some(needed) = outcome.limit_needed {
         let _ = writeln!(

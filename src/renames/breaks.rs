@@ -313,6 +313,11 @@ pub(super) fn merge(pairs: Vec<Pair>, srcs: &mut [Src]) -> Vec<Pair> {
                 _ => false,
             }
     };
+    // Without -B nothing is broken, and the queue stays as it is (moving
+    // every pair through the slots below costs a large move milliseconds).
+    if !pairs.iter().any(|p| p.broken) {
+        return pairs;
+    }
     let mut slots: Vec<Option<Pair>> = pairs.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(slots.len());
     for i in 0..slots.len() {

@@ -74,6 +74,12 @@ impl<'a> RepoContent<'a> {
     /// Write the histograms computed during detection to the histogram
     /// store, and pass its warnings on to the fingerprint store's.
     pub fn finish(mut self) -> Result<(), StoreError> {
+        self.flush()
+    }
+
+    /// Write what [`RepoContent::finish`] writes, keeping the content
+    /// (a command about to exit need not free it).
+    pub fn flush(&mut self) -> Result<(), StoreError> {
         if let Some(mut h) = self.histograms.take() {
             h.flush()?;
             self.store.add_warnings(h.take_warnings());

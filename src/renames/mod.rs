@@ -562,6 +562,23 @@ fn write_back(
     let mut pairs = Vec::with_capacity(queue.len());
     for (i, c) in queue.iter().enumerate() {
         let broken = scores.get(i).copied().flatten();
+        // A deletion a rename swallowed leaves the queue: most of a large
+        // move's, not worth copying first.
+        if c.kind == ChangeKind::Deleted {
+            let gone = match src_of_change[i] {
+                // A broken deletion goes when the destination git
+                // tracks it by was paired.
+                Some(s) if broken.is_some() => srcs[s]
+                    .break_dst
+                    .and_then(|d| dsts.get(d))
+                    .is_some_and(|d| d.pair.is_some()),
+                Some(s) => swallowed[s],
+                None => false,
+            };
+            if gone {
+                continue;
+            }
+        }
         let pair = Pair {
             kind: c.kind,
             old: c.old.clone(),
@@ -581,21 +598,7 @@ fn write_back(
                 }),
                 None => pairs.push(pair),
             },
-            ChangeKind::Deleted => {
-                let gone = match pair.src {
-                    // A broken deletion goes when the destination git
-                    // tracks it by was paired.
-                    Some(s) if broken.is_some() => srcs[s]
-                        .break_dst
-                        .and_then(|d| dsts.get(d))
-                        .is_some_and(|d| d.pair.is_some()),
-                    Some(s) => swallowed[s],
-                    None => false,
-                };
-                if !gone {
-                    pairs.push(pair);
-                }
-            }
+            ChangeKind::Deleted => pairs.push(pair),
             ChangeKind::Unchanged => {}
             _ => pairs.push(pair),
         }

@@ -2,8 +2,15 @@
 # nanosecond clock and elapsed seconds, so every script reports time and
 # machine load the same way.
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?"; }
-now() { date +%s%N; }
-secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+# The clock is bash's own (EPOCHREALTIME, microseconds): starting `date`
+# for it added its own start-up, several milliseconds here, to every
+# time taken, which skewed the ratios of runs of a few dozen.
+now() { local t=${EPOCHREALTIME/[.,]/}; echo "${t}000"; }
+secs_since() {
+  local end
+  end=$(now)
+  awk -v a="$1" -v b="$end" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+}
 
 # use_workdir NAME: make $workdir usable: the directory given (created if
 # need be, made absolute), or a new one under /tmp named after the script,

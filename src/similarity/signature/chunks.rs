@@ -603,14 +603,19 @@ unsafe fn sign_keys_stored_in<const WIDE: bool>(
         if out.len() < kept + BATCH + 4 {
             out.resize(kept + BATCH + 4 + out.len(), 0);
         }
-        let mut i = 0;
         #[cfg(target_arch = "x86_64")]
-        if WIDE {
+        let done = if WIDE {
             // SAFETY: passed on from this function's contract; `out` has
             // room for four keys past every chunk of the batch.
-            (i, kept) = unsafe { keys_avx2(batch, count, mask, out, kept) };
-        }
-        for i in i..count {
+            let (done, now_kept) = unsafe { keys_avx2(batch, count, mask, out, kept) };
+            kept = now_kept;
+            done
+        } else {
+            0
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = 0;
+        for i in done..count {
             let h = batch.hashes[i];
             // The coarse offset, (CC - phase mod CC) mod CC, and its rank
             // j among the fine ones (those from (C - phase mod C) mod C,

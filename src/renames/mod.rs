@@ -430,11 +430,18 @@ fn unify_interrupt(e: DetectError) -> DetectError {
 /// content only ([`Change::stat_dirty`]), whose id git has not computed.
 fn register(queue: &[Change], scores: &[Option<u32>], opts: &Options) -> (Vec<Src>, Vec<Dst>) {
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
-    let mut srcs: Vec<Src> = Vec::new();
-    let mut dsts: Vec<Dst> = Vec::new();
     if opts.detect == Detect::Off {
-        return (srcs, dsts);
+        return (Vec::new(), Vec::new());
     }
+    // Sized for the queue: grown in steps, a large move's lists are
+    // copied again and again into fresh memory.
+    let additions = queue.iter().filter(|c| c.kind == ChangeKind::Added).count();
+    let mut srcs: Vec<Src> = Vec::with_capacity(if want_copies {
+        queue.len()
+    } else {
+        queue.len() - additions
+    });
+    let mut dsts: Vec<Dst> = Vec::with_capacity(additions);
     let src = |entry: &Entry, change: usize| Src {
         entry: entry.clone(),
         binary: Binary::Auto,

@@ -269,8 +269,11 @@ impl PrefixIndex {
         }
         drop(per_file);
         for r in 0..BUCKETS {
-            postings[starts[r] as usize..starts[r + 1] as usize]
-                .sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));
+            let (from, to) = (starts[r] as usize, starts[r + 1] as usize);
+            // Most ranks hold no posting or one.
+            if to - from > 1 {
+                postings[from..to].sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));
+            }
         }
         PrefixIndex {
             rank,

@@ -268,13 +268,23 @@ impl PrefixIndex {
             *at += 1;
         }
         drop(per_file);
-        for r in 0..BUCKETS {
-            let (from, to) = (starts[r] as usize, starts[r + 1] as usize);
-            // Most ranks hold no posting or one.
-            if to - from > 1 {
-                postings[from..to].sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));
+        // Each rank's list by reach, the ranks in two halves of the
+        // postings on two threads.
+        let by_reach = |lists: &mut [Posting], ranks: std::ops::Range<usize>| {
+            let base = starts[ranks.start] as usize;
+            for r in ranks {
+                let (from, to) = (starts[r] as usize - base, starts[r + 1] as usize - base);
+                // Most ranks hold no posting or one.
+                if to - from > 1 {
+                    lists[from..to].sort_unstable_by_key(|p| std::cmp::Reverse(p.reach));
+                }
             }
-        }
+        };
+        let mid = starts
+            .partition_point(|&s| (s as usize) < total / 2)
+            .min(BUCKETS);
+        let (low, high) = postings.split_at_mut(starts[mid] as usize);
+        rayon::join(|| by_reach(low, 0..mid), || by_reach(high, mid..BUCKETS));
         PrefixIndex {
             rank,
             starts,

@@ -42,6 +42,7 @@
 //! precise at 64, so only small ones keep `c = 16`.
 
 pub mod align;
+mod batch;
 mod chunks;
 pub mod estimate;
 mod hash;

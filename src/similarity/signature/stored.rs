@@ -29,10 +29,10 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use super::chunks;
 use super::sketch::{self, Texts};
 use super::{COARSE, FINE_LIMIT, Signature, line_count};
-use chunks::SELECTED_LOW;
+use super::{batch, chunks};
+use batch::SELECTED_LOW;
 
 /// A signature as the store keeps it (see the module documentation).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -90,7 +90,7 @@ impl Stored {
         SCRATCH.with_borrow_mut(|(symbols, coarse, keys)| {
             if size < FINE_LIMIT {
                 let (lf, n, n_coarse) = chunks::with_body(data, |body, bits, _| {
-                    chunks::sign_fine_stored(body, bits, symbols, coarse)
+                    batch::sign_fine_stored(body, bits, symbols, coarse)
                 });
                 put_header(out, size, line_count(data, lf), 0);
                 put_varint(out, n as u64);
@@ -100,7 +100,7 @@ impl Stored {
                 let level = sketch::level(size);
                 let mask = (1u16 << sketch::bits(level)) - 1;
                 let (lf, n) = chunks::with_body(data, |body, bits, _| {
-                    chunks::sign_keys_stored(body, bits, mask, keys)
+                    batch::sign_keys_stored(body, bits, mask, keys)
                 });
                 put_header(out, size, line_count(data, lf), 1);
                 out.push(level as u8);

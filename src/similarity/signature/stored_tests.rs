@@ -168,10 +168,10 @@ fn stored_form_follows_the_definition_byte_for_byte() {
         let expected = reference_stored(data);
         // The path the processor takes, then the portable one.
         for portable in [false, true] {
-            chunks::PORTABLE.set(portable);
+            batch::PORTABLE.set(portable);
             let mut record = Vec::new();
             Stored::encode_of(data, &mut record);
-            chunks::PORTABLE.set(false);
+            batch::PORTABLE.set(false);
             assert_eq!(
                 record,
                 expected,

@@ -3,12 +3,13 @@
 # are still loose objects. git against git-simm on the same commit, cold and
 # warm, alternating, in one run, with the ratios.
 #
-#   benches/renames-loose.sh --source-repo PATH [--sizes "1000 10000"]
+#   benches/renames-loose.sh --source-repo PATH [--source-repo PATH ...]
+#                            [--sizes "1000 10000"]
 #                            [--runs R] [--per-path K] [--file-sizes MIN-MAX]
 #                            [--workdir DIR] [--git-simm BIN | --no-build]
 #                            [--no-git] [--keep]
 #
-# For each N it builds (deterministically, from the source repository's
+# For each N it builds (deterministically, from the source repositories'
 # blobs; benches/make-moves.py picks and edits them) a repository whose
 # first commit holds N real text files, packed (`git repack -adq`, as after
 # a clone or `git gc`), and whose second commit moves all N to new
@@ -35,7 +36,11 @@
 # git/warm, and the machine load before and after.
 #
 # Options:
-#   --source-repo PATH  repository to take blobs from (required)
+#   --source-repo PATH  repository to take blobs from (required; repeat it
+#                       to mix several: their objects are joined in
+#                       WORKDIR/sources.git through alternates, every ref
+#                       of each under refs/sources/<i>/, so the corpus
+#                       draws from all of them, paths in one random order)
 #   --sizes "N ..."     numbers of moved files (default "1000 10000")
 #   --runs R            rounds of the three timings (default 3)
 #   --per-path K        at most K versions of one path in the corpus (20)
@@ -55,7 +60,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 helper=$here/benches/make-moves.py
-source_repo=
+source_repos=()
 sizes="1000 10000"
 runs=3
 per_path=20
@@ -68,8 +73,8 @@ keep=0
 
 while (($#)); do
   case $1 in
-    --source-repo) source_repo=${2:?--source-repo needs a path}; shift 2 ;;
-    --source-repo=*) source_repo=${1#*=}; shift ;;
+    --source-repo) source_repos+=("${2:?--source-repo needs a path}"); shift 2 ;;
+    --source-repo=*) source_repos+=("${1#*=}"); shift ;;
     --sizes) sizes=${2:?--sizes needs a list}; shift 2 ;;
     --sizes=*) sizes=${1#*=}; shift ;;
     --runs) runs=${2:?--runs needs a number}; shift 2 ;;
@@ -91,7 +96,7 @@ while (($#)); do
 done
 
 is_num() { [[ $1 =~ ^[0-9]+$ ]]; }
-[[ -n $source_repo ]] || die "--source-repo is required (a repository with many real text files)"
+((${#source_repos[@]})) || die "--source-repo is required (a repository with many real text files)"
 is_num "$runs" && ((runs > 0)) || die "--runs must be a positive number"
 is_num "$per_path" && ((per_path > 0)) || die "--per-path must be a positive number"
 [[ $file_sizes =~ ^([0-9]+)-([0-9]+)$ ]] && ((BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
@@ -111,18 +116,55 @@ command -v python3 >/dev/null || die "python3 is not on PATH (needed by $helper)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pinned_git_env
 
-src_git=$(git -C "$source_repo" rev-parse --absolute-git-dir 2>/dev/null) ||
-  die "not a git repository: $source_repo"
+src_gits=()
+for s in "${source_repos[@]}"; do
+  g=$(git -C "$s" rev-parse --absolute-git-dir 2>/dev/null) || die "not a git repository: $s"
+  src_gits+=("$g")
+done
 
 use_workdir renames-loose
-case $workdir/ in
-  "$src_git"/*) die "--workdir must not be inside the source repository" ;;
-esac
+for g in "${src_gits[@]}"; do
+  case $workdir/ in
+    "$g"/*) die "--workdir must not be inside a source repository" ;;
+  esac
+done
+
+# Several sources: one repository that sees all their objects (alternates,
+# nothing copied) and all their refs, rebuilt when the sources change.
+if ((${#src_gits[@]} == 1)); then
+  src_git=${src_gits[0]}
+  src_heads="$src_git $(git --git-dir="$src_git" rev-parse HEAD 2>/dev/null)"
+else
+  src_git=$workdir/sources.git
+  src_heads=
+  for g in "${src_gits[@]}"; do
+    src_heads+="$g $(git --git-dir="$g" rev-parse HEAD 2>/dev/null) "
+  done
+  if [[ $(cat "$src_git/sources.key" 2>/dev/null) != "$src_heads" ]]; then
+    # Only a directory this script made (it has the key) is replaced.
+    if [[ -e $src_git ]]; then
+      [[ -f $src_git/sources.key ]] || die "$src_git exists and is not this script's: move it away"
+      rm -rf "$src_git"
+    fi
+    git init -q --bare "$src_git"
+    i=0
+    for g in "${src_gits[@]}"; do
+      objects=$(git --git-dir="$g" rev-parse --git-path objects)
+      [[ $objects == /* ]] || objects=$g/$objects
+      echo "$objects" >>"$src_git/objects/info/alternates"
+      git --git-dir="$g" for-each-ref --format="update %(refname) %(objectname)" |
+        sed "s|^update refs/|update refs/sources/$i/|" |
+        git --git-dir="$src_git" update-ref --stdin
+      i=$((i + 1))
+    done
+    echo "$src_heads" >"$src_git/sources.key"
+  fi
+fi
 
 use_simm_binary git-simm.bin
 
 echo "git-simm renames over loose objects"
-echo "  source:   $src_git"
+echo "  source:   ${src_gits[*]}"
 echo "  binary:   $simm_bin ($("$simm" --version 2>/dev/null || echo '?'))"
 echo "  git:      $(git --version)"
 echo "  machine:  $(nproc) cores, load $(loadavg)"
@@ -132,7 +174,7 @@ echo
 
 # The corpus, listed once; every N takes a prefix.
 pool=$workdir/pool.txt
-pool_key="$src_git $(git --git-dir="$src_git" rev-parse HEAD 2>/dev/null) $per_path $min_size $max_size"
+pool_key="$src_heads $per_path $min_size $max_size"
 if [[ ! -s $pool || $(cat "$pool.key" 2>/dev/null) != "$pool_key" ]]; then
   {
     git --git-dir="$src_git" rev-list --objects --all --missing=allow-any |

@@ -8,13 +8,14 @@ use std::process::ExitCode;
 
 mod cli;
 mod commands;
+mod malloc;
 
 use clap::Parser;
-use cli::Cli;
+use cli::{Cli, Command};
 use commands::Status;
 
 fn main() -> ExitCode {
-    limit_malloc_arenas();
+    malloc::limit_arenas();
     if let Err(e) = commands::terminal::catch_interrupts() {
         eprintln!("warning: Ctrl-C will not stop git-simm cleanly: {e}");
     }
@@ -29,6 +30,9 @@ fn main() -> ExitCode {
             };
         }
     };
+    if matches!(cli.command, Command::Renames(_)) {
+        malloc::prepare_for_short_run();
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut err = std::io::stderr();
@@ -54,27 +58,3 @@ fn main() -> ExitCode {
         }
     }
 }
-
-/// glibc gives threads their own heaps ("arenas"), up to eight per core,
-/// and keeps what a thread frees in its own arena for that arena's next
-/// allocations. Work that holds large buffers in turn on each thread
-/// (`repack --bases=simm` keeps one path's versions per worker) then
-/// leaves freed memory stranded in many arenas: jq's repack peaked at 279
-/// MB of RSS for 119 MB of live heap; with one arena per core, 184 MB, at
-/// the same speed. `MALLOC_ARENA_MAX` in the environment still decides.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn limit_malloc_arenas() {
-    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
-        return;
-    }
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
-    let arenas = i32::try_from(cores).unwrap_or(i32::MAX);
-    // SAFETY: mallopt only sets an allocator parameter, and this runs
-    // before the program starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, arenas);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn limit_malloc_arenas() {}

@@ -548,36 +548,75 @@ pub(super) fn find<'a>(
     id: &gix::oid,
     buf: &'a mut Vec<u8>,
 ) -> Result<gix::objs::Data<'a>, RepoError> {
-    // gix leaves exactly the object's bytes in `buf`, as the readers rely on.
-    let (kind, loose) = match gix::odb::pack::Find::try_find(&**objects, id, buf) {
-        Ok(Some((data, location))) => (data.kind, location.is_none()),
-        Ok(None) => return Err(RepoError::MissingObject { id: id.to_owned() }),
-        Err(source) => {
-            // A corrupt loose object is named as git names it.
-            Loose::new(object_dirs(objects)).read(id, &mut Vec::new())?;
-            return Err(RepoError::ReadObject {
-                id: id.to_owned(),
-                source,
-            });
-        }
-    };
-    if loose {
-        match Loose::new(object_dirs(objects)).read(id, buf)? {
-            Some(kind) => return Ok(gix::objs::Data::new(buf, kind, id.kind())),
-            // Packed meanwhile: read it from its pack.
-            None => {
-                return match objects.try_find(id, buf) {
-                    Ok(Some(data)) => Ok(data),
-                    Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
-                    Err(source) => Err(RepoError::ReadObject {
-                        id: id.to_owned(),
-                        source,
-                    }),
-                };
-            }
+    let (kind, _) = Walker::new(objects).find(id, buf, false)?;
+    Ok(gix::objs::Data::new(buf, kind, id.kind()))
+}
+
+/// [`find`] for many objects of one walk: the loose reader (its zlib
+/// state, the object directories) made once, and objects expected to be
+/// loose read from their file first.
+pub(super) struct Walker<'o> {
+    objects: &'o gix::OdbHandle,
+    loose: Option<Loose>,
+}
+
+impl<'o> Walker<'o> {
+    pub(super) fn new(objects: &'o gix::OdbHandle) -> Walker<'o> {
+        Walker {
+            objects,
+            loose: None,
         }
     }
-    Ok(gix::objs::Data::new(buf, kind, id.kind()))
+
+    fn loose(&mut self) -> &mut Loose {
+        self.loose
+            .get_or_insert_with(|| Loose::new(object_dirs(self.objects)))
+    }
+
+    /// Read `id` into `buf`: its kind, and whether it was a loose object.
+    /// With `loose_first` (a tree below a loose tree, as a new commit
+    /// writes them) its file is tried before gix, which would read it
+    /// through a map of its own before [`Loose`] reads it again; a packed
+    /// object costs that one failed `open` more.
+    pub(super) fn find(
+        &mut self,
+        id: &gix::oid,
+        buf: &mut Vec<u8>,
+        loose_first: bool,
+    ) -> Result<(gix::object::Kind, bool), RepoError> {
+        if loose_first && let Some(kind) = self.loose().read(id, buf)? {
+            return Ok((kind, true));
+        }
+        // gix leaves exactly the object's bytes in `buf`, as the readers
+        // rely on.
+        let (kind, loose) = match gix::odb::pack::Find::try_find(&**self.objects, id, buf) {
+            Ok(Some((data, location))) => (data.kind, location.is_none()),
+            Ok(None) => return Err(RepoError::MissingObject { id: id.to_owned() }),
+            Err(source) => {
+                // A corrupt loose object is named as git names it.
+                self.loose().read(id, &mut Vec::new())?;
+                return Err(RepoError::ReadObject {
+                    id: id.to_owned(),
+                    source,
+                });
+            }
+        };
+        if !loose {
+            return Ok((kind, false));
+        }
+        match self.loose().read(id, buf)? {
+            Some(kind) => Ok((kind, true)),
+            // Packed meanwhile: read it from its pack.
+            None => match self.objects.try_find(id, buf) {
+                Ok(Some(data)) => Ok((data.kind, false)),
+                Ok(None) => Err(RepoError::MissingObject { id: id.to_owned() }),
+                Err(source) => Err(RepoError::ReadObject {
+                    id: id.to_owned(),
+                    source,
+                }),
+            },
+        }
+    }
 }
 
 /// The objects directory of `objects` and those of its alternates.

@@ -4,7 +4,8 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use rayon::prelude::*;
 
-use super::{Entry, EntryKind, Repo, RepoError, Shortcut, find};
+use super::odb::Walker;
+use super::{Entry, EntryKind, Repo, RepoError, Shortcut};
 
 impl Repo {
     /// All entries of a tree, recursively, in git's path order (the order
@@ -169,11 +170,21 @@ fn children(id: ObjectId, data: &[u8]) -> Result<Vec<Child>, RepoError> {
 
 /// The content of tree `id` into `data` (the empty tree needs no object).
 fn load_tree(objects: &gix::OdbHandle, id: ObjectId, data: &mut Vec<u8>) -> Result<(), RepoError> {
+    load_tree_with(&mut Walker::new(objects), id, data, false).map(|_| ())
+}
+
+/// [`load_tree`] through `walker`; whether the tree was a loose object.
+fn load_tree_with(
+    walker: &mut Walker<'_>,
+    id: ObjectId,
+    data: &mut Vec<u8>,
+    loose_first: bool,
+) -> Result<bool, RepoError> {
     if id == ObjectId::empty_tree(id.kind()) {
         data.clear();
-        return Ok(());
+        return Ok(false);
     }
-    let kind = find(objects, &id, data)?.kind;
+    let (kind, loose) = walker.find(&id, data, loose_first)?;
     if kind != gix::object::Kind::Tree {
         return Err(RepoError::WrongKind {
             id,
@@ -181,7 +192,7 @@ fn load_tree(objects: &gix::OdbHandle, id: ObjectId, data: &mut Vec<u8>) -> Resu
             actual: kind,
         });
     }
-    Ok(())
+    Ok(loose)
 }
 
 /// Depth-first, in stored order: exactly what `git ls-tree -r` prints. An
@@ -212,9 +223,12 @@ pub(super) fn walk_tree_with(
         prefix_len: usize,
         /// The cache-tree node of this directory, if it has one.
         node: Option<&'t gix::index::extension::Tree>,
+        /// Whether this tree was a loose object: its subtrees then most
+        /// likely are too (a commit writes the trees above what changed).
+        loose: bool,
     }
     let hash = root.kind();
-    let load = |id: ObjectId, data: &mut Vec<u8>| load_tree(objects, id, data);
+    let mut walker = Walker::new(objects);
     let mut path = prefix.to_vec();
     let root_node = match &mut shortcut {
         Some((s, node)) => {
@@ -227,13 +241,14 @@ pub(super) fn walk_tree_with(
     };
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut data = Vec::new();
-    load(root, &mut data)?;
+    let loose = load_tree_with(&mut walker, root, &mut data, false)?;
     let mut stack = vec![Frame {
         id: root,
         data,
         pos: 0,
         prefix_len: path.len(),
         node: root_node,
+        loose,
     }];
     while let Some(frame) = stack.last_mut() {
         let rest = &frame.data[frame.pos..];
@@ -274,13 +289,14 @@ pub(super) fn walk_tree_with(
                     continue;
                 }
                 let mut data = spare.pop().unwrap_or_default();
-                load(id, &mut data)?;
+                let loose = load_tree_with(&mut walker, id, &mut data, frame.loose)?;
                 stack.push(Frame {
                     id,
                     data,
                     pos: 0,
                     prefix_len: path.len(),
                     node,
+                    loose,
                 });
             }
         }

@@ -162,6 +162,13 @@ fn flip(path: &Path, at: u64) {
     std::fs::write(path, bytes).expect("write");
 }
 
+fn append(path: &Path, more: &[u8]) {
+    let mut bytes = std::fs::read(path).expect("read");
+    bytes.extend_from_slice(more);
+    let _ = std::fs::remove_file(path);
+    std::fs::write(path, bytes).expect("write");
+}
+
 /// Put back every object file of `from` into `to` (undo the damage).
 fn restore(from: &Path, to: &Path) {
     for (path, bytes) in snapshot(&from.join(".git/objects")) {
@@ -443,4 +450,75 @@ fn adler32(data: &[u8]) -> u32 {
         b = (b + a) % 65521;
     }
     (b << 16) | a
+}
+
+/// The trees a commit writes are loose, and below a loose tree the
+/// listing reads a subtree's file first: a damaged one there is refused as
+/// a damaged loose blob is, whichever way it was reached, and the same
+/// trees undamaged list as git lists them.
+#[test]
+fn a_damaged_loose_tree_below_a_loose_tree_is_refused() {
+    let repo = Repo::new();
+    repo.write(
+        "old/sub/a.py",
+        &corpus_text("python/click-8.1.7/src/click/termui.py"),
+    );
+    repo.write("old/sub/b.rs", &corpus_text("rust/toml-0.8.19/src/ser.rs"));
+    repo.write("old/c.rs", &corpus_text("rust/memchr-2.8.3/src/memchr.rs"));
+    repo.commit_all("first");
+    repo.git(&["repack", "-adq"]);
+    repo.git(&["mv", "old", "new"]);
+    repo.git(&["mv", "new/sub/a.py", "new/sub/a2.py"]);
+    repo.commit_all("moved");
+    // With an index, its cache-tree stands in for the trees it matches;
+    // without one every tree is read. new/ is listed from its tree (read
+    // through gix, then checked), and new/sub below it from its file
+    // first.
+    std::fs::remove_file(repo.path.join(".git/index")).expect("no index");
+    let tree = repo.rev("HEAD:new/sub");
+    let path = loose_path(&repo.path, &tree);
+    assert!(path.is_file(), "the moved subdirectory's tree is loose");
+    assert!(loose_path(&repo.path, &repo.rev("HEAD:new")).is_file());
+    let ok = simm_in(&repo.path, &["renames", "HEAD~1", "HEAD"]);
+    assert!(ok.status.success(), "{}", lossy(&ok.stderr));
+    let git = repo.git(&[
+        "diff",
+        "-M",
+        "-l0",
+        "--no-rename-empty",
+        "--name-status",
+        "HEAD~1",
+        "HEAD",
+    ]);
+    assert_eq!(lossy(&ok.stdout), lossy(&git));
+    // A byte after the zlib stream is what gix's own reading lets
+    // through; git and the loose reader refuse it.
+    for case in ["zlib checksum", "content", "garbage after the stream"] {
+        let copy = tempfile::tempdir().expect("tempdir");
+        let dir = copy.path().join("repo");
+        let o = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&repo.path)
+            .arg(&dir)
+            .output()
+            .expect("cp");
+        assert!(o.status.success());
+        let p = loose_path(&dir, &tree);
+        let len = std::fs::metadata(&p).expect("stat").len();
+        match case {
+            "zlib checksum" => flip(&p, len - 1),
+            "content" => flip(&p, len / 2),
+            _ => append(&p, b"x"),
+        }
+        let read = git_command(&dir)
+            .args(["cat-file", "-p", &tree])
+            .output()
+            .expect("git cat-file");
+        assert_eq!(read.status.code(), Some(128), "{case}: git reads it");
+        let o = simm_in(&dir, &["renames", "HEAD~1", "HEAD"]);
+        let stderr = lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(128), "{case}: {stderr}");
+        assert!(stderr.starts_with("fatal: "), "{case}: {stderr}");
+        assert!(stderr.contains(tree.as_str()), "{case}: {stderr}");
+    }
 }

@@ -187,9 +187,19 @@ fn fingerprint_and_sign(
     feedback: &Feedback,
 ) -> Result<Vec<git_simm::similarity::fingerprint::Sketch>, compute::ComputeError> {
     let signing = compute::Signing::Sign;
-    let (prints, _, _) =
+    let (prints, read, _) =
         compute::fingerprint_blobs_with(repo, store, ids, feedback, signing, |_, _| ())?;
-    compute::fill_signatures(repo, store, ids, feedback)?;
+    // Every blob read above was signed in that read; only those whose
+    // fingerprint the store had can lack a signature. Looking up the
+    // others again would check the CRC of every record just written.
+    let rest: Vec<ObjectId> = ids
+        .iter()
+        .filter(|id| read.binary_search_by(|(r, ())| r.cmp(id)).is_err())
+        .copied()
+        .collect();
+    if !rest.is_empty() {
+        compute::fill_signatures(repo, store, &rest, feedback)?;
+    }
     Ok(prints)
 }
 

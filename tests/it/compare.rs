@@ -479,3 +479,47 @@ fn in_place_edits_of_large_files_are_in_regions() {
         }
     }
 }
+
+/// Signatures kept in the store: one record per table row, the count in
+/// the table's name (`sig-<crc>-<count>.table`).
+fn signed_records(r: &Repo) -> u64 {
+    std::fs::read_dir(r.store_dir())
+        .expect("store")
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let count = name.strip_prefix("sig-")?.strip_suffix(".table")?;
+            u64::from_str_radix(count.rsplit('-').next()?, 16).ok()
+        })
+        .sum()
+}
+
+/// `renames` fingerprints without signing; `fingerprint --all` afterwards
+/// signs those blobs (read again) and every blob it reads itself, each
+/// once: as many signatures as the repository has blobs.
+#[test]
+fn fingerprint_signs_what_renames_fingerprinted_and_what_it_reads() {
+    let (r, _) = edited_repo();
+    let o = r.simm(&["renames", "v1", "v2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(signed_records(&r), 0, "renames signs nothing");
+    // A blob neither commit of the rename holds, read by fingerprint.
+    r.write("extra/lone.txt", &texts(1, 40)[0]);
+    r.commit_all("v3");
+    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let blobs = r
+        .git_str(&[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objecttype)",
+        ])
+        .lines()
+        .filter(|l| *l == "blob")
+        .count() as u64;
+    assert_eq!(signed_records(&r), blobs);
+    // Nothing is signed twice by a second run.
+    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(signed_records(&r), blobs);
+}

@@ -343,9 +343,25 @@ impl<'a> Stored<'a> {
     /// (the rest of the record not read), `Some(true)` after every entry.
     fn for_each_while(mut self, mut f: impl FnMut(u32, u32) -> bool) -> Option<bool> {
         let mut next_min = 0u32;
+        let bytes = self.bytes;
         for _ in 0..self.count {
-            let gap = u32::try_from(get_varint(self.bytes, &mut self.at)?).ok()?;
-            let w = u32::try_from(get_varint(self.bytes, &mut self.at)?).ok()?;
+            // Most entries are a one- or two-byte gap and a one-byte
+            // weight: read those three bytes at once, the rest varint by
+            // varint (the same values either way).
+            let (gap, w) = match bytes.get(self.at..self.at + 3) {
+                Some(&[g, v, _]) if g < 0x80 && v < 0x80 => {
+                    self.at += 2;
+                    (u32::from(g), u32::from(v))
+                }
+                Some(&[g0, g1, v]) if g0 >= 0x80 && g1 < 0x80 && v < 0x80 => {
+                    self.at += 3;
+                    (u32::from(g0 & 0x7f) | u32::from(g1) << 7, u32::from(v))
+                }
+                _ => (
+                    u32::try_from(get_varint(bytes, &mut self.at)?).ok()?,
+                    u32::try_from(get_varint(bytes, &mut self.at)?).ok()?,
+                ),
+            };
             // Gaps after the first are at least 1 (buckets strictly
             // ascending); the first is the bucket itself.
             let b = next_min

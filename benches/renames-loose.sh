@@ -133,12 +133,12 @@ done
 # nothing copied) and all their refs, rebuilt when the sources change.
 if ((${#src_gits[@]} == 1)); then
   src_git=${src_gits[0]}
-  src_heads="$src_git $(git --git-dir="$src_git" rev-parse HEAD 2>/dev/null)"
+  src_heads="$src_git $(git --git-dir="$src_git" rev-parse -q --verify HEAD || echo none)"
 else
   src_git=$workdir/sources.git
   src_heads=
   for g in "${src_gits[@]}"; do
-    src_heads+="$g $(git --git-dir="$g" rev-parse HEAD 2>/dev/null) "
+    src_heads+="$g $(git --git-dir="$g" rev-parse -q --verify HEAD || echo none) "
   done
   if [[ $(cat "$src_git/sources.key" 2>/dev/null) != "$src_heads" ]]; then
     # Only a directory this script made (it has the key) is replaced.
@@ -147,11 +147,13 @@ else
       rm -rf "$src_git"
     fi
     git init -q --bare "$src_git"
+    # Marked as this script's at once (a run killed before the end
+    # leaves one it may replace), made current by the real key below.
+    echo unfinished >"$src_git/sources.key"
     i=0
     for g in "${src_gits[@]}"; do
-      objects=$(git --git-dir="$g" rev-parse --git-path objects)
-      [[ $objects == /* ]] || objects=$g/$objects
-      echo "$objects" >>"$src_git/objects/info/alternates"
+      git --git-dir="$g" rev-parse --path-format=absolute --git-path objects \
+        >>"$src_git/objects/info/alternates"
       git --git-dir="$g" for-each-ref --format="update %(refname) %(objectname)" |
         sed "s|^update refs/|update refs/sources/$i/|" |
         git --git-dir="$src_git" update-ref --stdin

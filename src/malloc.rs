@@ -40,22 +40,38 @@ pub fn limit_arenas() {}
 /// Measured (docs/performance.md): warm renames of a 10,000-file move
 /// 57.6 ms before, 45.4 ms after; cold 227 ms, 215 ms. Not for `repack`,
 /// whose buffers come and go per worker: there it cost time and up to 40%
-/// more peak RSS. A `GLIBC_TUNABLES` in the environment decides instead.
+/// more peak RSS. glibc's own settings in the environment
+/// (`GLIBC_TUNABLES` with `glibc.malloc.` ones, or the older
+/// `MALLOC_*_` variables) decide instead, and a glibc that refuses a
+/// threshold this high (older ones cap it at 32 MiB) is left as it is:
+/// the other two settings alone would freeze its threshold at 128 KiB.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn prepare_for_short_run() {
     const PAD: i32 = 64 << 20;
     const GROW: usize = 32 << 20;
     const HUGE_PAGE: usize = 2 << 20;
-    if std::env::var_os("GLIBC_TUNABLES").is_some() {
+    let tuned = std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc."))
+        || [
+            "MALLOC_TOP_PAD_",
+            "MALLOC_MMAP_THRESHOLD_",
+            "MALLOC_TRIM_THRESHOLD_",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    if tuned {
         return;
     }
-    // SAFETY: mallopt only sets allocator parameters; sbrk(0) only reads
-    // the program break; the block is malloc's own, freed once, and
-    // madvise(MADV_HUGEPAGE) changes no content, on whole pages of a
-    // range the heap maps (checked against the break first).
+    // SAFETY: mallopt only sets allocator parameters, under the arena
+    // lock (the interrupt watcher's thread may be running; it has an
+    // arena of its own); sbrk(0) only reads the program break; the block
+    // is malloc's own, freed once; madvise(MADV_HUGEPAGE) changes no
+    // content and only flags whole pages of a range the heap maps
+    // (checked against the break first).
     unsafe {
+        if libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20) == 0 {
+            return;
+        }
         libc::mallopt(libc::M_TOP_PAD, PAD);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
         let before = libc::sbrk(0) as usize;
         let block = libc::malloc(GROW);
@@ -66,12 +82,15 @@ pub fn prepare_for_short_run() {
         let at = block as usize;
         let start = at.next_multiple_of(HUGE_PAGE);
         // Marked only when the block came from the heap, which grew for
-        // it (not from an mmap of its own, as an older glibc that caps the
-        // threshold would do, nor where sbrk fails). It starts in what
-        // was free at the heap's top, less than GROW below the old break,
-        // or the heap would not have grown.
+        // it (not from an mmap of its own, nor where sbrk fails). It
+        // starts in what was free at the heap's top, less than GROW below
+        // the old break, or the heap would not have grown.
         let grew = before != usize::MAX && end != usize::MAX && end > before;
-        if grew && at >= before.saturating_sub(GROW) && at + GROW <= end && start < end {
+        if grew
+            && at >= before.saturating_sub(GROW)
+            && at.checked_add(GROW).is_some_and(|e| e <= end)
+            && start < end
+        {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
         libc::free(block);

@@ -584,7 +584,10 @@ impl<'o> Walker<'o> {
         buf: &mut Vec<u8>,
         loose_first: bool,
     ) -> Result<(gix::object::Kind, bool), RepoError> {
-        if loose_first && let Some(kind) = self.loose().read(id, buf)? {
+        // A failed loose-first read goes the usual way: packs first, as
+        // git searches, so a damaged loose copy of a packed object is
+        // ignored as git ignores it, and reported when it is the only one.
+        if loose_first && let Ok(Some(kind)) = self.loose().read(id, buf) {
             return Ok((kind, true));
         }
         // gix leaves exactly the object's bytes in `buf`, as the readers

@@ -150,10 +150,19 @@ pub fn fingerprint_blobs_with<T: Send>(
             let signed = writing.map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
             (kept, signed)
         });
+        // The signature store's warnings are kept whatever happened to
+        // the fingerprints; a failed fingerprint write (or an interrupted
+        // read) is reported before a failed signature write, and the
+        // fingerprints kept are kept either way.
+        let signed = match signed.transpose() {
+            Ok(warnings) => {
+                store.add_warnings(warnings.unwrap_or_default());
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
         kept?;
-        if let Some(warnings) = signed.transpose()? {
-            store.add_warnings(warnings);
-        }
+        signed?;
     }
     progress.finish();
     // Every missing id was computed above or the call returned an error.

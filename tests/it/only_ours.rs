@@ -330,17 +330,45 @@ fn renamed_files_are_made_durable_with_their_directory() {
     }
 }
 
+/// The calls of an strace `-f` log, one a line: a call another thread
+/// interrupted (`<unfinished ...>`, then `<... call resumed>` on a later
+/// line of the same thread) is joined into one line, placed where it
+/// started.
+fn whole_calls(log: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open: std::collections::HashMap<String, usize> = Default::default();
+    for line in log.lines() {
+        let (pid, rest) = line.split_once(' ').unwrap_or(("", line));
+        if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
+            open.insert(pid.to_owned(), out.len());
+            out.push(format!("{pid} {head}"));
+        } else if let Some((_, tail)) = rest
+            .strip_prefix("<... ")
+            .and_then(|r| r.split_once(" resumed>"))
+        {
+            match open.remove(pid) {
+                Some(at) => out[at].push_str(tail),
+                None => out.push(line.to_owned()),
+            }
+        } else {
+            out.push(line.to_owned());
+        }
+    }
+    out
+}
+
 /// Whether `log` (strace) shows a rename into `dir` followed by an fsync of
 /// a descriptor opened on `dir` itself.
 fn synced_after_rename(log: &str, dir: &Path) -> bool {
     let dir = dir.display().to_string();
-    let Some(renamed) = log.lines().position(|l| {
+    let log = whole_calls(log);
+    let Some(renamed) = log.iter().position(|l| {
         l.contains("rename") && l.contains(&format!("\"{dir}/")) && !l.contains("= -1")
     }) else {
         return false;
     };
     let mut fds = Vec::new();
-    for line in log.lines().skip(renamed + 1) {
+    for line in log.iter().skip(renamed + 1) {
         if line.contains("openat(")
             && line.contains(&format!("\"{dir}\""))
             && let Some(fd) = line

@@ -481,15 +481,10 @@ fn a_damaged_loose_tree_below_a_loose_tree_is_refused() {
     assert!(loose_path(&repo.path, &repo.rev("HEAD:new")).is_file());
     let ok = simm_in(&repo.path, &["renames", "HEAD~1", "HEAD"]);
     assert!(ok.status.success(), "{}", lossy(&ok.stderr));
-    let git = repo.git(&[
-        "diff",
-        "-M",
-        "-l0",
-        "--no-rename-empty",
-        "--name-status",
-        "HEAD~1",
-        "HEAD",
-    ]);
+    let diff: Vec<&str> = "diff -M -l0 --no-rename-empty --name-status HEAD~1 HEAD"
+        .split(' ')
+        .collect();
+    let git = repo.git(&diff);
     assert_eq!(lossy(&ok.stdout), lossy(&git));
     // A byte after the zlib stream is what gix's own reading lets
     // through; git and the loose reader refuse it.

@@ -8,7 +8,7 @@ use gix::ObjectId;
 use rayon::prelude::*;
 
 use super::ContentError;
-use super::{Content, SpanKey};
+use super::{Content, SpanKey, SpanMap};
 use crate::progress::Feedback;
 use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::Sketch;
@@ -38,7 +38,7 @@ pub struct RepoContent<'a> {
     /// Blobs the store has are not kept: asking it again is a lookup, and
     /// keeping a copy of each of 100,000 costs more than that.
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
-    spans: std::collections::HashMap<SpanKey, Arc<Spans>>,
+    spans: SpanMap<Arc<Spans>>,
     /// git's per-path text-or-binary decision; `None` scores every path by
     /// content alone.
     attributes: Option<DiffAttributes>,

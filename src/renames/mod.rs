@@ -77,6 +77,7 @@ mod tests;
 mod ties;
 
 use gix::ObjectId;
+use std::hash::BuildHasherDefault;
 
 use crate::progress::{Feedback, Interrupted, is_interrupted};
 use crate::repo::RepoError;
@@ -265,6 +266,32 @@ pub trait Content {
 /// A chunk histogram's key: the blob, and what its path's attributes
 /// decided ([`Content::binary`]).
 pub type SpanKey = (ObjectId, Binary);
+
+/// A map by [`SpanKey`]: a blob id is already uniformly random, so its
+/// first bytes are the hash ([`KeyHasher`]); SipHash over all of it was a
+/// few percent of a warm run after a large move.
+pub type SpanMap<V> = std::collections::HashMap<SpanKey, V, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`SpanMap`]: each write (the id's bytes, then the
+/// decision's discriminant) folds its first eight bytes in and mixes
+/// with a multiply, so that the high bits the table probes by depend on
+/// all of them. Not for keys an adversary picks bit by bit: object ids
+/// are hashes.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut word = [0u8; 8];
+        let n = bytes.len().min(8);
+        word[..n].copy_from_slice(&bytes[..n]);
+        self.0 = (self.0 ^ u64::from_le_bytes(word)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 
 /// The error of a [`Content`] provider: a blob that could not be read
 /// (the message names it), or fingerprints that could not be computed or

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crash campaign: kill git-simm with SIGKILL at every rename and unlink it
-# makes (strace's fault injection, main thread) and at random moments
+# makes (strace's fault injection, every thread) and at random moments
 # (the whole process group, git's children included, as a power cut
 # would), in `fingerprint --all`, `repack` (both --bases), `gc` and
 # `export --all -o`, on a copy of a real repository; after every kill:
@@ -107,13 +107,16 @@ IFS=';' read -r -a commands <<<"${CRASH_COMMANDS:-fingerprint -q --all;repack -q
 for cmd in "${commands[@]}"; do
     # shellcheck disable=SC2086
     set -- $cmd
-    # Every rename and every unlink of git-simm's main thread: count them
-    # in a traced run, then kill at each.
+    # Every rename and every unlink of git-simm's threads (the signature
+    # table is written on a thread of its own): count them in a traced
+    # run, then kill at each. strace counts `when=` per thread, so a k
+    # past one thread's count kills at another's k-th, or not at all
+    # (the kills column says how many runs died).
     fresh
-    (cd "$r" && strace -qq -o "$work/trace" \
+    (cd "$r" && strace -f -qq -o "$work/trace" \
         -e trace=rename,renameat,renameat2,unlink,unlinkat "$simm" "$@" >/dev/null)
     for family in rename unlink; do
-        n=$(grep -cE "^${family}(at|at2)?\(" "$work/trace" || true)
+        n=$(grep -cE "^([0-9]+ +)?${family}(at|at2)?\(" "$work/trace" || true)
         before=$failures
         kills=0
         for k in $(seq 1 "$n"); do
@@ -121,7 +124,7 @@ for cmd in "${commands[@]}"; do
             set +e
             # No `-e trace=none`: strace injects only into syscalls it
             # traces.
-            (cd "$r" && strace -qq -o /dev/null \
+            (cd "$r" && strace -f -qq -o /dev/null \
                 -e "inject=${family},${family}at$([ $family = rename ] && echo ,renameat2):signal=SIGKILL:when=$k" \
                 "$simm" "$@" >/dev/null 2>&1)
             status=$?

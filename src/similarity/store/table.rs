@@ -3,7 +3,7 @@
 //! writing it atomically, and the temporaries a killed writer leaves.
 
 use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -259,7 +259,7 @@ pub(super) fn is_table_name(p: &Path) -> bool {
         .is_some_and(|n| super::files::is_table_name_of(n, KIND))
 }
 
-pub(super) use super::files::{clean_stale_temporaries, temporary_in};
+pub(super) use super::files::{clean_stale_temporaries, temporary_in, write_checksummed};
 
 /// Write sorted, deduplicated entries as a table; returns its final path.
 /// The name is derived from the content, so two processes writing the same
@@ -271,20 +271,14 @@ pub(super) fn write_table(
 ) -> io::Result<PathBuf> {
     // Deleted if anything below fails; renamed into place at the end.
     let mut tmp = temporary_in(dir)?;
-    let mut crc = crc32fast::Hasher::new();
-    {
-        let mut w = BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
-        let mut put = |bytes: &[u8]| -> io::Result<()> {
-            crc.update(bytes);
-            w.write_all(bytes)
-        };
+    let crc = write_checksummed(tmp.as_file_mut(), |w| {
         let mut header = [0u8; HEADER_LEN];
         header[..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&TABLE_FORMAT.to_le_bytes());
         header[12..16].copy_from_slice(&FINGERPRINT_VERSION.to_le_bytes());
         header[16..20].copy_from_slice(&(hash_len as u32).to_le_bytes());
         header[20..28].copy_from_slice(&(entries.len() as u64).to_le_bytes());
-        put(&header)?;
+        w.write_all(&header)?;
         let mut fanout = [0u32; 256];
         for (id, _) in entries {
             fanout[id.as_slice()[0] as usize] += 1;
@@ -295,20 +289,20 @@ pub(super) fn write_table(
             *f = running;
         }
         for f in fanout {
-            put(&f.to_le_bytes())?;
+            w.write_all(&f.to_le_bytes())?;
         }
         for (id, _) in entries {
-            put(id.as_slice())?;
+            w.write_all(id.as_slice())?;
         }
         for (id, e) in entries {
             let body = encode(e);
-            put(&body)?;
-            put(&record_crc(id.as_slice(), &body).to_le_bytes())?;
+            w.write_all(&body)?;
+            w.write_all(&record_crc(id.as_slice(), &body).to_le_bytes())?;
         }
-        w.flush()?;
-    }
+        Ok(())
+    })?;
     tmp.as_file().sync_all()?;
-    let name = format!("{KIND}-{:08x}-{:08x}.table", crc.finalize(), entries.len());
+    let name = format!("{KIND}-{crc:08x}-{:08x}.table", entries.len());
     let path = dir.join(name);
     tmp.persist(&path).map_err(|e| e.error)?;
     // The rename is durable once the directory is.

@@ -35,8 +35,13 @@ impl Repo {
         let (mut da, mut db) = (Vec::new(), Vec::new());
         // Directories on one side only, listed whole after the walk, in
         // parallel: after a large move they are most of what is read.
-        let mut whole: Vec<(bool, ObjectId, Vec<u8>)> = Vec::new();
-        let mut take = |child: &Child, prefix: &[u8], is_new: bool, out: &mut Vec<Entry>| {
+        // With each, whether its parent tree was a loose object (then it
+        // most likely is one too: see `walk`).
+        let mut whole: Vec<(bool, ObjectId, Vec<u8>, bool)> = Vec::new();
+        let mut take = |child: &Child,
+                        prefix: &[u8],
+                        (is_new, parent_loose): (bool, bool),
+                        out: &mut Vec<Entry>| {
             let mut path = prefix.to_vec();
             path.extend_from_slice(&child.key);
             match child.kind {
@@ -45,19 +50,39 @@ impl Repo {
                     kind,
                     id: child.id,
                 }),
-                None => whole.push((is_new, child.id, path)),
+                None => whole.push((is_new, child.id, path, parent_loose)),
             }
         };
         // Pairs of directories whose ids differ, with their path: an
         // explicit stack, as in `walk_tree_with`, since depth is the
-        // repository's to choose.
-        let mut stack: Vec<(ObjectId, ObjectId, Vec<u8>)> = vec![(a, b, Vec::new())];
-        while let Some((x, y, prefix)) = stack.pop() {
+        // repository's to choose; and whether each one's parent was loose.
+        let mut walker = Walker::new(objects);
+        struct Differing {
+            x: ObjectId,
+            y: ObjectId,
+            prefix: Vec<u8>,
+            /// Each side's tree read from its file first (its parent was
+            /// loose).
+            first: (bool, bool),
+        }
+        let mut stack = vec![Differing {
+            x: a,
+            y: b,
+            prefix: Vec::new(),
+            first: (false, false),
+        }];
+        while let Some(Differing {
+            x,
+            y,
+            prefix,
+            first,
+        }) = stack.pop()
+        {
             if x == y {
                 continue;
             }
-            load_tree(objects, x, &mut da)?;
-            load_tree(objects, y, &mut db)?;
+            let lx = load_tree(&mut walker, x, &mut da, first.0)?;
+            let ly = load_tree(&mut walker, y, &mut db, first.1)?;
             let xs = children(x, &da)?;
             let ys = children(y, &db)?;
             let (mut i, mut j) = (0, 0);
@@ -70,11 +95,11 @@ impl Repo {
                 };
                 match order {
                     std::cmp::Ordering::Less => {
-                        take(&xs[i], &prefix, false, &mut old);
+                        take(&xs[i], &prefix, (false, lx), &mut old);
                         i += 1;
                     }
                     std::cmp::Ordering::Greater => {
-                        take(&ys[j], &prefix, true, &mut new);
+                        take(&ys[j], &prefix, (true, ly), &mut new);
                         j += 1;
                     }
                     std::cmp::Ordering::Equal => {
@@ -83,10 +108,15 @@ impl Repo {
                             let mut path = prefix.clone();
                             path.extend_from_slice(p.name());
                             path.push(b'/');
-                            stack.push((p.id, q.id, path));
+                            stack.push(Differing {
+                                x: p.id,
+                                y: q.id,
+                                prefix: path,
+                                first: (lx, ly),
+                            });
                         } else if p.kind != q.kind || p.id != q.id {
-                            take(p, &prefix, false, &mut old);
-                            take(q, &prefix, true, &mut new);
+                            take(p, &prefix, (false, lx), &mut old);
+                            take(q, &prefix, (true, ly), &mut new);
                         }
                         i += 1;
                         j += 1;
@@ -98,9 +128,9 @@ impl Repo {
             .par_iter()
             .map_init(
                 || self.local(),
-                |repo, (is_new, id, path)| {
+                |repo, (is_new, id, path, loose)| {
                     let mut out = Vec::new();
-                    walk_tree(&repo.objects, *id, path, &mut out)?;
+                    walk(&repo.objects, *id, path, &mut out, None, *loose)?;
                     Ok((*is_new, out))
                 },
             )
@@ -168,13 +198,10 @@ fn children(id: ObjectId, data: &[u8]) -> Result<Vec<Child>, RepoError> {
         .collect()
 }
 
-/// The content of tree `id` into `data` (the empty tree needs no object).
-fn load_tree(objects: &gix::OdbHandle, id: ObjectId, data: &mut Vec<u8>) -> Result<(), RepoError> {
-    load_tree_with(&mut Walker::new(objects), id, data, false).map(|_| ())
-}
-
-/// [`load_tree`] through `walker`; whether the tree was a loose object.
-fn load_tree_with(
+/// The content of tree `id` into `data` (the empty tree needs no object),
+/// read through `walker` (its file first with `loose_first`); whether it
+/// was a loose object.
+fn load_tree(
     walker: &mut Walker<'_>,
     id: ObjectId,
     data: &mut Vec<u8>,
@@ -204,7 +231,7 @@ pub(super) fn walk_tree(
     prefix: &[u8],
     out: &mut Vec<Entry>,
 ) -> Result<(), RepoError> {
-    walk_tree_with(objects, root, prefix, out, None)
+    walk(objects, root, prefix, out, None, false)
 }
 
 /// [`walk_tree`], leaving out the subtrees `shortcut` says the index has
@@ -214,7 +241,20 @@ pub(super) fn walk_tree_with(
     root: ObjectId,
     prefix: &[u8],
     out: &mut Vec<Entry>,
+    shortcut: Option<(&mut Shortcut<'_>, &gix::index::extension::Tree)>,
+) -> Result<(), RepoError> {
+    walk(objects, root, prefix, out, shortcut, false)
+}
+
+/// [`walk_tree_with`], the root read from its file first with
+/// `root_loose_first` (its parent was a loose tree).
+fn walk(
+    objects: &gix::OdbHandle,
+    root: ObjectId,
+    prefix: &[u8],
+    out: &mut Vec<Entry>,
     mut shortcut: Option<(&mut Shortcut<'_>, &gix::index::extension::Tree)>,
+    root_loose_first: bool,
 ) -> Result<(), RepoError> {
     struct Frame<'t> {
         id: ObjectId,
@@ -241,7 +281,7 @@ pub(super) fn walk_tree_with(
     };
     let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut data = Vec::new();
-    let loose = load_tree_with(&mut walker, root, &mut data, false)?;
+    let loose = load_tree(&mut walker, root, &mut data, root_loose_first)?;
     let mut stack = vec![Frame {
         id: root,
         data,
@@ -289,7 +329,7 @@ pub(super) fn walk_tree_with(
                     continue;
                 }
                 let mut data = spare.pop().unwrap_or_default();
-                let loose = load_tree_with(&mut walker, id, &mut data, frame.loose)?;
+                let loose = load_tree(&mut walker, id, &mut data, frame.loose)?;
                 stack.push(Frame {
                     id,
                     data,

@@ -44,8 +44,8 @@ use super::DetectError;
 use super::sides::{Found, SideSpans, Sides};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, SpanMap, Src, basename_same, better,
-    is_regular,
+    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, SpanMap, SpanSet, Src, basename_same,
+    better, is_regular,
 };
 use crate::progress::Feedback;
 use crate::similarity::prefix::{PrefixIndex, Probe};
@@ -96,18 +96,18 @@ pub(super) fn score_pairs(
         .collect();
     let size = |id: &ObjectId| size_of.get(id).copied().unwrap_or(0);
     // Size filter first: it needs no content.
-    let mut need: SpanMap<()> = Default::default();
+    let mut need: SpanSet = Default::default();
     let mut keep = Vec::new();
     for &i in &todo {
         let (s, d) = pairs[i];
         let (a, b) = (size(&srcs[s].entry.id), size(&dsts[d].entry.id));
         if score::sizes_compatible(a, b, min_score) && b > 0 {
             keep.push(i);
-            need.insert(srcs[s].key(), ());
-            need.insert(dsts[d].key(), ());
+            need.insert(srcs[s].key());
+            need.insert(dsts[d].key());
         }
     }
-    let need: Vec<SpanKey> = need.into_keys().collect();
+    let need: Vec<SpanKey> = need.into_iter().collect();
     let spans = content.spans(&need)?;
     let index: SpanMap<usize> = need.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     // One destination against all its sources at a time, its histogram

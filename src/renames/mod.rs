@@ -272,6 +272,9 @@ pub type SpanKey = (ObjectId, Binary);
 /// few percent of a warm run after a large move.
 pub type SpanMap<V> = std::collections::HashMap<SpanKey, V, BuildHasherDefault<KeyHasher>>;
 
+/// A set of [`SpanKey`]s, hashed as [`SpanMap`] hashes them.
+pub type SpanSet = std::collections::HashSet<SpanKey, BuildHasherDefault<KeyHasher>>;
+
 /// The hasher of [`SpanMap`]: each write (the id's bytes, then the
 /// decision's discriminant) folds its first eight bytes in and mixes
 /// with a multiply, so that the high bits the table probes by depend on

@@ -154,13 +154,9 @@ pub fn fingerprint_blobs_with<T: Send>(
         // the fingerprints; a failed fingerprint write (or an interrupted
         // read) is reported before a failed signature write, and the
         // fingerprints kept are kept either way.
-        let signed = match signed.transpose() {
-            Ok(warnings) => {
-                store.add_warnings(warnings.unwrap_or_default());
-                Ok(())
-            }
-            Err(e) => Err(e),
-        };
+        let signed = signed
+            .transpose()
+            .map(|warnings| store.add_warnings(warnings.unwrap_or_default()));
         kept?;
         signed?;
     }

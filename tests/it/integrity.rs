@@ -471,9 +471,9 @@ fn a_damaged_loose_tree_below_a_loose_tree_is_refused() {
     repo.git(&["mv", "new/sub/a.py", "new/sub/a2.py"]);
     repo.commit_all("moved");
     // With an index, its cache-tree stands in for the trees it matches;
-    // without one every tree is read. new/ is listed from its tree (read
-    // through gix, then checked), and new/sub below it from its file
-    // first.
+    // without one every tree is read. The root is read through gix,
+    // then checked; new/ (listed whole) and new/sub below it, their
+    // parents loose, from their files first.
     std::fs::remove_file(repo.path.join(".git/index")).expect("no index");
     let tree = repo.rev("HEAD:new/sub");
     let path = loose_path(&repo.path, &tree);

@@ -35,8 +35,6 @@
 //! row is wanting, so the matrix handed on is git's wherever the
 //! assignment reads it.
 
-use std::collections::HashMap;
-
 use gix::ObjectId;
 use rayon::prelude::*;
 
@@ -44,8 +42,8 @@ use super::DetectError;
 use super::sides::{Found, SideSpans, Sides};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, Detect, Dst, Options, Outcome, Scored, SpanKey, SpanMap, SpanSet, Src, basename_same,
-    better, is_regular,
+    Content, Detect, Dst, Options, Outcome, RowMap, Scored, SpanKey, SpanMap, SpanSet, Src,
+    basename_same, better, is_regular,
 };
 use crate::progress::Feedback;
 use crate::similarity::prefix::{PrefixIndex, Probe};
@@ -423,8 +421,8 @@ fn kept_row(sides: &Sides, k: usize, found: &Found, min_score: u32) -> Vec<Score
 /// destination order, then slot order, as git's merge sort leaves them.
 pub(super) fn sorted_matrix(
     remaining: &[usize],
-    kept: &HashMap<usize, Vec<Scored>>,
-    replayed: &HashMap<usize, Vec<Scored>>,
+    kept: &RowMap<Vec<Scored>>,
+    replayed: &RowMap<Vec<Scored>>,
 ) -> Vec<(usize, Scored)> {
     let mut matrix: Vec<(usize, Scored)> = Vec::new();
     for &d in remaining {
@@ -466,24 +464,31 @@ fn settle_ties(
         ..
     } = *search;
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
-    let k_of: HashMap<usize, usize> = sides
+    let k_of: RowMap<usize> = sides
         .remaining
         .iter()
         .enumerate()
         .map(|(k, &d)| (d, k))
         .collect();
-    let mut kept: HashMap<usize, Vec<Scored>> = HashMap::new();
-    for (k, f) in found.iter().enumerate() {
-        let row = kept_row(sides, k, f, opts.min_score);
+    // On every thread: reading each scored source's path for the
+    // basename test misses the cache, row after row.
+    let rows: Vec<Vec<Scored>> = found
+        .par_iter()
+        .enumerate()
+        .map(|(k, f)| kept_row(sides, k, f, opts.min_score))
+        .collect();
+    let mut kept: RowMap<Vec<Scored>> = RowMap::default();
+    kept.reserve(rows.len());
+    for (k, row) in rows.into_iter().enumerate() {
         if !row.is_empty() {
             kept.insert(sides.remaining[k], row);
         }
     }
-    let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
+    let mut replayed: RowMap<Vec<Scored>> = RowMap::default();
     loop {
         feedback.check()?;
         let matrix = sorted_matrix(sides.remaining, &kept, &replayed);
-        let partial: HashMap<usize, usize> = found
+        let partial: RowMap<usize> = found
             .iter()
             .enumerate()
             .filter(|(_, f)| f.partial)

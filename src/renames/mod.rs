@@ -275,11 +275,17 @@ pub type SpanMap<V> = std::collections::HashMap<SpanKey, V, BuildHasherDefault<K
 /// A set of [`SpanKey`]s, hashed as [`SpanMap`] hashes them.
 pub type SpanSet = std::collections::HashSet<SpanKey, BuildHasherDefault<KeyHasher>>;
 
-/// The hasher of [`SpanMap`]: each write (the id's bytes, then the
-/// decision's discriminant) folds its first eight bytes in and mixes
-/// with a multiply, so that the high bits the table probes by depend on
-/// all of them. Not for keys an adversary picks bit by bit: object ids
-/// are hashes.
+/// A map keyed by a position in the sources or destinations, hashed as
+/// [`SpanMap`] is (SipHash over every row was a tenth of the tie step
+/// after a large move).
+pub(super) type RowMap<V> = std::collections::HashMap<usize, V, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`SpanMap`] and [`RowMap`]: each write (the id's bytes,
+/// then the decision's discriminant; or a position's eight bytes) folds
+/// its first eight bytes in and mixes with a multiply, so that the high
+/// bits the table probes by depend on all of them. Not for keys an
+/// adversary picks bit by bit: object ids are hashes, positions are
+/// ours.
 #[derive(Default)]
 pub struct KeyHasher(u64);
 

@@ -2,14 +2,12 @@
 //! sorted matrix and which ties decide a pairing. End-to-end agreement
 //! with git's output is tested against the real binary in `tests/`.
 
-use std::collections::HashMap;
-
 use gix::ObjectId;
 
 use super::matrix::sorted_matrix;
 use super::sides::{Found, Sides};
 use super::ties::{Row, hinged_on_ties, replay_row};
-use super::{Dst, Scored, Src, basename_same, better};
+use super::{Dst, RowMap, Scored, Src, basename_same, better};
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::candidates::Search;
 use crate::similarity::fingerprint::{Sketch, fingerprint};
@@ -287,7 +285,7 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
 
 #[test]
 fn sorted_matrix_keeps_four_slots_and_git_order_among_equals() {
-    let mut full: HashMap<usize, Vec<Scored>> = HashMap::new();
+    let mut full: RowMap<Vec<Scored>> = RowMap::default();
     // Destination 7: six kept pairs, best first; only the best 4 enter.
     full.insert(
         7,
@@ -304,7 +302,7 @@ fn sorted_matrix_keeps_four_slots_and_git_order_among_equals() {
     full.insert(3, vec![scored(50_000, 9)]);
     // Destination 5: replayed slots replace its kept list.
     full.insert(5, vec![scored(60_000, 0)]);
-    let mut replayed: HashMap<usize, Vec<Scored>> = HashMap::new();
+    let mut replayed: RowMap<Vec<Scored>> = RowMap::default();
     replayed.insert(5, vec![scored(45_000, 8), scored(45_000, 6)]);
     let matrix = sorted_matrix(&[3, 5, 7], &full, &replayed);
     let got: Vec<(usize, u32, usize)> = matrix.iter().map(|(d, s)| (*d, s.score, s.src)).collect();
@@ -325,7 +323,7 @@ fn sorted_matrix_keeps_four_slots_and_git_order_among_equals() {
     let mut named = scored(50_000, 4);
     named.same_name = true;
     full.insert(7, vec![scored(50_000, 1), named]);
-    let matrix = sorted_matrix(&[3, 7], &full, &HashMap::new());
+    let matrix = sorted_matrix(&[3, 7], &full, &RowMap::default());
     assert_eq!((matrix[0].0, matrix[0].1.src), (7, 4));
     assert!(better(&matrix[0].1, &matrix[1].1).is_lt());
 }
@@ -335,13 +333,13 @@ fn only_ties_that_decide_a_pairing_are_replayed() {
     let srcs: Vec<Src> = (0..6).map(|i| src(&format!("s{i}"), i)).collect();
     let dsts: Vec<Dst> = (0..3).map(|i| dst(&format!("d{i}"), 100 + i)).collect();
     let min = score::DEFAULT_MIN_SCORE;
-    let run = |full: &HashMap<usize, Vec<Scored>>, srcs: &[Src]| {
-        let matrix = sorted_matrix(&[0, 1, 2], full, &HashMap::new());
+    let run = |full: &RowMap<Vec<Scored>>, srcs: &[Src]| {
+        let matrix = sorted_matrix(&[0, 1, 2], full, &RowMap::default());
         hinged_on_ties(
             &matrix,
             full,
-            &HashMap::new(),
-            &HashMap::new(),
+            &RowMap::default(),
+            &RowMap::default(),
             srcs,
             &dsts,
             min,
@@ -351,7 +349,7 @@ fn only_ties_that_decide_a_pairing_are_replayed() {
 
     // Destination 0 has two equal best sources, both free: git's slot
     // order decides which it takes.
-    let mut full = HashMap::new();
+    let mut full = RowMap::default();
     full.insert(0, vec![scored(50_000, 0), scored(50_000, 1)]);
     full.insert(1, vec![scored(55_000, 2)]);
     assert_eq!(run(&full, &srcs), vec![0]);
@@ -368,7 +366,7 @@ fn only_ties_that_decide_a_pairing_are_replayed() {
     // Five equal sources straddle git's cut at 4, and the destination's
     // kept four are all taken: the fifth (free) might have been kept by
     // git instead, so the pairing hinges on the tie.
-    let mut full = HashMap::new();
+    let mut full = RowMap::default();
     full.insert(0, (0..5).map(|s| scored(40_000, s)).collect());
     full.insert(1, (0..4).map(|s| scored(58_000, s)).collect());
     full.insert(
@@ -389,14 +387,14 @@ fn partial_rows_are_widened_only_when_the_walk_reads_past_them() {
     let srcs: Vec<Src> = (0..6).map(|i| src(&format!("s{i}"), i)).collect();
     let dsts: Vec<Dst> = (0..3).map(|i| dst(&format!("d{i}"), 100 + i)).collect();
     let min = score::DEFAULT_MIN_SCORE;
-    let run = |full: &HashMap<usize, Vec<Scored>>, copies: bool| {
+    let run = |full: &RowMap<Vec<Scored>>, copies: bool| {
         // Destinations 0 and 1 are known down to their best score only.
-        let partial: HashMap<usize, usize> = [0, 1].map(|d| (d, full[&d].len())).into();
-        let matrix = sorted_matrix(&[0, 1, 2], full, &HashMap::new());
+        let partial: RowMap<usize> = [0, 1].map(|d| (d, full[&d].len())).into_iter().collect();
+        let matrix = sorted_matrix(&[0, 1, 2], full, &RowMap::default());
         hinged_on_ties(
             &matrix,
             full,
-            &HashMap::new(),
+            &RowMap::default(),
             &partial,
             &srcs,
             &dsts,
@@ -405,7 +403,7 @@ fn partial_rows_are_widened_only_when_the_walk_reads_past_them() {
         )
     };
     // Every best source free: each destination pairs at its head.
-    let mut full = HashMap::new();
+    let mut full = RowMap::default();
     full.insert(0, vec![scored(50_000, 0)]);
     full.insert(1, vec![scored(48_000, 1), scored(48_000, 2)]);
     full.insert(2, vec![scored(59_000, 3)]);

@@ -1,10 +1,8 @@
 //! Replaying git's tie-breaking: where equal scores decided a pairing,
 //! a destination's row is re-walked over every source in git's order.
 
-use std::collections::HashMap;
-
 use super::sides::{Found, Sides};
-use super::{Dst, Scored, Src, basename_same, better};
+use super::{Dst, RowMap, Scored, Src, basename_same, better};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Coarse, MAX_SCORE};
 
@@ -27,9 +25,9 @@ use crate::similarity::score::{self, Coarse, MAX_SCORE};
 #[allow(clippy::too_many_arguments)]
 pub(super) fn hinged_on_ties(
     matrix: &[(usize, Scored)],
-    full: &HashMap<usize, Vec<Scored>>,
-    replayed: &HashMap<usize, Vec<Scored>>,
-    partial: &HashMap<usize, usize>,
+    full: &RowMap<Vec<Scored>>,
+    replayed: &RowMap<Vec<Scored>>,
+    partial: &RowMap<usize>,
     srcs: &[Src],
     dsts: &[Dst],
     min_score: u32,

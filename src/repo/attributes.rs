@@ -69,6 +69,7 @@ const BUILTIN_DRIVERS: &[&str] = &[
 ];
 
 /// The `binary` setting of every diff driver git would know.
+#[derive(Clone)]
 struct Drivers {
     /// Configured drivers (any `diff.<name>.*` key defines one) and their
     /// last `binary` value.
@@ -149,7 +150,9 @@ impl Drivers {
 }
 
 /// git's text-or-binary decision for paths, as the `diff` attribute and
-/// the diff drivers make it ([`DiffAttributes::binary`]).
+/// the diff drivers make it ([`DiffAttributes::binary`]). A clone looks
+/// up paths on its own (another thread's share of them).
+#[derive(Clone)]
 pub struct DiffAttributes {
     repo: gix::Repository,
     stack: gix::worktree::Stack,
@@ -162,6 +165,7 @@ pub struct DiffAttributes {
     drivers: Drivers,
 }
 
+#[derive(Clone)]
 struct InfoAttributes {
     search: gix::attrs::Search,
     outcome: gix::attrs::search::Outcome,

@@ -456,3 +456,30 @@ fn similar_scores_each_path_as_its_attributes_say() {
         assert_eq!(&got, pct, "{path}: similar printed {out}");
     }
 }
+
+#[test]
+fn attributes_of_thousands_of_paths_as_in_git() {
+    // With copies harder, every unchanged path is a source whose
+    // attributes are looked up: past a couple of thousand paths, the
+    // lookups are split over two threads, each half with its own copy of
+    // the attribute stack. Sources under a/ are in the first half, those
+    // under z/ and every destination in the second; attributes reach
+    // both, from the top-level file and from files below.
+    let r = Repo::new();
+    for i in 0..2200 {
+        r.write(
+            format!("m/{}/u{i}.txt", i % 40),
+            format!("unchanged file {i}\r\nof the tree\r\n").as_bytes(),
+        );
+    }
+    crlf_history(&r, &["a", "z"]);
+    let plain = agree(&r.path, &[], &["HEAD~", "HEAD"]);
+    r.write(".gitattributes", b"a/f1.txt -diff\nz/g1.txt binary\n");
+    r.write("a/.gitattributes", b"f2.txt -diff\n");
+    r.write("z/.gitattributes", b"g2.txt -diff\nf3.txt binary\n");
+    let attributed = agree(&r.path, &[], &["HEAD~", "HEAD"]);
+    assert_ne!(
+        plain[2], attributed[2],
+        "the attributes change git's scores with copies harder"
+    );
+}

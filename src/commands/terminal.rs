@@ -322,7 +322,7 @@ impl Observer for Terminal {
             return;
         };
         let start = start.get_or_init(Instant::now);
-        let text = format!("trace: {:>8.3} s  {event}", start.elapsed().as_secs_f64());
+        let text = format!("trace: {:>8.6} s  {event}", start.elapsed().as_secs_f64());
         // A progress line being drawn steps aside for it.
         let line = self
             .active()

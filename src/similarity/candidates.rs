@@ -408,6 +408,52 @@ mod tests {
         assert_eq!(search.nearest_fingerprinted(&dst, s50, 2), vec![2, 3]);
     }
 
+    /// Against sorting every size-compatible fingerprinted source by
+    /// (distance, position): many equal distances (fingerprints a few
+    /// bits apart), windows longer than a block, `k` from 1 to past the
+    /// window, and sources without a fingerprint among them.
+    #[test]
+    fn nearest_fingerprinted_is_the_k_least_by_distance_then_position() {
+        let mut rng = crate::testing::Rng(5);
+        let mut sources = Vec::new();
+        for i in 0..3000u64 {
+            let mut f = Fingerprint { words: [0; 4] };
+            // Mostly near the destination (all zeros), a few bits apart.
+            for _ in 0..rng.below(if i % 7 == 0 { 200 } else { 24 }) {
+                let bit = rng.below(256) as usize;
+                f.words[bit / 64] |= 1 << (bit % 64);
+            }
+            sources.push(Sketch {
+                size: 900 + rng.below(400) as u64,
+                fingerprint: (i % 97 != 5).then_some(f),
+            });
+        }
+        let search = Search::new(&sources);
+        let pool = &search.pool;
+        for (size, k) in [(1000, 1), (1000, 8), (1100, 8), (1000, 50), (5000, 8), (1000, 5000)] {
+            let dst = Sketch {
+                size,
+                fingerprint: at(0),
+            };
+            for min in [score::MAX_SCORE / 2, score::MAX_SCORE * 9 / 10] {
+                let range = pool.window(size, min);
+                let mut all: Vec<(u32, usize)> = range
+                    .filter(|&p| sources[pool.order[p]].fingerprint.is_some())
+                    .map(|p| {
+                        let f = &pool.w;
+                        let d = (0..4).map(|w| f[w][p].count_ones()).sum::<u32>();
+                        (d, p)
+                    })
+                    .filter(|&(d, _)| d <= MAX_DISTANCE)
+                    .collect();
+                all.sort_unstable();
+                let want: Vec<usize> = all.iter().take(k).map(|&(_, p)| pool.order[p]).collect();
+                let got = search.nearest_fingerprinted(&dst, min, k);
+                assert_eq!(got, want, "size {size} k {k} min {min}");
+            }
+        }
+    }
+
     #[test]
     fn nearest_first_and_far_ones_dropped() {
         let sources = [

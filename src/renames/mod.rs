@@ -280,10 +280,11 @@ pub type SpanSet = std::collections::HashSet<SpanKey, BuildHasherDefault<KeyHash
 /// after a large move).
 pub(super) type RowMap<V> = std::collections::HashMap<usize, V, BuildHasherDefault<KeyHasher>>;
 
-/// The hasher of [`SpanMap`] and [`RowMap`]: each write (the id's bytes,
-/// then the decision's discriminant; or a position's eight bytes) folds
-/// its first eight bytes in and mixes with a multiply, so that the high
-/// bits the table probes by depend on all of them. Not for keys an
+/// The hasher of [`SpanMap`] and of the maps keyed by a position in the
+/// sources or destinations: each write (the id's bytes, then the
+/// decision's discriminant; or a position's eight bytes) folds its first
+/// eight bytes in and mixes with a multiply, so that the high bits the
+/// table probes by depend on all of them. Not for keys an
 /// adversary picks bit by bit: object ids are hashes, positions are
 /// ours.
 #[derive(Default)]

@@ -420,7 +420,7 @@ mod tests {
             let mut f = Fingerprint { words: [0; 4] };
             // Mostly near the destination (all zeros), a few bits apart.
             for _ in 0..rng.below(if i % 7 == 0 { 200 } else { 24 }) {
-                let bit = rng.below(256) as usize;
+                let bit = rng.below(256);
                 f.words[bit / 64] |= 1 << (bit % 64);
             }
             sources.push(Sketch {
@@ -430,7 +430,14 @@ mod tests {
         }
         let search = Search::new(&sources);
         let pool = &search.pool;
-        for (size, k) in [(1000, 1), (1000, 8), (1100, 8), (1000, 50), (5000, 8), (1000, 5000)] {
+        for (size, k) in [
+            (1000, 1),
+            (1000, 8),
+            (1100, 8),
+            (1000, 50),
+            (5000, 8),
+            (1000, 5000),
+        ] {
             let dst = Sketch {
                 size,
                 fingerprint: at(0),

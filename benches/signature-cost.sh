@@ -6,6 +6,9 @@
 #
 #   benches/signature-cost.sh OLD NEW REPO [WORKDIR] [ROUNDS]
 #
+# OLD `--no-signatures` runs NEW itself with `fingerprint --no-signatures`:
+# the same binary with and without signing.
+#
 # REPO (a bare repository; docs/performance.md used git.git) is copied to
 # WORKDIR first (default a temporary directory), since the store is
 # written into the copy's git directory. ROUNDS (default 2) runs of each.
@@ -25,6 +28,11 @@ use_workdir signature-cost
 # bash's `time` reports user and sys seconds of what it runs.
 TIMEFORMAT='%U %S'
 pinned_git_env
+declare -A extra=([old]="" [new]="")
+if [[ $old == --no-signatures ]]; then
+  old=$new
+  extra[old]=--no-signatures
+fi
 cp "$old" "$workdir/old" && cp "$new" "$workdir/new"
 repo=$workdir/repo.git
 rm -rf "$repo"
@@ -45,7 +53,7 @@ for ((i = 1; i <= rounds; i++)); do
     rm -rf "$repo/simm"
     t=$(now)
     # The run's own stderr stays on ours (3); `time` writes to the file.
-    { time "${run[@]}" "$workdir/$bin" -C "$repo" fingerprint --all --quiet 2>&3; } 3>&2 2>"$workdir/cpu"
+    { time "${run[@]}" "$workdir/$bin" -C "$repo" fingerprint --all --quiet ${extra[$bin]:+"${extra[$bin]}"} 2>&3; } 3>&2 2>"$workdir/cpu"
     s=$(secs_since "$t")
     c=$(awk '{ printf "%.2f", $1 + $2 }' "$workdir/cpu")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')

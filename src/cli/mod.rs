@@ -437,6 +437,12 @@ pub struct FingerprintArgs {
     #[arg(long)]
     pub no_exclude_standard: bool,
 
+    /// Store fingerprints only, without the Coates signatures `compare`
+    /// and `export` read (they sign what they need later, reading those
+    /// blobs again). Default: `simm.signatures` (true when unset).
+    #[arg(long)]
+    pub no_signatures: bool,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -113,6 +113,10 @@ pub(super) fn fingerprint(
         let repo = repo.as_ref().context("no repository")?;
         return fingerprint_all(repo, &mut store, args, feedback, out, err);
     }
+    let signing = match &repo {
+        Some(r) => signing(r, args)?,
+        None => compute::Signing::Skip,
+    };
     if args.targets.is_empty() && args.paths.is_empty() {
         bail!("nothing to fingerprint: name a tree-ish or a path, or use --all");
     }
@@ -133,7 +137,7 @@ pub(super) fn fingerprint(
                 let repo = repo.as_ref().context("no repository")?;
                 let entries = repo.tree_files(tree)?;
                 let ids: Vec<ObjectId> = entries.iter().map(|e| e.id).collect();
-                let prints = fingerprint_and_sign(repo, &mut store, &ids, feedback)?;
+                let prints = fingerprint_and_sign(repo, &mut store, &ids, signing, feedback)?;
                 entries
                     .into_iter()
                     .zip(prints)
@@ -146,7 +150,8 @@ pub(super) fn fingerprint(
             }
             Target::Blob(id, name) => {
                 let repo = repo.as_ref().context("no repository")?;
-                let prints = fingerprint_and_sign(repo, &mut store, &[id], &feedback.silent())?;
+                let prints =
+                    fingerprint_and_sign(repo, &mut store, &[id], signing, &feedback.silent())?;
                 prints
                     .into_iter()
                     .map(|p| Line {
@@ -180,15 +185,21 @@ pub(super) fn fingerprint(
 /// and those fingerprinted before without a signature (by renames, or an
 /// older git-simm) signed now, each read once: `fingerprint` fills the
 /// store for every reader of it, `compare` and `export` included.
+///
+/// With `signing` [`compute::Signing::Skip`] (`--no-signatures`,
+/// `simm.signatures=false`), fingerprints alone.
 fn fingerprint_and_sign(
     repo: &Repo,
     store: &mut Store,
     ids: &[ObjectId],
+    signing: compute::Signing,
     feedback: &Feedback,
 ) -> Result<Vec<git_simm::similarity::fingerprint::Sketch>, compute::ComputeError> {
-    let signing = compute::Signing::Sign;
     let (prints, read, _) =
         compute::fingerprint_blobs_with(repo, store, ids, feedback, signing, |_, _| ())?;
+    if signing == compute::Signing::Skip {
+        return Ok(prints);
+    }
     // Every blob read above was signed in that read; only those whose
     // fingerprint the store had can lack a signature. Looking up the
     // others again would check the CRC of every record just written.
@@ -201,6 +212,17 @@ fn fingerprint_and_sign(
         compute::fill_signatures(repo, store, &rest, feedback)?;
     }
     Ok(prints)
+}
+
+/// Whether `fingerprint` signs what it reads: `--no-signatures`, else
+/// `simm.signatures` (true when unset).
+fn signing(repo: &Repo, args: &FingerprintArgs) -> Result<compute::Signing> {
+    let wanted = !args.no_signatures && repo.config_bool_strict("simm.signatures")?.unwrap_or(true);
+    Ok(if wanted {
+        compute::Signing::Sign
+    } else {
+        compute::Signing::Skip
+    })
 }
 
 pub(super) fn fingerprint_all(
@@ -225,7 +247,7 @@ pub(super) fn fingerprint_all(
         )?;
     }
     // Interrupted, what was computed is in the store already.
-    let prints = fingerprint_and_sign(repo, store, &ids, feedback)?;
+    let prints = fingerprint_and_sign(repo, store, &ids, signing(repo, args)?, feedback)?;
     flush_warnings(store, err);
     if !args.quiet {
         let lines: Vec<Line> = ids

@@ -62,6 +62,27 @@ impl Repo {
         config.boolean(key)
     }
 
+    /// A boolean configuration key as git reads it; `None` when unset.
+    ///
+    /// # Errors
+    ///
+    /// [`RepoError::BadBoolean`] when it is set to something git does not
+    /// take for a boolean (git stops there too).
+    pub fn config_bool_strict(&self, key: &str) -> Result<Option<bool>, RepoError> {
+        let repo = self.local();
+        let config = repo.config_snapshot();
+        match config.plumbing().boolean(key) {
+            Ok(b) => Ok(b),
+            Err(_) => Err(RepoError::BadBoolean {
+                key: key.to_owned(),
+                value: config
+                    .string(key)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            }),
+        }
+    }
+
     /// An integer configuration key (with git's k/m/g suffixes); `None`
     /// when unset or not an integer.
     pub fn config_int(&self, key: &str) -> Option<i64> {

@@ -523,3 +523,44 @@ fn fingerprint_signs_what_renames_fingerprinted_and_what_it_reads() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(signed_records(&r), blobs);
 }
+
+/// `--no-signatures` and `simm.signatures=false` leave signatures out of
+/// the store; `compare` answers the same without them (signing the blobs
+/// it reads) as with them; a value git would not take for a boolean
+/// stops the command as git stops.
+#[test]
+fn fingerprint_without_signatures_stores_none_and_compare_answers_alike() {
+    let (r, _) = edited_repo();
+    let o = r.simm(&["fingerprint", "--all", "--quiet", "--no-signatures"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(signed_records(&r), 0, "--no-signatures signs nothing");
+    r.git(&["config", "simm.signatures", "false"]);
+    r.write("extra/lone.txt", &texts(1, 40)[0]);
+    r.commit_all("v3");
+    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(signed_records(&r), 0, "simm.signatures=false signs nothing");
+    let compare = |r: &Repo| {
+        let o = r.simm(&["compare", "--json", "v1:old/f3.txt", "v2:new/f3.txt"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let unsigned = compare(&r);
+    r.git(&["config", "simm.signatures", "maybe"]);
+    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
+    assert_eq!(o.status.code(), Some(128));
+    assert!(
+        stderr(&o).contains("bad boolean config value 'maybe' for 'simm.signatures'"),
+        "{}",
+        stderr(&o)
+    );
+    r.git(&["config", "simm.signatures", "yes"]);
+    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(signed_records(&r) > 0, "simm.signatures=yes signs");
+    assert_eq!(
+        compare(&r),
+        unsigned,
+        "the stored signatures change no answer"
+    );
+}

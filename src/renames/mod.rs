@@ -79,6 +79,8 @@ mod ties;
 use gix::ObjectId;
 use std::hash::BuildHasherDefault;
 
+use rayon::prelude::*;
+
 use crate::progress::{Feedback, Interrupted, is_interrupted};
 use crate::repo::RepoError;
 use crate::repo::changes::{Change, ChangeKind};
@@ -582,6 +584,9 @@ struct Pair {
     src: Option<usize>,
 }
 
+/// Changes from which [`write_back`] builds its pairs on every thread.
+const WRITE_BACK_SPLIT_FROM: usize = 4096;
+
 /// Build the output in git's queue order: rename detection's write-back,
 /// broken halves joined again ([`breaks::merge`]), and the letters as
 /// git's `diff_resolve_rename_copy()` decides them.
@@ -603,25 +608,29 @@ fn write_back(
     // down, as in git (diffcore_rename writes back before
     // diff_resolve_rename_copy runs).
     let swallowed: Vec<bool> = srcs.iter().map(|s| s.used > 0).collect();
-    let mut pairs = Vec::with_capacity(queue.len());
-    for (i, c) in queue.iter().enumerate() {
+    let shared: &[Src] = srcs;
+    let one = |(i, c): (usize, &Change)| -> Option<Pair> {
         let broken = scores.get(i).copied().flatten();
-        // A deletion a rename swallowed leaves the queue: most of a large
-        // move's, not worth copying first.
-        if c.kind == ChangeKind::Deleted {
-            let gone = match src_of_change[i] {
-                // A broken deletion goes when the destination git
-                // tracks it by was paired.
-                Some(s) if broken.is_some() => srcs[s]
-                    .break_dst
-                    .and_then(|d| dsts.get(d))
-                    .is_some_and(|d| d.pair.is_some()),
-                Some(s) => swallowed[s],
-                None => false,
-            };
-            if gone {
-                continue;
+        match c.kind {
+            ChangeKind::Unchanged => return None,
+            // A deletion a rename swallowed leaves the queue: most of a
+            // large move's, not worth copying first.
+            ChangeKind::Deleted => {
+                let gone = match src_of_change[i] {
+                    // A broken deletion goes when the destination git
+                    // tracks it by was paired.
+                    Some(s) if broken.is_some() => shared[s]
+                        .break_dst
+                        .and_then(|d| dsts.get(d))
+                        .is_some_and(|d| d.pair.is_some()),
+                    Some(s) => swallowed[s],
+                    None => false,
+                };
+                if gone {
+                    return None;
+                }
             }
+            _ => {}
         }
         let pair = Pair {
             kind: c.kind,
@@ -632,21 +641,23 @@ fn write_back(
             renamed_from: None,
             src: src_of_change[i],
         };
-        match c.kind {
-            ChangeKind::Added => match dst_of_change[i].and_then(|d| dsts[d].pair) {
-                Some((s, score)) => pairs.push(Pair {
-                    old: Some(srcs[s].entry.clone()),
-                    score,
-                    renamed_from: Some(s),
-                    ..pair
-                }),
-                None => pairs.push(pair),
+        Some(match dst_of_change[i].and_then(|d| dsts[d].pair) {
+            Some((s, score)) if c.kind == ChangeKind::Added => Pair {
+                old: Some(shared[s].entry.clone()),
+                score,
+                renamed_from: Some(s),
+                ..pair
             },
-            ChangeKind::Deleted => pairs.push(pair),
-            ChangeKind::Unchanged => {}
-            _ => pairs.push(pair),
-        }
-    }
+            _ => pair,
+        })
+    };
+    // Copying the entries that stay, each path allocated anew, is most of
+    // the work: after a large move, milliseconds on one thread.
+    let pairs: Vec<Pair> = if queue.len() >= WRITE_BACK_SPLIT_FROM {
+        queue.par_iter().enumerate().filter_map(one).collect()
+    } else {
+        queue.iter().enumerate().filter_map(one).collect()
+    };
     let pairs = breaks::merge(pairs, srcs);
     let mut out = Vec::with_capacity(pairs.len());
     for p in pairs {

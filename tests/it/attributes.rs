@@ -464,9 +464,11 @@ fn attributes_of_thousands_of_paths_as_in_git() {
     // lookups are split over two threads, each half with its own copy of
     // the attribute stack. Sources under a/ are in the first half, those
     // under z/ and every destination in the second; attributes reach
-    // both, from the top-level file and from files below.
+    // both, from the top-level file and from files below. Past four
+    // thousand changes (unchanged paths count with copies harder), the
+    // output is built on every thread too.
     let r = Repo::new();
-    for i in 0..2200 {
+    for i in 0..4200 {
         r.write(
             format!("m/{}/u{i}.txt", i % 40),
             format!("unchanged file {i}\r\nof the tree\r\n").as_bytes(),

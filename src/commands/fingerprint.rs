@@ -113,10 +113,6 @@ pub(super) fn fingerprint(
         let repo = repo.as_ref().context("no repository")?;
         return fingerprint_all(repo, &mut store, args, feedback, out, err);
     }
-    let signing = match &repo {
-        Some(r) => signing(r, args)?,
-        None => compute::Signing::Skip,
-    };
     if args.targets.is_empty() && args.paths.is_empty() {
         bail!("nothing to fingerprint: name a tree-ish or a path, or use --all");
     }
@@ -130,6 +126,12 @@ pub(super) fn fingerprint(
         );
     }
     targets.extend(args.paths.iter().map(|p| Target::Disk(p.clone())));
+    // Only blobs of the object database are signed: files on disk are
+    // not, and the setting is read only when a revision names some.
+    let signing = match &repo {
+        Some(r) if targets.iter().any(|t| !matches!(t, Target::Disk(_))) => signing(r, args)?,
+        _ => compute::Signing::Skip,
+    };
 
     for target in targets {
         let lines = match target {
@@ -233,6 +235,7 @@ pub(super) fn fingerprint_all(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
+    let signing = signing(repo, args)?;
     let blobs = repo.all_blobs()?;
     let ids: Vec<ObjectId> = blobs.iter().map(|(id, _)| *id).collect();
     feedback.trace("fingerprint: blobs listed");
@@ -247,7 +250,7 @@ pub(super) fn fingerprint_all(
         )?;
     }
     // Interrupted, what was computed is in the store already.
-    let prints = fingerprint_and_sign(repo, store, &ids, signing(repo, args)?, feedback)?;
+    let prints = fingerprint_and_sign(repo, store, &ids, signing, feedback)?;
     flush_warnings(store, err);
     if !args.quiet {
         let lines: Vec<Line> = ids

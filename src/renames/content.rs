@@ -306,7 +306,7 @@ impl Content for RepoContent<'_> {
         // `.gitattributes` of each directory it enters): after a large
         // move, milliseconds on one thread. Each half keeps its paths in
         // order, as the stack wants them.
-        if entries.len() < ATTRIBUTES_SPLIT_FROM {
+        if entries.len() < ATTRIBUTES_SPLIT_FROM || rayon::current_num_threads() < 2 {
             return Ok(look_up(attributes, entries)?);
         }
         let (first, second) = entries.split_at(entries.len() / 2);

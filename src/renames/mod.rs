@@ -284,11 +284,12 @@ pub(super) type RowMap<V> = std::collections::HashMap<usize, V, BuildHasherDefau
 
 /// The hasher of [`SpanMap`] and of the maps keyed by a position in the
 /// sources or destinations: each write (the id's bytes, then the
-/// decision's discriminant; or a position's eight bytes) folds its first
-/// eight bytes in and mixes with a multiply, so that the high bits the
-/// table probes by depend on all of them. Not for keys an
-/// adversary picks bit by bit: object ids are hashes, positions are
-/// ours.
+/// decision's discriminant; or a position) folds its first eight bytes in
+/// and mixes with a multiply. The table indexes by the low bits, which
+/// the multiply leaves a function of the key's low bits alone: an id's
+/// first bytes (random: an id is a hash), or a position (distinct low
+/// bits for consecutive positions). Not for keys an adversary picks bit
+/// by bit: object ids are hashes, positions are ours.
 #[derive(Default)]
 pub struct KeyHasher(u64);
 
@@ -301,7 +302,18 @@ impl std::hash::Hasher for KeyHasher {
         let mut word = [0u8; 8];
         let n = bytes.len().min(8);
         word[..n].copy_from_slice(&bytes[..n]);
-        self.0 = (self.0 ^ u64::from_le_bytes(word)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.write_u64(u64::from_le_bytes(word));
+    }
+
+    // Integers as their value, not as bytes in the machine's order: on a
+    // big-endian machine a small position's bytes would put it in the top
+    // bits, and every position in one bucket.
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
     }
 }
 

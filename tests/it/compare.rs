@@ -547,13 +547,21 @@ fn fingerprint_without_signatures_stores_none_and_compare_answers_alike() {
     };
     let unsigned = compare(&r);
     r.git(&["config", "simm.signatures", "maybe"]);
-    let o = r.simm(&["fingerprint", "--all", "--quiet"]);
-    assert_eq!(o.status.code(), Some(128));
-    assert!(
-        stderr(&o).contains("bad boolean config value 'maybe' for 'simm.signatures'"),
-        "{}",
-        stderr(&o)
-    );
+    for args in [
+        &["fingerprint", "--all", "--quiet"][..],
+        &["fingerprint", "v2"],
+    ] {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}");
+        assert!(
+            stderr(&o).contains("bad boolean config value 'maybe' for 'simm.signatures'"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // A file on disk is never signed: the setting is not read.
+    let o = r.simm(&["fingerprint", "--", "extra/lone.txt"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     r.git(&["config", "simm.signatures", "yes"]);
     let o = r.simm(&["fingerprint", "--all", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -346,18 +346,34 @@ impl<'a> Stored<'a> {
         let bytes = self.bytes;
         for _ in 0..self.count {
             // Most entries are a one- or two-byte gap and a one-byte
-            // weight: read those three bytes at once, the rest varint by
-            // varint (the same values either way).
-            let (gap, w) = match bytes.get(self.at..self.at + 3) {
-                Some(&[g, v, _]) if g < 0x80 && v < 0x80 => {
-                    self.at += 2;
-                    (u32::from(g), u32::from(v))
+            // weight: read four bytes at once and take them apart without
+            // a branch on which (one or two gap bytes come about equally
+            // often, and a mispredicted branch costs more than the
+            // arithmetic); the rest varint by varint (the same values
+            // either way).
+            let quick = bytes.get(self.at..self.at + 4).and_then(|four| {
+                let x = u32::from_le_bytes(four.try_into().ok()?);
+                // 1 when the gap takes two bytes (its first has the
+                // continuation bit), else 0.
+                let two = (x >> 7) & 1;
+                let second = (x >> 8) & 0xff;
+                let weight = (x >> (8 + 8 * two)) & 0xff;
+                // The gap's second byte counts only in a two-byte gap.
+                let second = second & 0u32.wrapping_sub(two);
+                // Either byte after the first with the continuation bit
+                // means a longer varint: the slow path.
+                ((weight | second) & 0x80 == 0).then_some((
+                    x & 0x7f | second << 7,
+                    weight,
+                    2 + two as usize,
+                ))
+            });
+            let (gap, w) = match quick {
+                Some((gap, w, len)) => {
+                    self.at += len;
+                    (gap, w)
                 }
-                Some(&[g0, g1, v]) if g0 >= 0x80 && g1 < 0x80 && v < 0x80 => {
-                    self.at += 3;
-                    (u32::from(g0 & 0x7f) | u32::from(g1) << 7, u32::from(v))
-                }
-                _ => (
+                None => (
                     u32::try_from(get_varint(bytes, &mut self.at)?).ok()?,
                     u32::try_from(get_varint(bytes, &mut self.at)?).ok()?,
                 ),

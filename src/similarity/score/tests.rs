@@ -390,6 +390,40 @@ fn encoded_histograms_round_trip_compactly() {
     );
 }
 
+/// Every length of varint in every place: gaps of one, two and three
+/// bytes (the first bucket is a gap from 0) and weights of one to four
+/// bytes, side by side in every combination, the last entries short of
+/// the four bytes the decoder reads at once.
+#[test]
+fn histograms_with_every_varint_length_round_trip() {
+    let mut rng = crate::testing::Rng(17);
+    let gaps = [1u32, 5, 127, 128, 200, 16_383, 16_384, 40_000];
+    let weights = [1u32, 64, 127, 128, 300, 16_383, 16_384, 2_000_000];
+    for round in 0..400 {
+        let mut buckets = Vec::new();
+        let mut b = rng.below(3) as u32 * 20_000;
+        for i in 0..(1 + round % 40) {
+            let w = weights[rng.below(weights.len())];
+            buckets.push((b, w));
+            let gap = gaps[(i + rng.below(gaps.len())) % gaps.len()];
+            b += gap;
+            if b >= 107_927 {
+                break;
+            }
+        }
+        let counted = buckets.iter().map(|&(_, w)| u64::from(w)).sum();
+        let s = Spans {
+            buckets,
+            size: counted + round as u64,
+            counted,
+            binary: round % 2 == 0,
+        };
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        assert_eq!(Spans::decode(&out).as_ref(), Some(&s), "round {round}");
+    }
+}
+
 /// A damaged record never decodes into a histogram that could score:
 /// truncated, extended, or with a byte changed so that buckets go out of
 /// order, it is refused (or, where the change stays well-formed, decodes

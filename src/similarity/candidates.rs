@@ -164,27 +164,67 @@ impl Search {
         // Counted by distance first, so only the sources up to the
         // distance holding the nearest `k` are collected, not the half of
         // the window within chance level (as in `candidates_for`).
-        let mut count = [0usize; 256];
-        for &d in &dist {
-            count[usize::from(d)] += 1;
+        // Four tables, one per position mod 4: distances crowd around a
+        // few values, and one table's counter would wait on its own last
+        // increment.
+        let mut counts = [[0u32; 256]; 4];
+        let mut quads = dist.chunks_exact(4);
+        for q in &mut quads {
+            for (table, &d) in counts.iter_mut().zip(q) {
+                table[usize::from(d)] += 1;
+            }
+        }
+        for &d in quads.remainder() {
+            counts[0][usize::from(d)] += 1;
         }
         let mut seen = 0;
-        let upto = count[..=MAX_DISTANCE as usize]
-            .iter()
-            .position(|&c| {
-                seen += c;
+        let upto = (0..=MAX_DISTANCE as usize)
+            .position(|d| {
+                seen += counts.iter().map(|t| t[d] as usize).sum::<usize>();
                 seen >= k
             })
-            .unwrap_or(MAX_DISTANCE as usize);
-        let mut near: Vec<(u8, usize)> = range
-            .zip(dist)
-            .filter(|&(_, d)| usize::from(d) <= upto)
-            .map(|(p, d)| (d, p))
-            .collect();
+            .unwrap_or(MAX_DISTANCE as usize) as u8;
+        // Nearly every distance is beyond `upto`: sixteen are tested at a
+        // time, and only those within it looked at.
+        let mut near: Vec<(u8, usize)> = Vec::with_capacity(k + 8);
+        for (g, group) in dist.chunks(16).enumerate() {
+            let mut within = at_most(group, upto);
+            while within != 0 {
+                let i = within.trailing_zeros() as usize;
+                within &= within - 1;
+                near.push((group[i], range.start + 16 * g + i));
+            }
+        }
         near.sort_unstable();
         near.truncate(k);
         near.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
+}
+
+/// A bit for each of `group`'s (at most 16) distances that is at most
+/// `limit`, from the lowest bit.
+#[inline(always)]
+fn at_most(group: &[u8], limit: u8) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(sixteen) = group.first_chunk::<16>() {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+            _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of every x86-64 processor, and the load
+        // reads the 16 bytes of `sixteen` (loadu has no alignment
+        // requirement).
+        return unsafe {
+            let v = _mm_loadu_si128(sixteen.as_ptr().cast::<__m128i>());
+            // Unsigned v <= limit exactly where min(v, limit) is v.
+            let within = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(limit as i8)), v);
+            _mm_movemask_epi8(within) as u32
+        };
+    }
+    group
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &d)| m | u32::from(d <= limit) << i)
 }
 
 fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {

@@ -35,6 +35,8 @@
 //! row is wanting, so the matrix handed on is git's wherever the
 //! assignment reads it.
 
+use std::cell::RefCell;
+
 use gix::ObjectId;
 use rayon::prelude::*;
 
@@ -114,19 +116,21 @@ pub(super) fn score_pairs(
     let groups: Vec<&[usize]> = keep.chunk_by(|&a, &b| pairs[a].1 == pairs[b].1).collect();
     let computed: Vec<Vec<(usize, u32)>> = groups
         .par_iter()
-        .map_init(score::Dense::default, |dense, group| {
+        .map(|group| {
             if feedback.is_interrupted() {
                 return Vec::new();
             }
             let dst = &spans[index[&dsts[pairs[group[0]].1].key()]];
-            dense.with(dst, |loaded| {
-                group
-                    .iter()
-                    .map(|&i| {
-                        let src = &spans[index[&srcs[pairs[i].0].key()]];
-                        (i, loaded.score(src, min_score))
-                    })
-                    .collect()
+            with_scratch(|dense, _| {
+                dense.with(dst, |loaded| {
+                    group
+                        .iter()
+                        .map(|&i| {
+                            let src = &spans[index[&srcs[pairs[i].0].key()]];
+                            (i, loaded.score(src, min_score))
+                        })
+                        .collect()
+                })
             })
         })
         .collect();
@@ -165,19 +169,16 @@ pub(super) fn inexact_matrix(
     let ks: Vec<usize> = (0..sides.remaining.len()).collect();
     for slice in ks.chunks(SLICE) {
         feedback.check()?;
-        found.par_extend(slice.par_iter().map_init(
-            || (score::Dense::default(), Probe::default()),
-            |(dense, probe), &k| {
-                let ctx = Search {
-                    sides,
-                    spans: &spans,
-                    coarse: &coarse,
-                    index: &index,
-                    opts,
-                };
-                search_row(&ctx, k, 1, dense, probe)
-            },
-        ));
+        found.par_extend(slice.par_iter().map(|&k| {
+            let ctx = Search {
+                sides,
+                spans: &spans,
+                coarse: &coarse,
+                index: &index,
+                opts,
+            };
+            with_scratch(|dense, probe| search_row(&ctx, k, 1, dense, probe))
+        }));
     }
     feedback.trace("candidate search with the bound");
     for f in &found {
@@ -194,6 +195,27 @@ pub(super) fn inexact_matrix(
     outcome.scored_pairs =
         outcome.fingerprint_pairs + outcome.bound_pairs - outcome.ceiling_ruled_out;
     matrix
+}
+
+thread_local! {
+    /// Each thread's dense array (420 KiB) and probe, kept from search to
+    /// search: made anew for each of rayon's splits, they were zeroed a
+    /// hundred times over in a large move's run (39 MB).
+    static SCRATCH: RefCell<(score::Dense, Probe)> = RefCell::new(Default::default());
+}
+
+/// Run `f` with this thread's [`SCRATCH`]; with fresh ones if that is in
+/// use further up this thread's stack (rayon may run another search there
+/// while this one waits). A dense array is all zeros again after each
+/// `with`.
+fn with_scratch<R>(f: impl FnOnce(&mut score::Dense, &mut Probe) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let (dense, probe) = &mut *scratch;
+            f(dense, probe)
+        }
+        Err(_) => f(&mut score::Dense::default(), &mut Probe::default()),
+    })
 }
 
 /// Add one search's pairs to the run's statistics.
@@ -515,20 +537,17 @@ fn settle_ties(
             hinged.into_iter().partition(|d| partial.contains_key(d));
         let wider: Vec<Found> = widen
             .par_iter()
-            .map_init(
-                || (score::Dense::default(), Probe::default()),
-                |(dense, probe), &d| {
-                    if feedback.is_interrupted() {
-                        return Found::default();
-                    }
-                    search_row(search, k_of[&d], SLOTS, dense, probe)
-                },
-            )
+            .map(|&d| {
+                if feedback.is_interrupted() {
+                    return Found::default();
+                }
+                with_scratch(|dense, probe| search_row(search, k_of[&d], SLOTS, dense, probe))
+            })
             .collect();
         outcome.replayed_destinations += replay.len();
         let rows: Vec<(Vec<Scored>, usize)> = replay
             .par_iter()
-            .map_init(score::Dense::default, |dense, &d| {
+            .map(|&d| {
                 let k = k_of[&d];
                 let Some(dst) = spans.dst[k].as_deref() else {
                     return (Vec::new(), 0);
@@ -537,21 +556,23 @@ fn settle_ties(
                     return (Vec::new(), 0);
                 }
                 let dst_coarse = Coarse::of(dst);
-                dense.with(dst, |loaded| {
-                    let row = Row {
-                        d,
-                        item: &sides.dst_items[k],
-                        loaded,
-                        coarse: &dst_coarse,
-                        found: &found[k],
-                    };
-                    replay_row(
-                        sides,
-                        &row,
-                        opts.min_score,
-                        |a| spans.src[a].as_deref(),
-                        |a| coarse[a].as_ref(),
-                    )
+                with_scratch(|dense, _| {
+                    dense.with(dst, |loaded| {
+                        let row = Row {
+                            d,
+                            item: &sides.dst_items[k],
+                            loaded,
+                            coarse: &dst_coarse,
+                            found: &found[k],
+                        };
+                        replay_row(
+                            sides,
+                            &row,
+                            opts.min_score,
+                            |a| spans.src[a].as_deref(),
+                            |a| coarse[a].as_ref(),
+                        )
+                    })
                 })
             })
             .collect();

@@ -15,6 +15,9 @@ use crate::progress::Feedback;
 use crate::repo::{Entry, EntryKind};
 use crate::similarity::score::MAX_SCORE;
 
+/// No source: the end of a chain of sources with one id.
+const NONE: usize = usize::MAX;
+
 /// git's pairing steps after setup. `break_mode`: a broken pair's
 /// deletion half is among the sources (git's `break_idx`), which keeps
 /// used sources in play and skips the basename pass.
@@ -31,22 +34,35 @@ pub(super) fn pair_up(
     // Exact renames. Only ids some destination has are worth indexing:
     // sources can outnumber destinations a thousandfold (copy detection
     // against a whole tree).
-    let mut by_id: gix::hashtable::HashMap<ObjectId, Vec<usize>> =
-        dsts.iter().map(|d| (d.entry.id, Vec::new())).collect();
+    // Each id's sources as a chain through `next` (in source order), not
+    // a list per id: after a large move, thousands of small allocations.
+    let mut first: gix::hashtable::HashMap<ObjectId, (usize, usize)> =
+        dsts.iter().map(|d| (d.entry.id, (NONE, NONE))).collect();
+    let mut next = vec![NONE; srcs.len()];
     for (i, s) in srcs.iter().enumerate() {
-        if let Some(same) = by_id.get_mut(&s.entry.id) {
-            same.push(i);
+        if let Some((head, tail)) = first.get_mut(&s.entry.id) {
+            if *head == NONE {
+                *head = i;
+            } else {
+                next[*tail] = i;
+            }
+            *tail = i;
         }
     }
+    let chain = |head: usize| {
+        std::iter::successors((head != NONE).then_some(head), |&s| {
+            (next[s] != NONE).then_some(next[s])
+        })
+    };
     for d in 0..dsts.len() {
-        let Some(same) = by_id.get(&dsts[d].entry.id).filter(|v| !v.is_empty()) else {
+        let Some(&(head, _)) = first.get(&dsts[d].entry.id).filter(|(h, _)| *h != NONE) else {
             continue;
         };
         let target = &dsts[d].entry;
         let mut best = None;
         let mut best_score = -1;
         let mut budget = 100;
-        for &s in same {
+        for s in chain(head) {
             let source = &srcs[s].entry;
             if !(is_regular(source.kind) && is_regular(target.kind)) && source.kind != target.kind {
                 continue;

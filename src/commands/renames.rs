@@ -355,15 +355,9 @@ pub(super) fn general_changes(
         }
         None => (old, new),
     };
-    // Without conflicts or stale index entries the lists are only
-    // compared: their entries move into the changes.
-    if new.stale.is_empty() && unmerged.is_empty() {
-        let changes = git_simm::repo::changes::diff_owned(old, new.entries, harder);
-        return Ok((changes, new.contents));
-    }
     let changes = git_simm::repo::changes::diff_worktree(
-        &old,
-        &new.entries,
+        old,
+        new.entries,
         &new.stale,
         &unmerged,
         harder,

@@ -154,9 +154,9 @@ pub fn diff(old: &[Entry], new: &[Entry], include_unchanged: bool) -> Vec<Change
     out
 }
 
-/// [`diff`] of two lists it may take apart: each entry moves into its
-/// change instead of being copied (after a large move, tens of thousands
-/// of paths allocated and the lists' freed).
+/// [`diff`] of two lists it takes apart: each entry moves into its change
+/// instead of being copied (after a large move, tens of thousands of
+/// paths allocated and the lists' freed).
 pub fn diff_owned(old: Vec<Entry>, new: Vec<Entry>, include_unchanged: bool) -> Vec<Change> {
     let mut out = Vec::with_capacity(old.len().max(new.len()));
     let mut old = old.into_iter().peekable();
@@ -318,27 +318,29 @@ fn diff_into(
 /// path the old side lacks gets the null id of `hash` (as `git diff --raw`
 /// shows it).
 pub fn diff_with_unmerged(
-    old: &[Entry],
-    new: &[Entry],
+    old: Vec<Entry>,
+    new: Vec<Entry>,
     unmerged: &[Vec<u8>],
     include_unchanged: bool,
     hash: gix::hash::Kind,
 ) -> Vec<Change> {
     if unmerged.is_empty() {
-        return diff(old, new, include_unchanged);
+        return diff_owned(old, new, include_unchanged);
     }
+    let conflicts: Vec<Change> = {
+        let old_at: std::collections::HashMap<&[u8], &Entry> =
+            old.iter().map(|e| (e.path.as_slice(), e)).collect();
+        unmerged
+            .iter()
+            .map(|u| unmerged_change(u, &old_at, hash))
+            .collect()
+    };
     let conflicted: std::collections::HashSet<&[u8]> = unmerged.iter().map(Vec::as_slice).collect();
-    let old_at: std::collections::HashMap<&[u8], &Entry> =
-        old.iter().map(|e| (e.path.as_slice(), e)).collect();
     let kept_old: Vec<Entry> = old
-        .iter()
+        .into_iter()
         .filter(|e| !conflicted.contains(e.path.as_slice()))
-        .cloned()
         .collect();
-    merge(
-        diff(&kept_old, new, include_unchanged),
-        unmerged.iter().map(|u| unmerged_change(u, &old_at, hash)),
-    )
+    merge(diff_owned(kept_old, new, include_unchanged), conflicts)
 }
 
 fn unmerged_change(
@@ -375,8 +377,8 @@ fn unmerged_change(
 /// queued under `--find-copies-harder` (`harder`), where git's content
 /// check then fails to read the null object: [`super::RepoError::NullObject`].
 pub fn diff_worktree(
-    old: &[Entry],
-    new: &[Entry],
+    old: Vec<Entry>,
+    new: Vec<Entry>,
     stale: &std::collections::HashSet<Vec<u8>>,
     unmerged: &[Vec<u8>],
     harder: bool,

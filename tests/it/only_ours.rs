@@ -338,7 +338,9 @@ fn whole_calls(log: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut open: std::collections::HashMap<String, usize> = Default::default();
     for line in log.lines() {
+        // strace pads the thread id: "7222  fsync(4 <unfinished ...>".
         let (pid, rest) = line.split_once(' ').unwrap_or(("", line));
+        let rest = rest.trim_start();
         if let Some(head) = rest.strip_suffix(" <unfinished ...>") {
             open.insert(pid.to_owned(), out.len());
             out.push(format!("{pid} {head}"));
@@ -355,6 +357,32 @@ fn whole_calls(log: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Two threads renaming and syncing at once, as strace printed them in a
+/// run where each call was interrupted by the other thread's: the
+/// directory sync after the first rename is found.
+#[test]
+fn interleaved_strace_calls_are_joined() {
+    let log = "\
+7222  renameat(AT_FDCWD, \"/r/.git/simm/tmp-1\", AT_FDCWD, \"/r/.git/simm/sig-1.table\") = 0
+7222  openat(AT_FDCWD, \"/r/.git/simm\", O_RDONLY|O_CLOEXEC) = 4
+7222  fsync(4 <unfinished ...>
+7218  <... fsync resumed>)              = 0
+7218  renameat(AT_FDCWD, \"/r/.git/simm/tmp-2\", AT_FDCWD, \"/r/.git/simm/fp-1.table\" <unfinished ...>
+7222  <... fsync resumed>)              = 0
+7218  <... renameat resumed>)           = 0
+";
+    let joined = whole_calls(log);
+    assert_eq!(joined[2], "7222 fsync(4)              = 0");
+    assert!(synced_after_rename(log, Path::new("/r/.git/simm")));
+    // Without the sync, no.
+    let unsynced: String = log
+        .lines()
+        .filter(|l| !l.contains("fsync"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(!synced_after_rename(&unsynced, Path::new("/r/.git/simm")));
 }
 
 /// Whether `log` (strace) shows a rename into `dir` followed by an fsync of

@@ -161,44 +161,51 @@ impl Search {
         let pool = &self.pool;
         let range = pool.window(dst.size, min_score);
         let dist = distances(pool, range.clone(), &fp);
-        // Counted by distance first, so only the sources up to the
-        // distance holding the nearest `k` are collected, not the half of
-        // the window within chance level (as in `candidates_for`).
-        // Four tables, one per position mod 4: distances crowd around a
-        // few values, and one table's counter would wait on its own last
-        // increment.
-        let mut counts = [[0u32; 256]; 4];
-        let mut quads = dist.chunks_exact(4);
-        for q in &mut quads {
-            for (table, &d) in counts.iter_mut().zip(q) {
-                table[usize::from(d)] += 1;
-            }
-        }
-        for &d in quads.remainder() {
-            counts[0][usize::from(d)] += 1;
-        }
-        let mut seen = 0;
-        let upto = (0..=MAX_DISTANCE as usize)
-            .position(|d| {
-                seen += counts.iter().map(|t| t[d] as usize).sum::<usize>();
-                seen >= k
-            })
-            .unwrap_or(MAX_DISTANCE as usize) as u8;
-        // Nearly every distance is beyond `upto`: sixteen are tested at a
-        // time, and only those within it looked at.
-        let mut near: Vec<(u8, usize)> = Vec::with_capacity(k + 8);
-        for (g, group) in dist.chunks(16).enumerate() {
-            let mut within = at_most(group, upto);
-            while within != 0 {
-                let i = within.trailing_zeros() as usize;
-                within &= within - 1;
-                near.push((group[i], range.start + 16 * g + i));
-            }
-        }
+        let mut near = within_nearest(&dist, range.start, k);
         near.sort_unstable();
         near.truncate(k);
         near.into_iter().map(|(_, p)| pool.order[p]).collect()
     }
+}
+
+/// The `(distance, position)` of every source of `dist` (the distances
+/// of the positions from `start` on) up to the distance at which the
+/// nearest `enough` are in, chance level at most, in position order.
+///
+/// About half of all sources fall below chance level, so rather than
+/// collect them all, they are counted by distance first: in four tables,
+/// one per position mod 4, since distances crowd around a few values and
+/// one table's counter would wait on its own last increment. Nearly every
+/// distance is then beyond the cut: sixteen are tested at a time, and
+/// only those within it looked at.
+fn within_nearest(dist: &[u8], start: usize, enough: usize) -> Vec<(u8, usize)> {
+    let mut counts = [[0u32; 256]; 4];
+    let mut quads = dist.chunks_exact(4);
+    for q in &mut quads {
+        for (table, &d) in counts.iter_mut().zip(q) {
+            table[usize::from(d)] += 1;
+        }
+    }
+    for &d in quads.remainder() {
+        counts[0][usize::from(d)] += 1;
+    }
+    let mut seen = 0;
+    let upto = (0..=MAX_DISTANCE as usize)
+        .position(|d| {
+            seen += counts.iter().map(|t| t[d] as usize).sum::<usize>();
+            seen >= enough
+        })
+        .unwrap_or(MAX_DISTANCE as usize) as u8;
+    let mut near: Vec<(u8, usize)> = Vec::with_capacity(enough.min(dist.len()));
+    for (g, group) in dist.chunks(16).enumerate() {
+        let mut within = at_most(group, upto);
+        while within != 0 {
+            let i = within.trailing_zeros() as usize;
+            within &= within - 1;
+            near.push((group[i], start + 16 * g + i));
+        }
+    }
+    near
 }
 
 /// A bit for each of `group`'s (at most 16) distances that is at most
@@ -242,32 +249,11 @@ fn candidates_for(pool: &Pool, dst: &Sketch, opts: &Options) -> Candidates {
         return out;
     };
     let dist = distances(pool, range.clone(), &fp);
-    // Only the nearest few can be kept. About half of all sources fall
-    // below chance level, so rather than collect them all, count them by
-    // distance first and collect only up to the distance at which the
-    // nearest `most + 1` are in (the one after the kept ones sets the cut).
+    // Only the nearest few can be kept; the one after them sets the cut.
     let most = opts.max_ties.max(opts.per_destination);
-    // Every byte value counted, with no branch: half the distances are on
-    // either side of the cut, so a test per source is mispredicted half
-    // the time.
-    let mut count = [0usize; 256];
-    for &d in &dist {
-        count[usize::from(d)] += 1;
-    }
-    let near_end = MAX_DISTANCE as usize + 1;
-    let mut seen = 0;
-    let upto = count[..near_end]
-        .iter()
-        .position(|&c| {
-            seen += c;
-            seen > most
-        })
-        .unwrap_or(near_end - 1);
-    let mut near: Vec<(u32, usize)> = range
-        .clone()
-        .zip(&dist)
-        .filter(|&(_, &d)| usize::from(d) <= upto)
-        .map(|(p, &d)| (u32::from(d), p))
+    let mut near: Vec<(u32, usize)> = within_nearest(&dist, range.start, most.saturating_add(1))
+        .into_iter()
+        .map(|(d, p)| (u32::from(d), p))
         .collect();
     if near.len() > most {
         near.select_nth_unstable(most);

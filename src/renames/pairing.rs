@@ -34,19 +34,16 @@ pub(super) fn pair_up(
     // Exact renames. Only ids some destination has are worth indexing:
     // sources can outnumber destinations a thousandfold (copy detection
     // against a whole tree).
-    // Each id's sources as a chain through `next` (in source order), not
-    // a list per id: after a large move, thousands of small allocations.
-    let mut first: gix::hashtable::HashMap<ObjectId, (usize, usize)> =
-        dsts.iter().map(|d| (d.entry.id, (NONE, NONE))).collect();
+    // Each id's sources as a chain through `next`, not a list per id:
+    // after a large move, thousands of small allocations. Linked from the
+    // last source back, each chain runs in source order.
+    let mut first: gix::hashtable::HashMap<ObjectId, usize> =
+        dsts.iter().map(|d| (d.entry.id, NONE)).collect();
     let mut next = vec![NONE; srcs.len()];
-    for (i, s) in srcs.iter().enumerate() {
-        if let Some((head, tail)) = first.get_mut(&s.entry.id) {
-            if *head == NONE {
-                *head = i;
-            } else {
-                next[*tail] = i;
-            }
-            *tail = i;
+    for (i, s) in srcs.iter().enumerate().rev() {
+        if let Some(head) = first.get_mut(&s.entry.id) {
+            next[i] = *head;
+            *head = i;
         }
     }
     let chain = |head: usize| {
@@ -55,7 +52,7 @@ pub(super) fn pair_up(
         })
     };
     for d in 0..dsts.len() {
-        let Some(&(head, _)) = first.get(&dsts[d].entry.id).filter(|(h, _)| *h != NONE) else {
+        let Some(&head) = first.get(&dsts[d].entry.id).filter(|&&h| h != NONE) else {
             continue;
         };
         let target = &dsts[d].entry;

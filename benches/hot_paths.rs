@@ -10,7 +10,11 @@
 //!   destination spread in a dense array (`Dense`, as rename detection
 //!   scores a destination against its candidates);
 //! - store lookups: `get_many` of 10,000 ids (sorted walk) and single
-//!   `get`s in a store of 100,000 blobs, `sizes` as `check` asks.
+//!   `get`s in a store of 100,000 blobs, `sizes` as `check` asks;
+//! - the lossless candidate search (`prefix::PrefixIndex`): an index of
+//!   3,000 sources built at git's default minimum score, and each of
+//!   3,000 edited copies probed at it, as rename detection does after a
+//!   large move.
 //!
 //! Run with `cargo bench --bench hot_paths`.
 
@@ -20,6 +24,7 @@ mod util;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use git_simm::similarity::candidates::{self, Search};
 use git_simm::similarity::fingerprint::{Sketch, fingerprint};
+use git_simm::similarity::prefix::{PrefixIndex, Probe};
 use git_simm::similarity::score::{self, Dense, Spans};
 use git_simm::similarity::store::Store;
 use gix::ObjectId;
@@ -187,5 +192,55 @@ fn store_lookups(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, candidate_search, exact_scoring, store_lookups);
+/// A file with one line in `every` replaced, as an edited copy.
+fn edited(text: &[u8], every: usize, with: &'static [u8]) -> Vec<u8> {
+    text.split_inclusive(|&b| b == b'\n')
+        .enumerate()
+        .flat_map(|(i, l)| if i % every == 0 { with } else { l })
+        .copied()
+        .collect()
+}
+
+fn prefix_index(c: &mut Criterion) {
+    let texts = texts();
+    let n = texts.len().min(3000);
+    // Sources: the corpus's files; destinations: an edited copy of each,
+    // which a probe must find among files that share its skeleton.
+    let sources: Vec<Spans> = texts.iter().take(n).map(|t| Spans::new(t)).collect();
+    let destinations: Vec<Spans> = texts
+        .iter()
+        .take(n)
+        .map(|t| Spans::new(&edited(t, 3, b"an edited line\n")))
+        .collect();
+    let refs: Vec<Option<&Spans>> = sources.iter().map(Some).collect();
+    let min = score::DEFAULT_MIN_SCORE;
+    let mut group = c.benchmark_group("prefix");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("index 3,000 sources", |b| {
+        b.iter(|| PrefixIndex::build(&refs, min).len())
+    });
+    let index = PrefixIndex::build(&refs, min);
+    group.bench_function("probe 3,000 destinations", |b| {
+        let mut probe = Probe::default();
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut proposed = 0;
+            for d in &destinations {
+                out.clear();
+                index.probe_reach(d, min, &[], &mut probe, &mut out);
+                proposed += out.len();
+            }
+            proposed
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    candidate_search,
+    exact_scoring,
+    store_lookups,
+    prefix_index
+);
 criterion_main!(benches);

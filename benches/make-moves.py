@@ -17,7 +17,11 @@ txt), one a line, in the order `build` uses them:
 - round-robin over paths (in a seeded random order): first one version of
   every path, then a second one, as far as possible in history from the
   first, and so on. Any prefix of the list is as free of near-duplicate
-  versions as the corpus allows.
+  versions as the corpus allows;
+- with --even-sizes B, round-robin over B size bins of equal width instead
+  (each in the order above): any prefix then spreads its sizes evenly over
+  min-size..max-size, as far as each bin lasts, where real repositories
+  hold mostly small files.
 
 For each --need N larger than the pool, it prints `need: N=<n>
 per-path=<k>` to stderr: the smallest K that would give N candidates.
@@ -83,6 +87,7 @@ def spread_order(k):
 def cmd_pool(args):
     by_path = OrderedDict()
     ext_of = {}  # the extension files of a path get, from its name
+    size_of = {}
     seen = set()
     for raw in sys.stdin.buffer:
         line = raw.rstrip(b"\n")
@@ -93,6 +98,7 @@ def cmd_pool(args):
         if not (args.min_size <= size <= args.max_size) or oid in seen:
             continue
         seen.add(oid)
+        size_of[oid] = size
         path = parts[3] if len(parts) > 3 else b""
         by_path.setdefault(path, []).append(oid)
         if path not in ext_of:
@@ -110,15 +116,27 @@ def cmd_pool(args):
                 picks = [oids[round(j * (m - 1) / (k - 1))] for j in range(k)]
         else:
             picks = oids
-        ranked.append([picks[j] + b" " + ext_of[path] for j in spread_order(len(picks))])
+        ranked.append([(picks[j], ext_of[path]) for j in spread_order(len(picks))])
     random.Random(args.seed).shuffle(ranked)
 
-    out = sys.stdout.buffer
+    order = []
     depth = max((len(r) for r in ranked), default=0)
     for rnd in range(depth):
         for r in ranked:
             if rnd < len(r):
-                out.write(r[rnd] + b"\n")
+                order.append(r[rnd])
+    if args.even_sizes:
+        width = (args.max_size - args.min_size + 1) / args.even_sizes
+        bins = [[] for _ in range(args.even_sizes)]
+        for oid, ext in order:
+            b = min(int((size_of[oid] - args.min_size) / width), args.even_sizes - 1)
+            bins[b].append((oid, ext))
+        order = []
+        for rnd in range(max((len(b) for b in bins), default=0)):
+            order.extend(b[rnd] for b in bins if rnd < len(b))
+    out = sys.stdout.buffer
+    for oid, ext in order:
+        out.write(oid + b" " + ext + b"\n")
     counts = [len(o) for o in by_path.values()]
     for n in args.need:
         if sum(min(c, args.per_path) for c in counts) >= n:
@@ -308,6 +326,8 @@ def main():
     p.add_argument("--min-size", type=int, default=1024)
     p.add_argument("--max-size", type=int, default=65536)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--even-sizes", type=int, default=0, metavar="B",
+                   help="spread sizes evenly over B bins of the size range")
     p.add_argument("--need", type=int, nargs="*", default=[],
                    help="sizes N to report the --per-path needed for, if larger")
     b = sub.add_parser("build")

@@ -6,6 +6,7 @@
 #   benches/renames-loose.sh --source-repo PATH [--source-repo PATH ...]
 #                            [--sizes "1000 10000"]
 #                            [--runs R] [--per-path K] [--file-sizes MIN-MAX]
+#                            [--even-sizes]
 #                            [--workdir DIR] [--git-simm BIN | --no-build]
 #                            [--no-git] [--keep]
 #
@@ -45,6 +46,9 @@
 #   --runs R            rounds of the three timings (default 3)
 #   --per-path K        at most K versions of one path in the corpus (20)
 #   --file-sizes MIN-MAX  only blobs of MIN to MAX bytes (default 8192-32768)
+#   --even-sizes        spread the files' sizes evenly over MIN-MAX (64 bins
+#                       of equal width, as far as each lasts) instead of
+#                       taking them as the sources hold them, mostly small
 #   --workdir DIR       where the test repositories go (default: a new
 #                       directory under /tmp, removed unless --keep); an
 #                       existing repository there for the same N, source
@@ -65,6 +69,7 @@ sizes="1000 10000"
 runs=3
 per_path=20
 file_sizes=8192-32768
+even_sizes=0
 workdir=
 simm_bin=
 build=1
@@ -83,6 +88,7 @@ while (($#)); do
     --per-path=*) per_path=${1#*=}; shift ;;
     --file-sizes) file_sizes=${2:?--file-sizes needs MIN-MAX}; shift 2 ;;
     --file-sizes=*) file_sizes=${1#*=}; shift ;;
+    --even-sizes) even_sizes=64; shift ;;
     --workdir) workdir=${2:?--workdir needs a directory}; shift 2 ;;
     --workdir=*) workdir=${1#*=}; shift ;;
     --git-simm) simm_bin=${2:?--git-simm needs a path}; build=0; shift 2 ;;
@@ -171,18 +177,19 @@ echo "  binary:   $simm_bin ($("$simm" --version 2>/dev/null || echo '?'))"
 echo "  git:      $(git --version)"
 echo "  machine:  $(nproc) cores, load $(loadavg)"
 echo "  workdir:  $workdir"
-echo "  sizes:    ${size_list[*]}; $runs rounds; files $min_size-$max_size bytes, at most $per_path versions a path"
+echo "  sizes:    ${size_list[*]}; $runs rounds; files $min_size-$max_size bytes$( ((even_sizes)) && echo ", spread evenly"), at most $per_path versions a path"
 echo
 
 # The corpus, listed once; every N takes a prefix.
 pool=$workdir/pool.txt
 pool_key="$src_heads $per_path $min_size $max_size"
+((even_sizes)) && pool_key+=" even $even_sizes"
 if [[ ! -s $pool || $(cat "$pool.key" 2>/dev/null) != "$pool_key" ]]; then
   {
     git --git-dir="$src_git" rev-list --objects --all --missing=allow-any |
       git --git-dir="$src_git" cat-file --batch-check='%(objectname) %(objecttype) %(objectsize) %(rest)' |
       python3 "$helper" pool --per-path "$per_path" --min-size "$min_size" --max-size "$max_size" \
-        --need "${size_list[@]}" >"$pool"
+        --even-sizes "$even_sizes" --need "${size_list[@]}" >"$pool"
   } 2>"$workdir/pool.err" || {
     cat "$workdir/pool.err" >&2
     die "listing the blobs of $src_git failed"

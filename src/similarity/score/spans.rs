@@ -73,14 +73,14 @@ impl Spans {
         // plain integer sort groups chunks by bucket; merging after the sort
         // avoids a hash map on the hot path. The list is scratch space of
         // the thread, so building a histogram allocates only the histogram.
-        let buckets = CHUNKS.with_borrow_mut(|chunks| {
+        let buckets = CHUNKS.with_borrow_mut(|(chunks, scratch)| {
             chunks.clear();
             if binary || memchr::memchr(b'\r', data).is_none() {
                 chunk_plain(data, chunks);
             } else {
                 chunk_crlf(data, chunks);
             }
-            chunks.sort_unstable();
+            by_bucket(chunks, scratch);
             // Histograms are kept for the whole detection, thousands of
             // them: sized exactly, not for the worst case.
             let distinct = chunks
@@ -495,8 +495,59 @@ pub(super) fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
 }
 
 thread_local! {
-    /// The chunk list [`Spans::new`] sorts, one per thread.
-    static CHUNKS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The chunk list [`Spans::new`] sorts, and the sort's scratch, one per
+    /// thread.
+    static CHUNKS: std::cell::RefCell<(Vec<u64>, Vec<u64>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Buckets fit in 17 bits: two counting passes order them, 9 bits then 8.
+const _: () = assert!(HASH_BASE <= 1 << 17);
+
+/// Lists of fewer chunks sort by comparison, cheaper than clearing the
+/// counters.
+const RADIX_FROM: usize = 128;
+
+/// Order `chunks` (`bucket << 32 | length`) by bucket, which is all the
+/// merge after it needs (chunks of one bucket add up in any order): a
+/// least-significant-digit radix sort of the bucket, through `scratch`.
+/// Sorting each file's hundreds of chunks by comparison was a sixth of
+/// building its histogram.
+fn by_bucket(chunks: &mut [u64], scratch: &mut Vec<u64>) {
+    if chunks.len() < RADIX_FROM {
+        chunks.sort_unstable();
+        return;
+    }
+    let low = |k: u64| ((k >> 32) & 0x1ff) as usize;
+    let high = |k: u64| ((k >> 41) & 0xff) as usize;
+    let mut lows = [0u32; 512];
+    let mut highs = [0u32; 256];
+    for &k in chunks.iter() {
+        lows[low(k)] += 1;
+        highs[high(k)] += 1;
+    }
+    let starts = |counts: &mut [u32]| {
+        let mut at = 0;
+        for c in counts {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+    };
+    starts(&mut lows);
+    starts(&mut highs);
+    scratch.clear();
+    scratch.resize(chunks.len(), 0);
+    for &k in chunks.iter() {
+        let at = &mut lows[low(k)];
+        scratch[*at as usize] = k;
+        *at += 1;
+    }
+    for &k in scratch.iter() {
+        let at = &mut highs[high(k)];
+        chunks[*at as usize] = k;
+        *at += 1;
+    }
 }
 
 /// Call `f(bucket, chunk)` for every chunk of `data` as git cuts it (at
@@ -571,5 +622,5 @@ fn pack(a1: u32, a2: u32, n: u32) -> u64 {
 /// Attributes can override it per path ([`Binary`]).
 pub fn is_binary(data: &[u8]) -> bool {
     let head = &data[..data.len().min(FIRST_FEW_BYTES)];
-    head.contains(&0)
+    memchr::memchr(0, head).is_some()
 }

@@ -504,3 +504,41 @@ fn bins_bound_copied_from_above_and_rule_out_unrelated_files() {
         "{ruled_out} of {unrelated} ruled out"
     );
 }
+
+/// Histograms of whole files, small and large (the large ones' chunks
+/// are put in bucket order by a radix sort), equal the definition: every
+/// chunk's bucket from git's hash, weights added up per bucket.
+#[test]
+fn histograms_of_real_files_follow_the_definition() {
+    let mut files = corpus_texts();
+    // One line many times (one bucket holding all the weight) and lines
+    // of every byte value (buckets across the whole range).
+    files.push(b"the same line\n".repeat(500));
+    files.push(
+        (0..40_000u32)
+            .map(|i| {
+                if i % 37 == 0 {
+                    b'\n'
+                } else {
+                    (i * 131 % 251) as u8 + 1
+                }
+            })
+            .collect(),
+    );
+    let mut large = 0;
+    for data in files.iter().filter(|d| !d.contains(&b'\r')) {
+        let mut expected: std::collections::BTreeMap<u32, u32> = Default::default();
+        let mut chunks = 0;
+        for line in data.split_inclusive(|&c| c == b'\n') {
+            for chunk in line.chunks(64) {
+                *expected.entry(bucket_of(chunk)).or_default() += chunk.len() as u32;
+                chunks += 1;
+            }
+        }
+        let got: Vec<(u32, u32)> = Spans::new(data).weights().collect();
+        let expected: Vec<(u32, u32)> = expected.into_iter().collect();
+        assert_eq!(got, expected);
+        large += usize::from(chunks >= 1000);
+    }
+    assert!(large >= 10, "only {large} files of 1,000 chunks or more");
+}

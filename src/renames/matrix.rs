@@ -158,12 +158,18 @@ pub(super) fn inexact_matrix(
     feedback.trace("chunk histograms of sources and destinations");
     feedback.check()?;
     let refs: Vec<Option<&Spans>> = spans.src.iter().map(|s| s.as_deref()).collect();
-    let index = PrefixIndex::build(&refs, opts.min_score);
-    let coarse: Vec<Option<Coarse>> = spans
-        .src
-        .par_iter()
-        .map(|s| s.as_deref().map(Coarse::of))
-        .collect();
+    // Side by side: the index's frequency count, order and posting
+    // placement run on one thread, and the other takes the bins.
+    let (index, coarse) = rayon::join(
+        || PrefixIndex::build(&refs, opts.min_score),
+        || -> Vec<Option<Coarse>> {
+            spans
+                .src
+                .par_iter()
+                .map(|s| s.as_deref().map(Coarse::of))
+                .collect()
+        },
+    );
     feedback.trace("prefix index of sources");
     let mut found: Vec<Found> = Vec::with_capacity(sides.remaining.len());
     let ks: Vec<usize> = (0..sides.remaining.len()).collect();

@@ -11,6 +11,7 @@ pub mod compute;
 pub mod containment;
 pub mod fingerprint;
 pub mod prefix;
+pub(crate) mod radix;
 pub mod score;
 pub mod seen;
 pub mod signature;

@@ -45,6 +45,7 @@
 
 use rayon::prelude::*;
 
+use crate::similarity::radix;
 use crate::similarity::score::{self, MAX_SCORE, Spans};
 use crate::similarity::seen::Seen;
 
@@ -445,8 +446,8 @@ struct RankSorted {
     scratch: Vec<u64>,
 }
 
-/// Ranks fit in 17 bits: two counting passes sort them, 9 bits then 8.
-const _: () = assert!(BUCKETS <= 1 << 17);
+/// Ranks fit in the radix sort's 17 bits.
+const _: () = assert!(BUCKETS as u64 <= radix::KEY_LIMIT);
 
 /// Files with fewer buckets sort by comparison, cheaper than clearing
 /// the counters.
@@ -454,9 +455,7 @@ const RADIX_FROM: usize = 64;
 
 /// Every bucket of `s` as `rank << 32 | weight`, rarest first, in
 /// `out.keys`. A file's ranks are distinct, so ordering by rank alone
-/// orders the keys; a least-significant-digit radix sort does it in two
-/// passes (comparison sorting every file's few hundred buckets costs a
-/// fifth of a warm `renames`).
+/// orders the keys ([`radix::sort_by_key`]).
 fn by_rank(s: &Spans, rank: &[u32], out: &mut RankSorted) {
     let keys = &mut out.keys;
     keys.clear();
@@ -468,37 +467,7 @@ fn by_rank(s: &Spans, rank: &[u32], out: &mut RankSorted) {
         keys.sort_unstable();
         return;
     }
-    let low = |k: u64| ((k >> 32) & 0x1ff) as usize;
-    let high = |k: u64| ((k >> 41) & 0xff) as usize;
-    let mut lows = [0u32; 512];
-    let mut highs = [0u32; 256];
-    for &k in keys.iter() {
-        lows[low(k)] += 1;
-        highs[high(k)] += 1;
-    }
-    let starts = |counts: &mut [u32]| {
-        let mut at = 0;
-        for c in counts {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-    };
-    starts(&mut lows);
-    starts(&mut highs);
-    let scratch = &mut out.scratch;
-    scratch.clear();
-    scratch.resize(keys.len(), 0);
-    for &k in keys.iter() {
-        let at = &mut lows[low(k)];
-        scratch[*at as usize] = k;
-        *at += 1;
-    }
-    for &k in scratch.iter() {
-        let at = &mut highs[high(k)];
-        keys[*at as usize] = k;
-        *at += 1;
-    }
+    radix::sort_by_key(keys, &mut out.scratch);
 }
 
 /// The rank and weight of a key of [`by_rank`].

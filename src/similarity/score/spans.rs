@@ -2,6 +2,8 @@
 //! chunks and hashes them into buckets (`diffcore-delta.c`), and whether a
 //! file counts as text or binary while doing so.
 
+use crate::similarity::radix;
+
 /// The number of buckets chunks are hashed into; a prime, as in git, so that
 /// the modulo mixes the high bits of the accumulators too.
 pub(super) const HASH_BASE: u32 = 107_927;
@@ -501,52 +503,22 @@ thread_local! {
         const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Buckets fit in 17 bits: two counting passes order them, 9 bits then 8.
-const _: () = assert!(HASH_BASE <= 1 << 17);
+/// Buckets fit in the radix sort's 17 bits.
+const _: () = assert!(HASH_BASE as u64 <= radix::KEY_LIMIT);
 
 /// Lists of fewer chunks sort by comparison, cheaper than clearing the
 /// counters.
 const RADIX_FROM: usize = 128;
 
 /// Order `chunks` (`bucket << 32 | length`) by bucket, which is all the
-/// merge after it needs (chunks of one bucket add up in any order): a
-/// least-significant-digit radix sort of the bucket, through `scratch`.
-/// Sorting each file's hundreds of chunks by comparison was a sixth of
-/// building its histogram.
+/// merge after it needs (chunks of one bucket add up in any order), by
+/// [`radix::sort_by_key`] through `scratch`. Sorting each file's hundreds
+/// of chunks by comparison was a sixth of building its histogram.
 fn by_bucket(chunks: &mut [u64], scratch: &mut Vec<u64>) {
     if chunks.len() < RADIX_FROM {
         chunks.sort_unstable();
-        return;
-    }
-    let low = |k: u64| ((k >> 32) & 0x1ff) as usize;
-    let high = |k: u64| ((k >> 41) & 0xff) as usize;
-    let mut lows = [0u32; 512];
-    let mut highs = [0u32; 256];
-    for &k in chunks.iter() {
-        lows[low(k)] += 1;
-        highs[high(k)] += 1;
-    }
-    let starts = |counts: &mut [u32]| {
-        let mut at = 0;
-        for c in counts {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-    };
-    starts(&mut lows);
-    starts(&mut highs);
-    scratch.clear();
-    scratch.resize(chunks.len(), 0);
-    for &k in chunks.iter() {
-        let at = &mut lows[low(k)];
-        scratch[*at as usize] = k;
-        *at += 1;
-    }
-    for &k in scratch.iter() {
-        let at = &mut highs[high(k)];
-        chunks[*at as usize] = k;
-        *at += 1;
+    } else {
+        radix::sort_by_key(chunks, scratch);
     }
 }
 

@@ -449,13 +449,9 @@ struct RankSorted {
 /// Ranks fit in the radix sort's 17 bits.
 const _: () = assert!(BUCKETS as u64 <= radix::KEY_LIMIT);
 
-/// Files with fewer buckets sort by comparison, cheaper than clearing
-/// the counters.
-const RADIX_FROM: usize = 64;
-
 /// Every bucket of `s` as `rank << 32 | weight`, rarest first, in
 /// `out.keys`. A file's ranks are distinct, so ordering by rank alone
-/// orders the keys ([`radix::sort_by_key`]).
+/// orders the keys ([`radix::sort`]).
 fn by_rank(s: &Spans, rank: &[u32], out: &mut RankSorted) {
     let keys = &mut out.keys;
     keys.clear();
@@ -463,11 +459,7 @@ fn by_rank(s: &Spans, rank: &[u32], out: &mut RankSorted) {
         s.weights()
             .map(|(b, w)| u64::from(rank[b as usize]) << 32 | u64::from(w)),
     );
-    if keys.len() < RADIX_FROM {
-        keys.sort_unstable();
-        return;
-    }
-    radix::sort_by_key(keys, &mut out.scratch);
+    radix::sort(keys, &mut out.scratch);
 }
 
 /// The rank and weight of a key of [`by_rank`].
@@ -614,7 +606,7 @@ mod tests {
                 .collect();
             expected.sort_unstable();
             assert_eq!(sorted.keys, expected);
-            radix_sorted += usize::from(expected.len() >= RADIX_FROM);
+            radix_sorted += usize::from(expected.len() >= radix::COMPARISON_BELOW);
         }
         assert!(
             radix_sorted > 100,

@@ -7,10 +7,19 @@
 /// Keys must be below this: 17 bits.
 pub const KEY_LIMIT: u64 = 1 << 17;
 
+/// Lists shorter than this are sorted by comparison: cheaper than
+/// clearing the counters.
+pub const COMPARISON_BELOW: usize = 64;
+
 /// Order `words` by their high half (below [`KEY_LIMIT`]); words with the
 /// same key keep no particular order among themselves. `scratch` is
 /// reused space.
-pub fn sort_by_key(words: &mut [u64], scratch: &mut Vec<u64>) {
+#[inline]
+pub fn sort(words: &mut [u64], scratch: &mut Vec<u64>) {
+    if words.len() < COMPARISON_BELOW {
+        words.sort_unstable();
+        return;
+    }
     let low = |w: u64| ((w >> 32) & 0x1ff) as usize;
     let high = |w: u64| ((w >> 41) & 0xff) as usize;
     let mut lows = [0u32; 512];
@@ -54,7 +63,7 @@ mod tests {
     fn orders_by_key_as_a_comparison_sort() {
         let mut rng = crate::testing::Rng(5);
         let mut scratch = Vec::new();
-        for n in [0, 1, 2, 100, 1000, 20_000] {
+        for n in [0, 1, 2, 61, 62, 100, 1000, 20_000] {
             let mut words: Vec<u64> = (0..n)
                 .map(|_| ((rng.next() % KEY_LIMIT) << 32) | (rng.next() % 64))
                 .collect();
@@ -64,7 +73,7 @@ mod tests {
             keys.sort_unstable();
             let mut sorted_values: Vec<u64> = words.clone();
             sorted_values.sort_unstable();
-            sort_by_key(&mut words, &mut scratch);
+            sort(&mut words, &mut scratch);
             assert_eq!(words.iter().map(|w| w >> 32).collect::<Vec<_>>(), keys);
             // The same words, only reordered.
             let mut again = words.clone();

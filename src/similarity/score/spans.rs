@@ -82,7 +82,9 @@ impl Spans {
             } else {
                 chunk_crlf(data, chunks);
             }
-            by_bucket(chunks, scratch);
+            // Grouped by bucket is all the merge below needs: chunks of
+            // one bucket add up in any order.
+            radix::sort(chunks, scratch);
             // Histograms are kept for the whole detection, thousands of
             // them: sized exactly, not for the worst case.
             let distinct = chunks
@@ -505,22 +507,6 @@ thread_local! {
 
 /// Buckets fit in the radix sort's 17 bits.
 const _: () = assert!(HASH_BASE as u64 <= radix::KEY_LIMIT);
-
-/// Lists of fewer chunks sort by comparison, cheaper than clearing the
-/// counters.
-const RADIX_FROM: usize = 128;
-
-/// Order `chunks` (`bucket << 32 | length`) by bucket, which is all the
-/// merge after it needs (chunks of one bucket add up in any order), by
-/// [`radix::sort_by_key`] through `scratch`. Sorting each file's hundreds
-/// of chunks by comparison was a sixth of building its histogram.
-fn by_bucket(chunks: &mut [u64], scratch: &mut Vec<u64>) {
-    if chunks.len() < RADIX_FROM {
-        chunks.sort_unstable();
-    } else {
-        radix::sort_by_key(chunks, scratch);
-    }
-}
 
 /// Call `f(bucket, chunk)` for every chunk of `data` as git cuts it (at
 /// each LF and every 64 bytes; CRs counted, so for CRLF text the bucket

@@ -53,17 +53,7 @@ fn sketches(texts: &[Vec<u8>], n: usize) -> Vec<Sketch> {
             let data: Vec<u8> = if round == 0 {
                 t.clone()
             } else {
-                t.split_inclusive(|&b| b == b'\n')
-                    .enumerate()
-                    .flat_map(|(i, l)| {
-                        if i % (round + 2) == 0 {
-                            &b"edited line\n"[..]
-                        } else {
-                            l
-                        }
-                    })
-                    .copied()
-                    .collect()
+                edited(t, round + 2, b"edited line\n")
             };
             out.push(Sketch {
                 size: data.len() as u64,
@@ -109,15 +99,7 @@ fn exact_scoring(c: &mut Criterion) {
     let edited: Vec<Spans> = texts
         .iter()
         .take(400)
-        .map(|t| {
-            let e: Vec<u8> = t
-                .split_inclusive(|&b| b == b'\n')
-                .enumerate()
-                .flat_map(|(i, l)| if i % 4 == 0 { &b"changed\n"[..] } else { l })
-                .copied()
-                .collect();
-            Spans::new(&e)
-        })
+        .map(|t| Spans::new(&edited(t, 4, b"changed\n")))
         .collect();
     let pairs = spans.len() * 9;
     group.throughput(Throughput::Elements(pairs as u64));

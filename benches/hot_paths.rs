@@ -14,7 +14,11 @@
 //! - the lossless candidate search (`prefix::PrefixIndex`): an index of
 //!   3,000 sources built at git's default minimum score, and each of
 //!   3,000 edited copies probed at it, as rename detection does after a
-//!   large move.
+//!   large move;
+//! - loose objects: the corpus's files as `git add` writes them (zlib
+//!   level 1), each read back with its checks (`repo::inflate_loose`),
+//!   beside zlib-rs inflating the same files without them, the decoder
+//!   gix reads loose objects with.
 //!
 //! Run with `cargo bench --bench hot_paths`.
 
@@ -218,11 +222,58 @@ fn prefix_index(c: &mut Criterion) {
     group.finish();
 }
 
+fn loose_objects(c: &mut Criterion) {
+    use gix::zlib::stream::deflate::Compress;
+    use gix::zlib::{Compression, Decompress, FlushDecompress, Status};
+    let files: Vec<Vec<u8>> = texts()
+        .iter()
+        .map(|t| {
+            let mut raw = format!("blob {}\0", t.len()).into_bytes();
+            raw.extend_from_slice(t);
+            let mut file = Vec::new();
+            git_simm::pack::write::deflate_into(
+                &mut Compress::new(Compression::BEST_SPEED),
+                &raw,
+                &mut file,
+            )
+            .expect("deflate");
+            file
+        })
+        .collect();
+    let inflated: usize = texts().iter().map(Vec::len).sum();
+    let mut group = c.benchmark_group("loose objects");
+    group.throughput(Throughput::Bytes(inflated as u64));
+    group.bench_function(format!("inflate_loose, {} files", files.len()), |b| {
+        let mut zlib = git_simm::repo::LooseInflater::new();
+        let mut out = Vec::new();
+        b.iter(|| {
+            for f in &files {
+                git_simm::repo::inflate_loose(f, &mut zlib, &mut out).expect("inflate");
+            }
+        })
+    });
+    group.bench_function(format!("zlib-rs, {} files", files.len()), |b| {
+        let mut zlib = Decompress::new();
+        let mut out = vec![0u8; 1 << 20];
+        b.iter(|| {
+            for f in &files {
+                zlib.reset();
+                let status = zlib
+                    .decompress(f, &mut out, FlushDecompress::Finish)
+                    .expect("inflate");
+                assert_eq!(status, Status::StreamEnd);
+            }
+        })
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     candidate_search,
     exact_scoring,
     store_lookups,
-    prefix_index
+    prefix_index,
+    loose_objects
 );
 criterion_main!(benches);

@@ -4,13 +4,12 @@
 #![no_main]
 
 use git_simm::pack::write::deflate_into;
-use git_simm::repo::inflate_loose;
-use gix::zlib::Decompress;
+use git_simm::repo::{LooseInflater, inflate_loose};
 use gix::zlib::stream::deflate::Compress;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut zlib = Decompress::new();
+    let mut zlib = LooseInflater::new();
     let mut out = Vec::new();
     let _ = inflate_loose(data, &mut zlib, &mut out);
 

@@ -64,7 +64,7 @@ pub use entry::{Entry, EntryKind};
 pub use error::RepoError;
 pub use history::TreeItem;
 pub use index::IndexEntries;
-pub use loose::inflate_loose;
+pub use loose::{LooseInflater, inflate_loose};
 pub use odb::Reader;
 pub use pathspec::Pathspec;
 pub use promisor::Fetched;

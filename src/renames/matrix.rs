@@ -75,7 +75,7 @@ pub(super) fn score_pairs(
     let mut wanted: gix::hashtable::HashSet<ObjectId> = Default::default();
     let mut todo = Vec::new();
     for (i, &(s, d)) in pairs.iter().enumerate() {
-        let (a, b) = (&srcs[s].entry, &dsts[d].entry);
+        let (a, b) = (srcs[s].entry, dsts[d].entry);
         if is_regular(a.kind) && is_regular(b.kind) {
             wanted.insert(a.id);
             wanted.insert(b.id);

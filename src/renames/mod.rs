@@ -367,8 +367,10 @@ fn basename_same(a: &[u8], b: &[u8]) -> bool {
     basename(a) == basename(b)
 }
 
-struct Src {
-    entry: Entry,
+struct Src<'q> {
+    /// Its entry in the queue: borrowed, since a large move registers
+    /// tens of thousands of paths that a copy would allocate again.
+    entry: &'q Entry,
     /// What its path's attributes say ([`Content::binary`]).
     binary: Binary,
     /// Index of its change (its place in the output).
@@ -385,21 +387,21 @@ struct Src {
     break_score: u32,
 }
 
-struct Dst {
-    entry: Entry,
+struct Dst<'q> {
+    entry: &'q Entry,
     /// What its path's attributes say ([`Content::binary`]).
     binary: Binary,
     change: usize,
     pair: Option<(usize, u32)>,
 }
 
-impl Src {
+impl Src<'_> {
     fn key(&self) -> SpanKey {
         (self.entry.id, self.binary)
     }
 }
 
-impl Dst {
+impl Dst<'_> {
     fn key(&self) -> SpanKey {
         (self.entry.id, self.binary)
     }
@@ -479,7 +481,11 @@ fn unify_interrupt(e: DetectError) -> DetectError {
 /// tree side (`do_oneway_diff` fills only that side). Empty files take
 /// no part unless `rename_empty`, but for a work-tree file git knows by
 /// content only ([`Change::stat_dirty`]), whose id git has not computed.
-fn register(queue: &[Change], scores: &[Option<u32>], opts: &Options) -> (Vec<Src>, Vec<Dst>) {
+fn register<'q>(
+    queue: &'q [Change],
+    scores: &[Option<u32>],
+    opts: &Options,
+) -> (Vec<Src<'q>>, Vec<Dst<'q>>) {
     let want_copies = matches!(opts.detect, Detect::Copies | Detect::CopiesHarder);
     if opts.detect == Detect::Off {
         return (Vec::new(), Vec::new());
@@ -493,8 +499,8 @@ fn register(queue: &[Change], scores: &[Option<u32>], opts: &Options) -> (Vec<Sr
         queue.len() - additions
     });
     let mut dsts: Vec<Dst> = Vec::with_capacity(additions);
-    let src = |entry: &Entry, change: usize| Src {
-        entry: entry.clone(),
+    let src = |entry: &'q Entry, change: usize| Src {
+        entry,
         binary: Binary::Auto,
         change,
         used: 0,
@@ -509,7 +515,7 @@ fn register(queue: &[Change], scores: &[Option<u32>], opts: &Options) -> (Vec<Sr
                 if opts.rename_empty || c.stat_dirty || !is_empty_blob(&new.id) =>
             {
                 dsts.push(Dst {
-                    entry: new.clone(),
+                    entry: new,
                     binary: Binary::Auto,
                     change: i,
                     pair: None,
@@ -551,8 +557,8 @@ fn set_binary(
         .iter()
         .map(|&s| &srcs[s])
         .filter(|s| wanted_src(s))
-        .map(|s| &s.entry)
-        .chain(dsts.iter().filter(|d| wanted_dst(d)).map(|d| &d.entry))
+        .map(|s| s.entry)
+        .chain(dsts.iter().filter(|d| wanted_dst(d)).map(|d| d.entry))
         .collect();
     let mut found = content.binary(&entries)?.into_iter();
     for &s in active {

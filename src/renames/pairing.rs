@@ -55,12 +55,12 @@ pub(super) fn pair_up(
         let Some(&head) = first.get(&dsts[d].entry.id).filter(|&&h| h != NONE) else {
             continue;
         };
-        let target = &dsts[d].entry;
+        let target = dsts[d].entry;
         let mut best = None;
         let mut best_score = -1;
         let mut budget = 100;
         for s in chain(head) {
-            let source = &srcs[s].entry;
+            let source = srcs[s].entry;
             if !(is_regular(source.kind) && is_regular(target.kind)) && source.kind != target.kind {
                 continue;
             }
@@ -133,8 +133,8 @@ pub(super) fn pair_up(
     // still in play.
     let ids: Vec<ObjectId> = remaining
         .iter()
-        .map(|&d| &dsts[d].entry)
-        .chain(active.iter().map(|&s| &srcs[s].entry))
+        .map(|&d| dsts[d].entry)
+        .chain(active.iter().map(|&s| srcs[s].entry))
         .filter_map(fetchable)
         .collect();
     content.prefetch(&ids)?;
@@ -181,14 +181,14 @@ fn basename_prefetch(
     if matrix_sure {
         (0..dsts.len())
             .filter(|&d| dsts[d].pair.is_none())
-            .map(|d| &dsts[d].entry)
-            .chain(active.iter().map(|&s| &srcs[s].entry))
+            .map(|d| dsts[d].entry)
+            .chain(active.iter().map(|&s| srcs[s].entry))
             .filter_map(fetchable)
             .collect()
     } else {
         pairs
             .iter()
-            .flat_map(|&(s, d)| [&srcs[s].entry, &dsts[d].entry])
+            .flat_map(|&(s, d)| [srcs[s].entry, dsts[d].entry])
             .filter_map(fetchable)
             .collect()
     }

@@ -42,8 +42,8 @@ pub(super) struct Found {
 /// The sources and destinations of the inexact step, with what the search
 /// knows of them (indices into `active` and `remaining`).
 pub(super) struct Sides<'a> {
-    pub(super) srcs: &'a [Src],
-    pub(super) dsts: &'a [Dst],
+    pub(super) srcs: &'a [Src<'a>],
+    pub(super) dsts: &'a [Dst<'a>],
     /// The sources still available, indices into `srcs`.
     pub(super) active: &'a [usize],
     /// The destinations still unpaired, indices into `dsts`.
@@ -69,8 +69,8 @@ impl<'a> Sides<'a> {
     /// `active` sources and `remaining` destinations, and the candidate
     /// search over the sources.
     pub(super) fn new(
-        srcs: &'a [Src],
-        dsts: &'a [Dst],
+        srcs: &'a [Src<'a>],
+        dsts: &'a [Dst<'a>],
         active: &'a [usize],
         remaining: &'a [usize],
         content: &mut impl Content,
@@ -80,8 +80,8 @@ impl<'a> Sides<'a> {
         // be read: a submodule's commit is usually not in this repository
         // at all. Others get a zero size, which keeps them out of every
         // size window.
-        let src_items = regular_items(active.iter().map(|&s| &srcs[s].entry), content)?;
-        let dst_items = regular_items(remaining.iter().map(|&d| &dsts[d].entry), content)?;
+        let src_items = regular_items(active.iter().map(|&s| srcs[s].entry), content)?;
+        let dst_items = regular_items(remaining.iter().map(|&d| dsts[d].entry), content)?;
         feedback.trace("fingerprints of sources and destinations");
         feedback.check()?;
         let search = candidates::Search::new(&src_items);

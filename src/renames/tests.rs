@@ -24,9 +24,15 @@ fn entry(path: &str, n: u32) -> Entry {
     }
 }
 
-fn src(path: &str, n: u32) -> Src {
+/// Sources and destinations borrow their entries from the queue; these
+/// have none, so each entry lives as long as the test process.
+fn leaked(e: Entry) -> &'static Entry {
+    Box::leak(Box::new(e))
+}
+
+fn src(path: &str, n: u32) -> Src<'static> {
     Src {
-        entry: entry(path, n),
+        entry: leaked(entry(path, n)),
         binary: Default::default(),
         change: n as usize,
         used: 0,
@@ -36,9 +42,9 @@ fn src(path: &str, n: u32) -> Src {
     }
 }
 
-fn dst(path: &str, n: u32) -> Dst {
+fn dst(path: &str, n: u32) -> Dst<'static> {
     Dst {
-        entry: entry(path, n),
+        entry: leaked(entry(path, n)),
         binary: Default::default(),
         change: n as usize,
         pair: None,

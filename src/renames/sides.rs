@@ -80,8 +80,18 @@ impl<'a> Sides<'a> {
         // be read: a submodule's commit is usually not in this repository
         // at all. Others get a zero size, which keeps them out of every
         // size window.
-        let src_items = regular_items(active.iter().map(|&s| srcs[s].entry), content)?;
-        let dst_items = regular_items(remaining.iter().map(|&d| dsts[d].entry), content)?;
+        // Both sides in one read: a cold run stores one table of
+        // fingerprints, not one per side (each a file written and synced,
+        // and the more tables, the sooner the store merges them).
+        let mut items = regular_items(
+            active
+                .iter()
+                .map(|&s| srcs[s].entry)
+                .chain(remaining.iter().map(|&d| dsts[d].entry)),
+            content,
+        )?;
+        let dst_items = items.split_off(active.len());
+        let src_items = items;
         feedback.trace("fingerprints of sources and destinations");
         feedback.check()?;
         let search = candidates::Search::new(&src_items);

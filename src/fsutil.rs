@@ -91,8 +91,24 @@ pub fn locked_temporary(dir: &Path, prefix: &str) -> io::Result<tempfile::NamedT
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let tmp = builder.tempfile_in(dir)?;
-    lock(tmp.as_file())?;
+    lock_own(tmp.as_file())?;
     Ok(tmp)
+}
+
+/// Lock a temporary this process has just created, waiting if need be:
+/// between its creation and this lock, a cleaner in another thread or
+/// process may be probing it ([`clean_dead_temporaries`] takes the lock
+/// of each temporary for a moment, and leaves an empty young one alone),
+/// and a writer that failed then would fail for nothing.
+#[cfg(unix)]
+fn lock_own(file: &File) -> io::Result<()> {
+    use rustix::fs::{FlockOperation, flock};
+    flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
+}
+
+#[cfg(not(unix))]
+fn lock_own(_: &File) -> io::Result<()> {
+    Ok(())
 }
 
 /// Take an exclusive lock on `file`, without waiting, for as long as it is
@@ -180,6 +196,28 @@ mod tests {
             .open(path)
             .expect("open");
         f.set_modified(SystemTime::now() - by).expect("set mtime");
+    }
+
+    /// A writer's lock on its new temporary waits for a cleaner that holds
+    /// it for a moment (probing it), where failing would fail the write.
+    #[test]
+    fn a_writer_waits_for_a_cleaner_probing_its_temporary() {
+        use rustix::fs::{FlockOperation, flock};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("tmp-x-new");
+        let writer = std::fs::File::create(&path).expect("create");
+        let cleaner = std::fs::File::open(&path).expect("open");
+        flock(&cleaner, FlockOperation::NonBlockingLockExclusive).expect("the cleaner's lock");
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                drop(cleaner);
+            });
+            lock_own(&writer).expect("the writer's lock, once the cleaner lets go");
+        });
+        // Held by the writer now: a cleaner's probe fails.
+        let probe = std::fs::File::open(&path).expect("open");
+        assert!(lock(&probe).is_err());
     }
 
     /// Between a writer's create and its lock, its temporary is empty and

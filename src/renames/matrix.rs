@@ -41,11 +41,11 @@ use gix::ObjectId;
 use rayon::prelude::*;
 
 use super::DetectError;
-use super::sides::{Found, SideSpans, Sides};
+use super::sides::{Found, SideSpans, Sides, name_key};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{
-    Content, Detect, Dst, Options, Outcome, RowMap, Scored, SpanKey, SpanMap, SpanSet, Src,
-    basename_same, better, is_regular,
+    Content, Detect, Dst, Options, Outcome, RowMap, Scored, SpanKey, SpanMap, SpanSet, Src, better,
+    is_regular,
 };
 use crate::progress::Feedback;
 use crate::similarity::prefix::{PrefixIndex, Probe};
@@ -421,18 +421,16 @@ impl Best {
 fn kept_row(sides: &Sides, k: usize, found: &Found, min_score: u32) -> Vec<Scored> {
     let d = sides.remaining[k];
     let path = &sides.dsts[d].entry.path;
+    let key = name_key(path);
     let floor = min_score.max(found.bound);
     let mut row: Vec<Scored> = found
         .scored
         .iter()
         .filter(|&&(_, score)| score >= floor)
-        .map(|&(a, score)| {
-            let s = sides.active[a as usize];
-            Scored {
-                score,
-                same_name: basename_same(&sides.srcs[s].entry.path, path),
-                src: s,
-            }
+        .map(|&(a, score)| Scored {
+            score,
+            same_name: sides.same_name(a as usize, path, key),
+            src: sides.active[a as usize],
         })
         .collect();
     row.sort_by(|a, b| better(a, b).then(a.src.cmp(&b.src)));

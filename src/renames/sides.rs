@@ -7,7 +7,7 @@ use std::sync::Arc;
 use gix::ObjectId;
 
 use super::DetectError;
-use super::{Content, Dst, SpanKey, Src, is_regular};
+use super::{Content, Dst, SpanKey, Src, basename, basename_same, is_regular};
 use crate::progress::Feedback;
 use crate::repo::Entry;
 use crate::similarity::candidates;
@@ -54,6 +54,19 @@ pub(super) struct Sides<'a> {
     pub(super) dst_items: Vec<Sketch>,
     /// The fingerprint search over `src_items`.
     pub(super) search: candidates::Search,
+    /// A hash of each of `active`'s basenames ([`name_key`]): rows and
+    /// tie replays ask for every candidate whether its basename is the
+    /// destination's, and a dense array answers most without following
+    /// each source's path.
+    src_names: Vec<u64>,
+}
+
+/// A hash of `path`'s basename: equal for equal basenames.
+pub(super) fn name_key(path: &[u8]) -> u64 {
+    // FNV-1a: a few bytes, and equality is confirmed on the bytes.
+    basename(path).iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The chunk histograms of the inexact step: `None` for a file that
@@ -94,8 +107,28 @@ impl<'a> Sides<'a> {
         let src_items = items;
         feedback.trace("fingerprints of sources and destinations");
         feedback.check()?;
+        Ok(Sides::with_items(
+            srcs, dsts, active, remaining, src_items, dst_items,
+        ))
+    }
+
+    /// The sides of `active` sources and `remaining` destinations whose
+    /// sizes and fingerprints are known: the candidate search over the
+    /// sources, and their basenames' keys.
+    pub(super) fn with_items(
+        srcs: &'a [Src<'a>],
+        dsts: &'a [Dst<'a>],
+        active: &'a [usize],
+        remaining: &'a [usize],
+        src_items: Vec<Sketch>,
+        dst_items: Vec<Sketch>,
+    ) -> Sides<'a> {
         let search = candidates::Search::new(&src_items);
-        Ok(Sides {
+        let src_names = active
+            .iter()
+            .map(|&s| name_key(&srcs[s].entry.path))
+            .collect();
+        Sides {
             srcs,
             dsts,
             active,
@@ -103,7 +136,15 @@ impl<'a> Sides<'a> {
             src_items,
             dst_items,
             search,
-        })
+            src_names,
+        }
+    }
+
+    /// git's `basename_same()` of the active source `a` and a destination
+    /// path whose [`name_key`] is `dst_key`.
+    pub(super) fn same_name(&self, a: usize, dst_path: &[u8], dst_key: u64) -> bool {
+        self.src_names[a] == dst_key
+            && basename_same(&self.srcs[self.active[a]].entry.path, dst_path)
     }
 
     /// The histograms of every destination that can score and of every

@@ -9,7 +9,6 @@ use super::sides::{Found, Sides};
 use super::ties::{Row, hinged_on_ties, replay_row};
 use super::{Dst, RowMap, Scored, Src, basename_same, better};
 use crate::repo::{Entry, EntryKind};
-use crate::similarity::candidates::Search;
 use crate::similarity::fingerprint::{Sketch, fingerprint};
 use crate::similarity::score::{self, Coarse, Dense, Spans};
 
@@ -244,15 +243,8 @@ fn replay_reproduces_gits_slots_with_ties_and_known_scores() {
                     partial: false,
                 };
                 let active: Vec<usize> = (0..srcs.len()).collect();
-                let sides = Sides {
-                    srcs: &srcs,
-                    dsts: &dsts,
-                    active: &active,
-                    remaining: &[0],
-                    src_items: sketches.clone(),
-                    dst_items: vec![dsketch],
-                    search: Search::new(&sketches),
-                };
+                let sides =
+                    Sides::with_items(&srcs, &dsts, &active, &[0], sketches.clone(), vec![dsketch]);
                 let dcoarse = Coarse::of(&dspans);
                 let (got, _) = Dense::default().with(&dspans, |loaded| {
                     let row = Row {

@@ -1,8 +1,8 @@
 //! Replaying git's tie-breaking: where equal scores decided a pairing,
 //! a destination's row is re-walked over every source in git's order.
 
-use super::sides::{Found, Sides};
-use super::{Dst, RowMap, Scored, Src, basename_same, better};
+use super::sides::{Found, Sides, name_key};
+use super::{Dst, RowMap, Scored, Src, better};
 use crate::similarity::fingerprint::Sketch;
 use crate::similarity::score::{self, Coarse, MAX_SCORE};
 
@@ -140,7 +140,7 @@ pub(super) fn replay_row<'s>(
     spans_of: impl Fn(usize) -> Option<&'s score::Spans>,
     coarse_of: impl Fn(usize) -> Option<&'s Coarse>,
 ) -> (Vec<Scored>, usize) {
-    let (srcs, dsts, active) = (sides.srcs, sides.dsts, sides.active);
+    let (dsts, active) = (sides.dsts, sides.active);
     let mut slots: [Option<Scored>; 4] = [None; 4];
     // git's score_compare with empty slots sinking to the bottom: true when
     // `a` is worse than `b`.
@@ -151,6 +151,7 @@ pub(super) fn replay_row<'s>(
     };
     let dst = row.item;
     let dst_path = &dsts[row.d].entry.path;
+    let dst_key = name_key(dst_path);
     let found = row.found;
     let mut scored_here = 0;
     // `found.scored[cursor]` is the first scored source at `a` or after.
@@ -184,7 +185,7 @@ pub(super) fn replay_row<'s>(
             .get(cursor)
             .filter(|&&(p, _)| p as usize == a)
             .map(|&(_, score)| score);
-        let same_name = basename_same(&srcs[s].entry.path, dst_path);
+        let same_name = sides.same_name(a, dst_path, dst_key);
         let src = &sides.src_items[a];
         let compatible =
             src.size > 0 && dst.size > 0 && score::sizes_compatible(src.size, dst.size, min_score);

@@ -91,36 +91,32 @@ pub fn locked_temporary(dir: &Path, prefix: &str) -> io::Result<tempfile::NamedT
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let tmp = builder.tempfile_in(dir)?;
-    lock_own(tmp.as_file())?;
+    lock(tmp.as_file(), true)?;
     Ok(tmp)
 }
 
-/// Lock a temporary this process has just created, waiting if need be:
-/// between its creation and this lock, a cleaner in another thread or
-/// process may be probing it ([`clean_dead_temporaries`] takes the lock
-/// of each temporary for a moment, and leaves an empty young one alone),
-/// and a writer that failed then would fail for nothing.
+/// Take an exclusive lock on `file` for as long as it is open: waiting for
+/// it (`wait`), or failing at once if another holds it.
+///
+/// A writer waits for the lock of the temporary it has just created:
+/// between its creation and the lock, a cleaner in another thread or
+/// process may be probing it ([`clean_dead_temporaries`] takes the lock of
+/// each temporary for a moment, and leaves an empty young one alone), and
+/// a write that failed then would fail for nothing. The cleaner never
+/// waits: a held lock is a live writer.
 #[cfg(unix)]
-fn lock_own(file: &File) -> io::Result<()> {
+fn lock(file: &File, wait: bool) -> io::Result<()> {
     use rustix::fs::{FlockOperation, flock};
-    flock(file, FlockOperation::LockExclusive).map_err(io::Error::from)
+    let how = if wait {
+        FlockOperation::LockExclusive
+    } else {
+        FlockOperation::NonBlockingLockExclusive
+    };
+    flock(file, how).map_err(io::Error::from)
 }
 
 #[cfg(not(unix))]
-fn lock_own(_: &File) -> io::Result<()> {
-    Ok(())
-}
-
-/// Take an exclusive lock on `file`, without waiting, for as long as it is
-/// open.
-#[cfg(unix)]
-fn lock(file: &File) -> io::Result<()> {
-    use rustix::fs::{FlockOperation, flock};
-    flock(file, FlockOperation::NonBlockingLockExclusive).map_err(io::Error::from)
-}
-
-#[cfg(not(unix))]
-fn lock(_: &File) -> io::Result<()> {
+fn lock(_: &File, _: bool) -> io::Result<()> {
     Ok(())
 }
 
@@ -152,7 +148,7 @@ pub fn clean_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool, magic: &[
         };
         // Where locks do not exist (not Unix), nothing is known dead.
         if cfg!(unix)
-            && lock(&file).is_ok()
+            && lock(&file, false).is_ok()
             && head(&path, magic.len())
                 .is_some_and(|h| h == magic || (h.is_empty() && idle_for(&file, EMPTY_GRACE)))
         {
@@ -213,11 +209,11 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(50));
                 drop(cleaner);
             });
-            lock_own(&writer).expect("the writer's lock, once the cleaner lets go");
+            lock(&writer, true).expect("the writer's lock, once the cleaner lets go");
         });
         // Held by the writer now: a cleaner's probe fails.
         let probe = std::fs::File::open(&path).expect("open");
-        assert!(lock(&probe).is_err());
+        assert!(lock(&probe, false).is_err());
     }
 
     /// Between a writer's create and its lock, its temporary is empty and
@@ -242,7 +238,7 @@ mod tests {
             age(p, EMPTY_GRACE + Duration::from_secs(5));
         }
         let held = File::open(&live).expect("open");
-        lock(&held).expect("lock");
+        lock(&held, false).expect("lock");
         clean_dead_temporaries(dir.path(), ours, b"MAGIC");
         assert!(fresh_empty.exists(), "a just-created temporary was removed");
         assert!(!old_empty.exists(), "an old empty temporary stayed");

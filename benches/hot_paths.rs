@@ -225,7 +225,8 @@ fn prefix_index(c: &mut Criterion) {
 fn loose_objects(c: &mut Criterion) {
     use gix::zlib::stream::deflate::Compress;
     use gix::zlib::{Compression, Decompress, FlushDecompress, Status};
-    let files: Vec<Vec<u8>> = texts()
+    let texts = texts();
+    let files: Vec<Vec<u8>> = texts
         .iter()
         .map(|t| {
             let mut raw = format!("blob {}\0", t.len()).into_bytes();
@@ -240,7 +241,7 @@ fn loose_objects(c: &mut Criterion) {
             file
         })
         .collect();
-    let inflated: usize = texts().iter().map(Vec::len).sum();
+    let inflated: usize = texts.iter().map(Vec::len).sum();
     let mut group = c.benchmark_group("loose objects");
     group.throughput(Throughput::Bytes(inflated as u64));
     group.bench_function(format!("inflate_loose, {} files", files.len()), |b| {

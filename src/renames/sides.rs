@@ -7,7 +7,7 @@ use std::sync::Arc;
 use gix::ObjectId;
 
 use super::DetectError;
-use super::{Content, Dst, SpanKey, Src, basename, basename_same, is_regular};
+use super::{Content, Dst, SpanKey, Src, basename_same, is_regular};
 use crate::progress::Feedback;
 use crate::repo::Entry;
 use crate::similarity::candidates;
@@ -58,16 +58,12 @@ pub(super) struct Sides<'a> {
     /// tie replays ask for every candidate whether its basename is the
     /// destination's, and a dense array answers most without following
     /// each source's path.
-    src_names: Vec<u64>,
+    src_names: Vec<i64>,
 }
 
-/// A hash of `path`'s basename: equal for equal basenames.
-pub(super) fn name_key(path: &[u8]) -> u64 {
-    // FNV-1a: a few bytes, and equality is confirmed on the bytes.
-    basename(path).iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
+/// The key of a path's basename, equal for equal basenames: the export's
+/// file-name key, whose equality is confirmed on the bytes here.
+pub(super) use crate::similarity::bands::name_key;
 
 /// The chunk histograms of the inexact step: `None` for a file that
 /// cannot score (not a regular file, empty, or, for a source, outside
@@ -142,7 +138,7 @@ impl<'a> Sides<'a> {
 
     /// git's `basename_same()` of the active source `a` and a destination
     /// path whose [`name_key`] is `dst_key`.
-    pub(super) fn same_name(&self, a: usize, dst_path: &[u8], dst_key: u64) -> bool {
+    pub(super) fn same_name(&self, a: usize, dst_path: &[u8], dst_key: i64) -> bool {
         self.src_names[a] == dst_key
             && basename_same(&self.srcs[self.active[a]].entry.path, dst_path)
     }

@@ -52,6 +52,8 @@ fn inflate_error(e: InflateError) -> String {
         InflateError::ChecksumMismatch => "inflate: incorrect data check".into(),
         InflateError::PresetDictionary => "inflate: need dictionary".into(),
         InflateError::BadData => "inflate: invalid data".into(),
+        // No room left in a buffer one byte longer than the header says.
+        InflateError::BufferFull => "longer than its header says".into(),
         other => format!("inflate: {other}"),
     }
 }
@@ -72,7 +74,7 @@ pub fn inflate_loose(
     let first = decoder
         .decompress(input, &mut header, true)
         .map_err(inflate_error)?;
-    let (got, mut at, done) = (first.output.len(), first.consumed, first.done);
+    let (got, mut at, mut done) = (first.output.len(), first.consumed, first.done);
     let (kind, size, header_len) = gix::objs::decode::loose_header(&header[..got])
         .map_err(|_| "unable to unpack its header".to_owned())?;
     let size = usize::try_from(size).map_err(|_| "too large for this machine".to_owned())?;
@@ -100,26 +102,19 @@ pub fn inflate_loose(
     if !done {
         let rest = decoder
             .decompress(&input[at..], out, true)
-            .map_err(|e| match e {
-                InflateError::BufferFull => "longer than its header says".into(),
-                e => inflate_error(e),
-            })?;
+            .map_err(inflate_error)?;
         filled += rest.output.len();
         at += rest.consumed;
-        if !rest.done {
-            return Err(if filled > whole {
-                "longer than its header says".into()
-            } else {
-                "its zlib stream is cut short".into()
-            });
-        }
+        done = rest.done;
     }
-    if filled != whole {
-        return Err(if filled > whole {
-            "longer than its header says".into()
-        } else {
-            "shorter than its header says".into()
-        });
+    if filled > whole {
+        return Err("longer than its header says".into());
+    }
+    if !done {
+        return Err("its zlib stream is cut short".into());
+    }
+    if filled < whole {
+        return Err("shorter than its header says".into());
     }
     if at != input.len() {
         return Err("garbage at its end".into());

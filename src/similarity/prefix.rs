@@ -217,58 +217,80 @@ impl PrefixIndex {
     /// Index `files` (`None`, or an empty file, is left out) by their
     /// prefixes at `floor`; `floor = 0` indexes every bucket of every file.
     pub fn build(files: &[Option<&Spans>], floor: u32) -> PrefixIndex {
+        // The files in a few runs per thread, each run counted and cut
+        // into postings on its own: a warm rename run spent a quarter of
+        // its time here, most of it on one thread. Each run has tables
+        // of its own, one counter per bucket: few files make one run.
+        let run = files
+            .len()
+            .div_ceil(2 * rayon::current_num_threads())
+            .max(FILES_PER_RUN);
+        PrefixIndex::build_in_runs(files, floor, run)
+    }
+
+    /// [`PrefixIndex::build`] in runs of `run` files.
+    fn build_in_runs(files: &[Option<&Spans>], floor: u32, run: usize) -> PrefixIndex {
         let floor = floor.min(MAX_SCORE);
-        let mut df = Order::counters();
-        for s in files.iter().flatten() {
-            for b in s.bucket_ids() {
-                df[b as usize] += 1;
-            }
-        }
+        let run = run.max(1);
+        let df = files
+            .par_chunks(run)
+            .map(|run| {
+                let mut df = Order::counters();
+                for s in run.iter().flatten() {
+                    for b in s.bucket_ids() {
+                        df[b as usize] += 1;
+                    }
+                }
+                df
+            })
+            .reduce_with(|mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    *x += y;
+                }
+                a
+            })
+            .unwrap_or_else(Order::counters);
         let Order { rank, .. } = Order::rarest_first(&df);
         let sizes: Vec<u64> = files.iter().map(|s| s.map_or(0, |s| s.size())).collect();
-        // (rank, posting) of every prefix bucket, file by file, left in
-        // each file's list: flattening them into one would copy them all
-        // once more.
-        let per_file: Vec<Vec<(u32, Posting)>> = files
-            .par_iter()
+        let mut runs: Vec<Run> = files
+            .par_chunks(run)
             .enumerate()
-            .map_init(RankSorted::default, |sorted, (i, s)| {
-                let mut mine = Vec::new();
-                let Some(s) = s.filter(|s| s.size() > 0) else {
-                    return mine;
-                };
-                by_rank(s, &rank, sorted);
-                for (r, before) in prefix(&sorted.keys, s.size(), floor) {
-                    mine.push((
-                        r,
-                        Posting {
-                            file: i as u32,
-                            reach: reach(before, s.size()),
-                        },
-                    ));
-                }
-                mine
-            })
+            .map(|(k, files)| Run::cut(files, k * run, &rank, floor))
             .collect();
-        // Grouped by rank with a counting sort (one pass, no comparisons
-        // of ranks looked up in a table), then each short list by reach.
+        // A counting sort by rank: each run's first slot for each rank
+        // follows the runs before it, so the runs place their postings
+        // side by side, each into slots of its own.
         let unheld = df.iter().filter(|&&n| n == 0).count() as u32;
         let mut starts = vec![0u32; BUCKETS + 1];
-        for &(r, _) in per_file.iter().flatten() {
-            starts[r as usize + 1] += 1;
+        let mut at = 0u32;
+        for (r, start) in starts[..BUCKETS].iter_mut().enumerate() {
+            *start = at;
+            for run in &mut runs {
+                let n = run.slots[r];
+                run.slots[r] = at;
+                at += n;
+            }
         }
-        for b in 0..BUCKETS {
-            starts[b + 1] += starts[b];
-        }
-        let mut fill = starts.clone();
-        let total = starts[BUCKETS] as usize;
-        let mut postings = vec![Posting { file: 0, reach: 0 }; total];
-        for &(r, p) in per_file.iter().flatten() {
-            let at = &mut fill[r as usize];
-            postings[*at as usize] = p;
-            *at += 1;
-        }
-        drop(per_file);
+        starts[BUCKETS] = at;
+        let total = at as usize;
+        let mut postings: Vec<Posting> = Vec::with_capacity(total);
+        let base = Slots(postings.as_mut_ptr());
+        runs.par_iter_mut().for_each(|run| {
+            for &(r, p) in &run.cut {
+                let at = &mut run.slots[r as usize];
+                // SAFETY: the runs' slots for rank `r` are disjoint ranges
+                // of `0..total` (each run's starts where the previous
+                // run's count ends, and the last ends at the next rank's
+                // start), and each run takes as many as it counted: every
+                // slot below `total`, inside the capacity, is written by
+                // exactly one run, once.
+                unsafe { base.slot(*at as usize).write(p) };
+                *at += 1;
+            }
+        });
+        // SAFETY: every slot below `total` was written just above.
+        unsafe { postings.set_len(total) };
+        drop(runs);
         // Each rank's list by reach, the ranks in two halves of the
         // postings on two threads.
         let by_reach = |lists: &mut [Posting], ranks: std::ops::Range<usize>| {
@@ -421,6 +443,66 @@ impl PrefixIndex {
         probe.sorted = sorted;
     }
 }
+
+/// The fewest files [`PrefixIndex::build`] gives a run of its own.
+const FILES_PER_RUN: usize = 256;
+
+/// One run of files of [`PrefixIndex::build`] cut into postings: each
+/// prefix bucket's (rank, posting), and per rank how many of them (then
+/// where the run's first posting of the rank goes).
+struct Run {
+    cut: Vec<(u32, Posting)>,
+    slots: Vec<u32>,
+}
+
+impl Run {
+    /// The postings of `files`, the first at position `first`, by their
+    /// prefixes at `floor` under `rank`.
+    fn cut(files: &[Option<&Spans>], first: usize, rank: &[u32], floor: u32) -> Run {
+        let mut sorted = RankSorted::default();
+        let mut run = Run {
+            cut: Vec::new(),
+            slots: vec![0; BUCKETS],
+        };
+        for (i, s) in files.iter().enumerate() {
+            let Some(s) = s.filter(|s| s.size() > 0) else {
+                continue;
+            };
+            by_rank(s, rank, &mut sorted);
+            for (r, before) in prefix(&sorted.keys, s.size(), floor) {
+                run.slots[r as usize] += 1;
+                run.cut.push((
+                    r,
+                    Posting {
+                        file: (first + i) as u32,
+                        reach: reach(before, s.size()),
+                    },
+                ));
+            }
+        }
+        run
+    }
+}
+
+/// The postings being placed by several runs at once
+/// ([`PrefixIndex::build`]).
+struct Slots(*mut Posting);
+
+impl Slots {
+    /// The pointer to slot `i`. A method, so that closures capture the
+    /// whole `Slots`, not its raw pointer.
+    ///
+    /// # Safety
+    /// `i` is within the allocation's capacity.
+    unsafe fn slot(&self, i: usize) -> *mut Posting {
+        // SAFETY: passed on from this function's contract.
+        unsafe { self.0.add(i) }
+    }
+}
+
+// SAFETY: the runs write disjoint slots (see `PrefixIndex::build`), and
+// nothing reads them until every run is done.
+unsafe impl Sync for Slots {}
 
 /// The prefix of a file of `size` at threshold `t`, from its keys in
 /// rank order ([`by_rank`]): each bucket's rank with the weight of the
@@ -653,6 +735,43 @@ mod tests {
             if r < MAX_SCORE {
                 assert!(!inside(before, size, r + 1), "{before}/{size} at {}", r + 1);
             }
+        }
+    }
+
+    /// Files cut in many runs, placed side by side, make the index one
+    /// run makes: the same lists (ties of reach in any order), the same
+    /// order and sizes.
+    #[test]
+    fn runs_build_the_index_one_run_builds() {
+        let spans = corpus();
+        let mut refs: Vec<Option<&Spans>> = spans.iter().map(Some).collect();
+        // Positions not indexed, inside runs and at a run's edge.
+        refs[3] = None;
+        refs[7] = None;
+        let one = PrefixIndex::build_in_runs(&refs, MAX_SCORE / 2, refs.len());
+        let lists = |index: &PrefixIndex| -> Vec<Vec<(u32, u32)>> {
+            (0..BUCKETS)
+                .map(|r| {
+                    let from = index.starts[r] as usize;
+                    let to = index.starts[r + 1] as usize;
+                    let list = &index.postings[from..to];
+                    assert!(list.windows(2).all(|w| w[0].reach >= w[1].reach));
+                    let mut list: Vec<(u32, u32)> =
+                        list.iter().map(|p| (p.reach, p.file)).collect();
+                    list.sort_unstable();
+                    list
+                })
+                .collect()
+        };
+        let expected = lists(&one);
+        assert!(one.postings.len() > 1000, "{}", one.postings.len());
+        for run in [1, 7, 64, refs.len() - 1] {
+            let many = PrefixIndex::build_in_runs(&refs, MAX_SCORE / 2, run);
+            assert_eq!(many.rank, one.rank, "runs of {run}");
+            assert_eq!(many.starts, one.starts, "runs of {run}");
+            assert_eq!(many.unheld, one.unheld, "runs of {run}");
+            assert_eq!(many.sizes, one.sizes, "runs of {run}");
+            assert_eq!(lists(&many), expected, "runs of {run}");
         }
     }
 

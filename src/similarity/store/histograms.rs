@@ -141,9 +141,16 @@ mod tests {
     }
 
     fn corpus() -> Vec<(ObjectId, Spans)> {
+        corpus_of(200)
+    }
+
+    /// `n` histograms of real text under distinct ids (texts repeat
+    /// past the corpus's length).
+    fn corpus_of(n: usize) -> Vec<(ObjectId, Spans)> {
         crate::testing::real_text()
             .iter()
-            .take(200)
+            .cycle()
+            .take(n)
             .enumerate()
             .map(|(n, t)| (id(n as u32), Spans::new(t)))
             .collect()
@@ -206,18 +213,22 @@ mod tests {
     #[test]
     fn a_damaged_record_drops_its_table_and_reads_as_missing() {
         let dir = tempfile::tempdir().unwrap();
+        // Few records are checked on one thread, many on several.
+        for n in [200, 3 * super::super::records::PARALLEL_CHECKS_FROM] {
+            let files = corpus_of(n);
+            let ids: Vec<ObjectId> = files.iter().map(|f| f.0).collect();
+            let path = write_table(dir.path(), &files);
+            let mut bytes = fs::read(&path).unwrap();
+            let last = bytes.len() - 10;
+            bytes[last] ^= 1;
+            fs::write(&path, &bytes).unwrap();
+            let mut h = Histograms::open(dir.path(), 20).unwrap();
+            let locs = h.locate(&ids);
+            assert!(locs.iter().all(Option::is_none), "{n} records");
+            assert!(h.take_warnings()[0].contains("fails its checksum"));
+            assert!(!path.exists());
+        }
         let files = corpus();
-        let ids: Vec<ObjectId> = files.iter().map(|f| f.0).collect();
-        let path = write_table(dir.path(), &files);
-        let mut bytes = fs::read(&path).unwrap();
-        let last = bytes.len() - 10;
-        bytes[last] ^= 1;
-        fs::write(&path, &bytes).unwrap();
-        let mut h = Histograms::open(dir.path(), 20).unwrap();
-        let locs = h.locate(&ids);
-        assert!(locs.iter().all(Option::is_none));
-        assert!(h.take_warnings()[0].contains("fails its checksum"));
-        assert!(!path.exists());
         // Cut short: refused when opened.
         let path = write_table(dir.path(), &files);
         let len = fs::metadata(&path).unwrap().len();

@@ -22,6 +22,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
+use rayon::prelude::*;
 
 use super::table::{
     FANOUT_LEN, HEADER_LEN, clean_stale_temporaries, prefix, read_u32, read_u64, temporary_in,
@@ -216,6 +217,10 @@ impl RecordTable {
     }
 }
 
+/// Records found in one table from which [`Records::locate`] checks
+/// them on several threads.
+pub(super) const PARALLEL_CHECKS_FROM: usize = 256;
+
 /// The tables of one kind in one store (see the module documentation).
 pub struct Records {
     kind: Kind,
@@ -352,6 +357,7 @@ impl Records {
                     continue;
                 }
                 let mut at = 0;
+                let mut found = Vec::new();
                 for &(i, id) in &order {
                     if out[i].is_some() {
                         continue;
@@ -359,21 +365,31 @@ impl Records {
                     match t.find_from(at, id.as_slice()) {
                         Ok(k) => {
                             at = k;
-                            match t.checked(k) {
-                                Ok((start, len)) => {
-                                    out[i] = Some(Loc {
-                                        table: ti as u32,
-                                        start,
-                                        len,
-                                    })
-                                }
-                                Err(why) => {
-                                    damaged = Some((ti, why));
-                                    break 'tables;
-                                }
-                            }
+                            found.push((i, k));
                         }
                         Err(next) => at = next,
+                    }
+                }
+                // The checksums on every thread: a warm run checks
+                // megabytes of records, and faults their pages in here.
+                let checked: Vec<_> = if found.len() < PARALLEL_CHECKS_FROM {
+                    found.iter().map(|&(_, k)| t.checked(k)).collect()
+                } else {
+                    found.par_iter().map(|&(_, k)| t.checked(k)).collect()
+                };
+                for (&(i, _), check) in found.iter().zip(checked) {
+                    match check {
+                        Ok((start, len)) => {
+                            out[i] = Some(Loc {
+                                table: ti as u32,
+                                start,
+                                len,
+                            })
+                        }
+                        Err(why) => {
+                            damaged = Some((ti, why));
+                            break 'tables;
+                        }
                     }
                 }
             }

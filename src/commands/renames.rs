@@ -63,6 +63,7 @@ pub(super) fn renames(
 ) -> Result<Status> {
     use git_simm::renames::{Detect, Options};
     let repo = Repo::discover(cwd)?;
+    feedback.trace("renames: repository opened");
     let filter = match &args.diff_filter {
         Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
         None => None,

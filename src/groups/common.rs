@@ -65,9 +65,8 @@ pub fn of_blobs(
         .map(|(&id, _)| id)
         .collect();
     let read: Vec<Spans> = repo.map_blobs(&missing, feedback, |_, data| Spans::new(data))?;
-    for (&id, spans) in missing.iter().zip(&read) {
-        histograms.add(id, spans)?;
-    }
+    let added: Vec<(ObjectId, &Spans)> = missing.iter().copied().zip(&read).collect();
+    histograms.add_many(&added)?;
     histograms.flush()?;
     let stored: Vec<Spans> = locs
         .iter()

@@ -103,9 +103,8 @@ impl<'a> RepoContent<'a> {
             return Ok(());
         }
         if let Some(h) = self.histogram_store()? {
-            for (id, spans) in read {
-                h.add(*id, spans)?;
-            }
+            let read: Vec<(ObjectId, &Spans)> = read.iter().map(|(id, s)| (*id, &**s)).collect();
+            h.add_many(&read)?;
         }
         Ok(())
     }

@@ -96,34 +96,44 @@ pub fn prepare_for_short_run() {
         libc::free(block);
     }
     // The worker threads' heaps too (see `grow_worker_heap`).
-    rayon::broadcast(|_| grow_worker_heap());
+    rayon::broadcast(|pool| grow_worker_heap((WORKERS_GROW / pool.num_threads()).min(WORKER_GROW)));
 }
+
+/// How much of each worker thread's heap is made usable at once.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const WORKER_GROW: usize = 32 << 20;
+
+/// At most this much for all worker threads together: many threads get
+/// less each, so that memory made usable but never touched stays bounded
+/// (where the kernel's overcommit is strict, it counts as committed).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const WORKERS_GROW: usize = 256 << 20;
 
 /// A thread other than the main one allocates from a heap of its own
 /// (an arena's: up to 64 MiB reserved, made usable as it is needed), and
 /// glibc grows such a heap by the few pages each allocation lacks: one
 /// `mprotect` a time, about 600 in a warm `renames` after a 10,000-file
 /// move, each holding the process's memory map against the other
-/// thread's page faults. One allocation of [`WORKER_GROW`], freed at
-/// once, makes that much usable in one call (freed memory stays in the
-/// heap: the trim threshold is above it), and its range is marked for
-/// transparent huge pages like the main heap's. On a thread that shares
-/// the main heap the block comes from there, which the same mark fits.
+/// thread's page faults. One allocation of `bytes` ([`WORKER_GROW`] on
+/// a few threads), freed at once, makes that much usable in one call
+/// (freed memory stays in the heap: the trim threshold is above it), and
+/// its range is marked for transparent huge pages like the main heap's.
+/// On a thread that shares the main heap the block comes from there,
+/// which the same mark fits.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn grow_worker_heap() {
-    const WORKER_GROW: usize = 32 << 20;
+fn grow_worker_heap(bytes: usize) {
     const HUGE_PAGE: usize = 2 << 20;
     // SAFETY: the block is malloc's own, used for nothing and freed once;
     // madvise(MADV_HUGEPAGE) changes no content and only flags whole
     // pages inside the block, which is mapped while it is allocated.
     unsafe {
-        let block = libc::malloc(WORKER_GROW);
+        let block = libc::malloc(bytes);
         if block.is_null() {
             return;
         }
         let at = block as usize;
         let start = at.next_multiple_of(HUGE_PAGE);
-        let end = (at + WORKER_GROW) / HUGE_PAGE * HUGE_PAGE;
+        let end = at.saturating_add(bytes) / HUGE_PAGE * HUGE_PAGE;
         if start < end {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }

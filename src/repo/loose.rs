@@ -323,8 +323,8 @@ mod tests {
         assert_eq!(inflate(&best).map(|v| v.len()), Ok(zeros.len()));
     }
 
-    /// What git would read from a loose object file, by zlib-rs, the
-    /// decoder git-simm used before: the content when the whole file is
+    /// What git would read from a loose object file, by zlib-rs (gix's
+    /// own decoder for loose objects): the content when the whole file is
     /// one zlib stream that ends with its checksum at the file's end and
     /// inflates to a header and exactly the content it announces.
     fn read_by_zlib_rs(file: &[u8]) -> Option<Vec<u8>> {

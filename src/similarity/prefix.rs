@@ -218,9 +218,10 @@ impl PrefixIndex {
     /// prefixes at `floor`; `floor = 0` indexes every bucket of every file.
     pub fn build(files: &[Option<&Spans>], floor: u32) -> PrefixIndex {
         // The files in a few runs per thread, each run counted and cut
-        // into postings on its own: a warm rename run spent a quarter of
-        // its time here, most of it on one thread. Each run has tables
-        // of its own, one counter per bucket: few files make one run.
+        // into postings on its own, so that every thread builds the
+        // index (after a large move it is a sixth of a warm run). Each
+        // run has tables of its own, one counter per bucket: few files
+        // make one run.
         let run = files
             .len()
             .div_ceil(2 * rayon::current_num_threads())

@@ -36,15 +36,21 @@ pub(super) fn pair_up(
     // against a whole tree).
     // Each id's sources as a chain through `next`, not a list per id:
     // after a large move, thousands of small allocations. Linked from the
-    // last source back, each chain runs in source order.
+    // last source back, each chain runs in source order; from the first
+    // source on, in reverse order, where git's table lists them so.
     let mut first: gix::hashtable::HashMap<ObjectId, usize> =
         dsts.iter().map(|d| (d.entry.id, NONE)).collect();
     let mut next = vec![NONE; srcs.len()];
-    for (i, s) in srcs.iter().enumerate().rev() {
+    let mut link = |i: usize, s: &Src| {
         if let Some(head) = first.get_mut(&s.entry.id) {
             next[i] = *head;
             *head = i;
         }
+    };
+    if exact_table_reverses(srcs.len()) {
+        srcs.iter().enumerate().for_each(|(i, s)| link(i, s));
+    } else {
+        srcs.iter().enumerate().rev().for_each(|(i, s)| link(i, s));
     }
     let chain = |head: usize| {
         std::iter::successors((head != NONE).then_some(head), |&s| {
@@ -276,5 +282,51 @@ fn find_renames(
             continue;
         }
         record(srcs, dsts, d, sc.src, sc.score);
+    }
+}
+
+/// Whether git's exact-rename pass meets the sources of one id last first.
+///
+/// git (`find_exact_renames`) adds the `n` sources to a hash table sized
+/// for `n` (`hashmap_init`), last source first, each at the head of its
+/// bucket's chain, so that one id's sources are met in source order and
+/// the first of equal standing wins. But the table is sized by integer
+/// arithmetic (`n * 100 / 80` rounded down, then 64 times a power of four
+/// at least that) and grows once its count passes 80% of its size
+/// (rounded down): for `n` = 205, 3,277, 52,429 and so on (16 times the
+/// last, plus or minus one) it grows as the last source goes in, and
+/// growing relinks every chain in reverse (`rehash` in hashmap.c). git
+/// then meets one id's sources last first, and a destination identical to
+/// two sources of the same basename takes the later one. Sized at least
+/// that large up front, the table never grows more than once, and only
+/// with the last source.
+pub(super) fn exact_table_reverses(n: usize) -> bool {
+    // git keeps these in `unsigned int`; no list of sources comes near
+    // where that would wrap.
+    let n = n as u64;
+    let wanted = n * 100 / 80;
+    let mut size: u64 = 64;
+    while wanted > size {
+        size <<= 2;
+    }
+    n > size * 80 / 100
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact_table_reverses;
+
+    /// The source counts where git's table grows with its last entry, and
+    /// their neighbours, from hashmap.c's arithmetic worked by hand: 205
+    /// wants 256 buckets, whose 80% is 204.
+    #[test]
+    fn git_table_grows_with_its_last_entry_only_at_these_counts() {
+        for n in [205, 3_277, 52_429, 838_861] {
+            assert!(exact_table_reverses(n), "{n}");
+            assert!(!exact_table_reverses(n - 1), "{}", n - 1);
+            assert!(!exact_table_reverses(n + 1), "{}", n + 1);
+        }
+        let reversing = (0..100_000).filter(|&n| exact_table_reverses(n)).count();
+        assert_eq!(reversing, 3);
     }
 }

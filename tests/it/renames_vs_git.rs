@@ -949,6 +949,50 @@ fn many_identical_files_agree() {
     assert!(count(&cc, "C100") >= 4, "{}", lossy(&cc));
 }
 
+/// git's exact pass meets one id's sources in source order, except where
+/// its hash table grows as the last source goes in (205 sources, 3,277,
+/// ...), which reverses them: of two identical deleted `LICENSE` files,
+/// the destination takes the first with 204 or 206 sources and the last
+/// with 205 (found on git-lfs's history, where 205 files were deleted).
+#[test]
+fn identical_sources_are_met_in_gits_table_order() {
+    let _mismatches = Mismatches::guard();
+    let license = license_text();
+    let mut taken = Vec::new();
+    for sources in [204usize, 205, 206] {
+        let r = Repo::new();
+        r.write("a/LICENSE", &license);
+        r.write("b/LICENSE", &license);
+        for i in 0..sources - 2 {
+            let mut data = pick(i).to_vec();
+            data.extend_from_slice(format!("\n// filler {i}\n").as_bytes());
+            r.write(format!("old/f{i:03}.txt"), &data);
+        }
+        let c1 = r.commit_all("one");
+        r.remove("a/LICENSE");
+        r.remove("b/LICENSE");
+        for i in 0..sources - 2 {
+            r.remove(format!("old/f{i:03}.txt"));
+        }
+        r.write("c/LICENSE", &license);
+        let c2 = r.commit_all("two");
+        let out = agree(&r, &[&c1, &c2], &with(&DEF, &[&c1, &c2]));
+        agree(
+            &r,
+            &["-C", "-C", &c1, &c2],
+            &["-C", "-C", "-l0", "--no-rename-empty", &c1, &c2],
+        );
+        let line = line_for(&lines(&out), "c/LICENSE")
+            .cloned()
+            .unwrap_or_default();
+        taken.push(line);
+    }
+    // The fixture is where git's choice turns: 205 sources differ from
+    // their neighbours.
+    assert_ne!(taken[1], taken[0], "{taken:?}");
+    assert_eq!(taken[0], taken[2], "{taken:?}");
+}
+
 #[test]
 fn boilerplate_headers_agree() {
     let _mismatches = Mismatches::guard();

@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::Result;
 use git_simm::output;
 use git_simm::progress::Feedback;
-use git_simm::repo::Repo;
 use git_simm::similarity::score;
 
 use super::Status;
@@ -24,7 +23,7 @@ pub(super) fn check(
 ) -> Result<Status> {
     use git_simm::check::{self, Settings};
     feedback.trace("check: start");
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let limit = match repo.config_int("diff.renameLimit") {
         Some(n) if n > 0 => n as usize,
         Some(_) => 0,

@@ -22,7 +22,7 @@ pub(super) fn export(
     feedback: &Feedback,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     // Refused before any work: a terminal would show binary noise (as
     // `git archive` refuses to), and the fingerprints would be lost.
     if args.output.is_none() && std::io::stdout().is_terminal() {

@@ -94,7 +94,10 @@ pub(super) fn fingerprint(
     // Plain files can be fingerprinted anywhere, like `git hash-object`;
     // revisions and --all need a repository.
     let repo = match Repo::discover(cwd) {
-        Ok(r) => Some(r),
+        Ok(r) => {
+            super::settings::apply_output_config(&r)?;
+            Some(r)
+        }
         Err(e @ RepoError::NotARepository { .. }) => {
             if args.all || args.targets.iter().any(|t| !cwd.join(t).exists()) {
                 return Err(e.into());

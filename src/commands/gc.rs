@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use git_simm::repo::Repo;
 use git_simm::similarity::store::{Pruned, Store};
 use serde_json::json;
 
@@ -19,7 +18,7 @@ pub(super) fn gc(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let dir = store_dir(&repo)?;
     let own = Store::default_dir(repo.common_dir());
     // A store elsewhere may be shared (blob ids name content, so several

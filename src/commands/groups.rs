@@ -26,7 +26,7 @@ pub(super) fn groups(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let min_score = threshold(&repo, args.threshold.as_ref(), "simm.groupThreshold", "80%")?;
     if args.threshold.is_none()
         && let Some(text) = repo.config_string("simm.groupThreshold")

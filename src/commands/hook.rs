@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use git_simm::repo::Repo;
 
 use super::Status;
 use crate::cli::InstallHookArgs;
@@ -17,7 +16,7 @@ pub(super) fn install_hook(
     args: &InstallHookArgs,
     out: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let dir = repo.hooks_dir();
     let path = dir.join("pre-commit");
     let replaced = match std::fs::read(&path) {

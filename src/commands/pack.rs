@@ -6,7 +6,6 @@ use std::path::Path;
 use anyhow::Result;
 use git_simm::pack::repack::Bases;
 use git_simm::progress::Feedback;
-use git_simm::repo::Repo;
 
 use super::Status;
 use super::settings::{flush_warnings, open_store, repack_abort_at, shows_progress};
@@ -20,7 +19,7 @@ pub(super) fn pack_order(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let mut store = open_store(&repo, no_cache)?;
     let list = git_simm::pack::pack_list(
         &repo,
@@ -46,7 +45,7 @@ pub(super) fn repack(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let mut store = open_store(&repo, no_cache)?;
     let opts = git_simm::pack::repack::RepackOptions {
         window: args.window,

@@ -62,7 +62,7 @@ pub(super) fn renames(
     err: &mut impl Write,
 ) -> Result<Status> {
     use git_simm::renames::{Detect, Options};
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     feedback.trace("renames: repository opened");
     let filter = match &args.diff_filter {
         Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),

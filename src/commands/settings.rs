@@ -55,13 +55,31 @@ pub(super) fn open_store(repo: &Repo, no_cache: bool) -> Result<Store> {
         .with_context(|| format!("cannot open the fingerprint store in {}", dir.display()))
 }
 
+/// The repository `cwd` is in, with its output conventions applied
+/// (`core.quotePath`, a boolean git refuses to misread).
+pub(super) fn discover(cwd: &Path) -> Result<Repo> {
+    let repo = Repo::discover(cwd)?;
+    apply_output_config(&repo)?;
+    Ok(repo)
+}
+
+/// Print paths as the repository's configuration says git prints them.
+pub(super) fn apply_output_config(repo: &Repo) -> Result<()> {
+    let fully = repo.config_bool_strict("core.quotePath")?;
+    git_simm::output::set_quote_path(fully.unwrap_or(true));
+    Ok(())
+}
+
 /// The repository `cwd` is in, or `None` outside any: commands that
 /// also take files on disk (`compare`, `origin`) work there like `git diff
 /// --no-index`. Any other failure (a repository git would refuse, a
 /// broken one) is an error.
 pub(super) fn discover_if_any(cwd: &Path) -> Result<Option<Repo>> {
     match Repo::discover(cwd) {
-        Ok(r) => Ok(Some(r)),
+        Ok(r) => {
+            apply_output_config(&r)?;
+            Ok(Some(r))
+        }
         Err(RepoError::NotARepository { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }

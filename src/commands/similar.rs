@@ -23,7 +23,7 @@ pub(super) fn similar(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
-    let repo = Repo::discover(cwd)?;
+    let repo = super::settings::discover(cwd)?;
     let min_score = score::parse_threshold(&args.threshold)
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
     let tree = repo.resolve_tree(args.tree.as_encoded_bytes())?;

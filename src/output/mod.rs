@@ -2,10 +2,11 @@
 //! records, and JSON helpers.
 //!
 //! Scripts written for git's output must work unchanged on git-simm's, so
-//! paths are quoted exactly as git quotes them with the default
-//! `core.quotePath=true`: a path with a control character, a double quote,
-//! a backslash or any byte >= 0x80 is printed C-style in double quotes, and
-//! `-z` output prints raw bytes with no quoting at all.
+//! paths are quoted exactly as git quotes them: with the default
+//! `core.quotePath=true` a path with a control character, a double quote,
+//! a backslash or any byte >= 0x80 is printed C-style in double quotes
+//! (with `core.quotePath=false`, bytes >= 0x80 are printed as they are),
+//! and `-z` output prints raw bytes with no quoting at all.
 
 pub mod check;
 pub mod compare;
@@ -15,12 +16,26 @@ pub mod origin;
 pub mod sarif;
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use name_status::{DiffFilter, write_name_status, write_spreads};
 
-/// Write `path` as git would print it in line-oriented output.
+/// `core.quotePath`: whether bytes >= 0x80 are quoted in line-oriented
+/// output. One setting for the whole process, as in git (its
+/// `quote_path_fully`), set once by the command from the repository's
+/// configuration before anything is printed.
+static QUOTE_PATH: AtomicBool = AtomicBool::new(true);
+
+/// Set `core.quotePath` for every path printed from now on (git's default
+/// is `true`).
+pub fn set_quote_path(fully: bool) {
+    QUOTE_PATH.store(fully, Ordering::Relaxed);
+}
+
+/// Write `path` as git would print it in line-oriented output, following
+/// `core.quotePath` ([`set_quote_path`]).
 pub fn write_quoted_path(w: &mut impl Write, path: &[u8]) -> io::Result<()> {
-    write_c_quoted(w, path, true)
+    write_c_quoted(w, path, QUOTE_PATH.load(Ordering::Relaxed))
 }
 
 /// A path as text, for a column or field that holds a string: a UTF-8

@@ -266,3 +266,75 @@ fn exported_paths_are_unambiguous_and_quoted_as_git_quotes_them() {
     distinct.dedup();
     assert_eq!(distinct.len(), names.len(), "{exported:?}");
 }
+
+/// `core.quotePath=false` prints bytes >= 0x80 as they are, in the
+/// repository's configuration or from `git -c` (the environment git
+/// passes it in), as git prints them; a control character is still
+/// quoted; a value git does not take for a boolean stops the command.
+#[test]
+fn quote_path_false_prints_paths_as_git_does() {
+    let repo = latin1_repo();
+    let text = corpus_text("rust/toml-0.8.19/src/de.rs");
+    repo.write("ünïcode.rs", &text);
+    repo.write(b"tab\there.rs", &text[..text.len() / 2]);
+    repo.commit_all("three");
+    repo.mv("ünïcode.rs", "ünïcode2.rs");
+    repo.mv(b"tab\there.rs", b"tab\there2.rs");
+    repo.commit_all("four");
+    let diff = [os(b"HEAD~3"), os(b"HEAD")];
+    let default_git = git(
+        &repo,
+        &[os(b"diff"), os(b"--name-status"), diff[0], diff[1]],
+    );
+    assert_eq!(
+        ok("renames", &run(&repo, &[os(b"renames"), diff[0], diff[1]])),
+        default_git
+    );
+    assert!(
+        lossy(&default_git).contains("\\303\\274"),
+        "{}",
+        lossy(&default_git)
+    );
+
+    // From `git -c`: git hands it over in GIT_CONFIG_PARAMETERS.
+    let want = git(
+        &repo,
+        &[
+            os(b"-c"),
+            os(b"core.quotePath=false"),
+            os(b"diff"),
+            os(b"--name-status"),
+            diff[0],
+            diff[1],
+        ],
+    );
+    assert!(lossy(&want).contains("ünïcode2.rs"), "{}", lossy(&want));
+    assert!(
+        lossy(&want).contains("\"tab\\there2.rs\""),
+        "{}",
+        lossy(&want)
+    );
+    let ours = simm_command()
+        .current_dir(&repo.path)
+        .env("GIT_CONFIG_PARAMETERS", "'core.quotepath'='false'")
+        .args([os(b"renames"), diff[0], diff[1]])
+        .output()
+        .expect("run git-simm");
+    assert_eq!(ok("renames with git -c", &ours), want);
+
+    // From the repository's configuration.
+    git(&repo, &[os(b"config"), os(b"core.quotePath"), os(b"false")]);
+    assert_eq!(
+        ok("renames", &run(&repo, &[os(b"renames"), diff[0], diff[1]])),
+        want
+    );
+    git(&repo, &[os(b"config"), os(b"core.quotePath"), os(b"maybe")]);
+    let bad = run(&repo, &[os(b"renames"), diff[0], diff[1]]);
+    assert_eq!(bad.status.code(), Some(128), "{}", lossy(&bad.stderr));
+    assert!(
+        lossy(&bad.stderr).contains("core.quotepath")
+            || lossy(&bad.stderr).contains("core.quotePath"),
+        "{}",
+        lossy(&bad.stderr)
+    );
+}

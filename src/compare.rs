@@ -75,11 +75,12 @@ pub fn compare(a: &Side, b: &Side, same_blob: bool) -> Comparison {
             // in place three times in four, the fine ones (one per 16)
             // miss only chunks under 16 bytes.
             let fine = |d: &[u8]| Signature::with_shape(d, &Shape::STORED);
+            let (lines_x, lines_y) = (line_ends(x), line_ends(y));
             estimate::regions(&fine(x), &fine(y))
                 .into_iter()
                 .map(|r| Region {
-                    a: exact_lines(r.a, x),
-                    b: exact_lines(r.b, y),
+                    a: exact_lines(r.a, x, &lines_x),
+                    b: exact_lines(r.b, y, &lines_y),
                 })
                 .collect()
         };
@@ -110,13 +111,22 @@ pub fn compare(a: &Side, b: &Side, same_blob: bool) -> Comparison {
     }
 }
 
+/// Where `data`'s LFs are, ascending.
+fn line_ends(data: &[u8]) -> Vec<u64> {
+    memchr::memchr_iter(b'\n', data)
+        .map(|at| at as u64)
+        .collect()
+}
+
 /// `span` with its lines those of its bytes in `data` (an empty span: the
-/// line it sits on).
-fn exact_lines(span: Span, data: &[u8]) -> Span {
+/// line it sits on); `lfs` are `data`'s LFs ([`line_ends`]), so that a
+/// span's lines are found by a search, not by counting from the start
+/// (files with thousands of regions made that quadratic).
+fn exact_lines(span: Span, data: &[u8], lfs: &[u64]) -> Span {
     let len = data.len() as u64;
     let start = span.start.min(len);
     let end = span.end.clamp(start, len);
-    let line_of = |at: u64| data[..at as usize].iter().filter(|&&b| b == b'\n').count() as u64;
+    let line_of = |at: u64| lfs.partition_point(|&lf| lf < at) as u64;
     let first_line = line_of(start);
     let last_line = if end > start {
         line_of(end - 1)

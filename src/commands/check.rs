@@ -54,10 +54,13 @@ pub(super) fn check(
         ignore: repo.config_strings("simm.ignore"),
         ignore_common: !args.no_ignore_common,
     };
+    // The key is read only when no flag decides, and then as git reads a
+    // boolean: a value it would refuse stops the check rather than turn
+    // strictness off without a word.
     let strict = if args.no_strict {
         false
     } else {
-        args.strict || repo.config_bool("simm.strict").unwrap_or(false)
+        args.strict || repo.config_bool_strict("simm.strict")?.unwrap_or(false)
     };
     feedback.trace("check: settings");
     let staged = repo.staged(tree_or_unborn(&repo, "HEAD", true)?)?;

@@ -135,6 +135,16 @@ fn heavily_edited_rename_warns_and_strict_refuses() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = r.simm(&["check", "--staged"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A value git would not take for a boolean stops the check, as git
+    // stops on one, rather than turning strictness off; a flag still
+    // decides without reading it.
+    r.git(&["config", "simm.strict", "notabool"]);
+    let o = r.simm(&["check", "--staged"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    assert!(stderr(&o).contains("simm.strict"), "{}", stderr(&o));
+    let o = r.simm(&["check", "--staged", "--no-strict"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    r.git(&["config", "simm.strict", "true"]);
     // A threshold above the pair's score silences it (flag beats default).
     let o = r.simm(&["check", "--staged", "--rename-threshold", "60"]);
     assert_eq!(o.status.code(), Some(0));

@@ -124,7 +124,8 @@ pub fn run(
 }
 
 /// The message `main` prints after `fatal: `: the context chain joined as
-/// anyhow's `{:#}` does, except that a "not a git repository" error is
+/// anyhow's `{:#}` does (a cause the message before already ends with
+/// left out), except that a "not a git repository" error is
 /// complete on its own (gix's cause only repeats it), and a revision that
 /// does not resolve reads as git's (`git diff HEAD~999999`), not as gix's
 /// account of its walk.
@@ -135,7 +136,12 @@ pub fn describe_error(e: &anyhow::Error) -> String {
             parts.push(unknown_revision(spec));
             break;
         }
-        parts.push(cause.to_string());
+        let text = cause.to_string();
+        // An error whose message already ends with its cause's (`... at
+        // P: Not a directory`) would say it twice.
+        if !parts.last().is_some_and(|p: &String| p.ends_with(&text)) {
+            parts.push(text);
+        }
         if matches!(
             cause.downcast_ref::<RepoError>(),
             Some(

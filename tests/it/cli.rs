@@ -1520,3 +1520,16 @@ fn fingerprint_of_a_directory_skips_what_git_ignores() {
         ["../src/a.rs", "../src/forced.log", "../src/new.rs"].map(String::from)
     );
 }
+
+/// A store directory that is a file stops a command with one account of
+/// why, not the same cause twice.
+#[test]
+fn a_store_that_is_a_file_is_reported_once() {
+    let r = sources_repo();
+    std::fs::write(r.path.join(".git/simm"), b"not a directory\n").expect("write");
+    let o = r.simm(&["fingerprint", "HEAD"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("Not a directory").count(), 1, "{err}");
+    assert!(err.contains(".git/simm"), "{err}");
+}

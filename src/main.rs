@@ -10,7 +10,6 @@ mod cli;
 mod commands;
 mod malloc;
 
-use clap::Parser;
 use cli::{Cli, Command};
 use commands::Status;
 
@@ -19,7 +18,7 @@ fn main() -> ExitCode {
     if let Err(e) = commands::terminal::catch_interrupts() {
         eprintln!("warning: Ctrl-C will not stop git-simm cleanly: {e}");
     }
-    let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args_os())) {
+    let cli = match Cli::parse_ordered(cli::normalize_args(std::env::args_os())) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -17,7 +17,7 @@ pub use groups::{GroupsArgs, group_threshold_text};
 use pack::{PACK_ORDER_HELP, REPACK_HELP};
 pub use pack::{PackOrderArgs, RepackArgs};
 use renames::RENAMES_HELP;
-pub use renames::{RenamesArgs, normalize_args};
+pub use renames::{DetectionArg, RenamesArgs, normalize_args};
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -555,4 +555,25 @@ pub struct OriginArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+impl Cli {
+    /// Parse `args` (after [`normalize_args`]); what clap's derive alone
+    /// cannot keep, the order of `renames`' detection options, is noted
+    /// from the matches.
+    pub fn parse_ordered<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let (Command::Renames(r), Some(("renames", sub))) =
+            (&mut cli.command, matches.subcommand())
+        {
+            r.note_order(sub);
+        }
+        Ok(cli)
+    }
 }

@@ -18,7 +18,9 @@ Which sides are compared:
   ... -- <path>...                      only these paths (before detection)
 
 Options take git's names and syntax: -M[<n>], -C[<n>] (twice for
---find-copies-harder), -B[<n>][/<m>], -l<n>, --diff-filter=<letters>, -z.
+--find-copies-harder), -B[<n>][/<m>], -l<n>, --diff-filter=<letters>, -z;
+-M, -C and --no-renames apply in the order given, as in git (the last
+one sets what is detected and the score).
 There is no rename limit unless -l<n> sets one. Empty files are not paired
 unless --rename-empty is given (git's diff pairs them by default).
 
@@ -61,6 +63,11 @@ fn diff_filter_text(s: &str) -> Result<String, String> {
 /// Arguments of `git-simm renames`.
 #[derive(Debug, Args)]
 pub struct RenamesArgs {
+    /// -M, -C, --no-renames and --find-copies-harder in the order given
+    /// ([`RenamesArgs::note_order`]): git applies them one after another.
+    #[arg(skip)]
+    pub detection: Vec<DetectionArg>,
+
     /// Zero, one or two tree-ishes (see below).
     #[arg(value_name = "tree-ish", num_args = 0..=2)]
     pub revs: Vec<std::ffi::OsString>,
@@ -71,8 +78,8 @@ pub struct RenamesArgs {
 
     /// Detect renames, optionally setting the minimum similarity (git's
     /// -M<n>: 50, 50%, 0.5; default 50%). On by default.
-    #[arg(short = 'M', long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", value_parser = score_text)]
-    pub find_renames: Option<String>,
+    #[arg(short = 'M', long = "find-renames", value_name = "n", num_args = 0..=1, require_equals = true, default_missing_value = "", action = clap::ArgAction::Append, value_parser = score_text)]
+    pub find_renames: Vec<String>,
 
     /// Detect copies as well (git's -C<n>). Give it twice for
     /// --find-copies-harder.
@@ -81,8 +88,8 @@ pub struct RenamesArgs {
 
     /// Consider every file of the old side as a copy source, not only
     /// modified ones.
-    #[arg(long)]
-    pub find_copies_harder: bool,
+    #[arg(long, action = clap::ArgAction::Count)]
+    pub find_copies_harder: u8,
 
     /// Break complete rewrite changes into pairs of delete and create
     /// (git's -B[<n>][/<m>]): a modification with at least <n> of edit
@@ -94,8 +101,8 @@ pub struct RenamesArgs {
     pub break_rewrites: Vec<String>,
 
     /// Turn rename detection off.
-    #[arg(long)]
-    pub no_renames: bool,
+    #[arg(long, action = clap::ArgAction::Count)]
+    pub no_renames: u8,
 
     /// git's rename limit (-l<n>): skip inexact detection when
     /// destinations x sources exceeds n^2. If unset or 0, there is no limit.
@@ -103,7 +110,8 @@ pub struct RenamesArgs {
         short = 'l',
         long = "rename-limit",
         value_name = "n",
-        default_value_t = 0
+        default_value_t = 0,
+        overrides_with = "rename_limit"
     )]
     pub rename_limit: usize,
 
@@ -224,4 +232,50 @@ pub fn normalize_args(
         }
     }
     out
+}
+
+/// One of the options that decide what git detects, as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DetectionArg {
+    /// `-M[<n>]` (the score as written, empty without one).
+    Renames(String),
+    /// `-C[<n>]`.
+    Copies(String),
+    /// `--no-renames`.
+    NoRenames,
+    /// `--find-copies-harder`.
+    CopiesHarder,
+}
+
+impl RenamesArgs {
+    /// Fill [`RenamesArgs::detection`] from where each option stood on
+    /// the command line (`matches` are the `renames` subcommand's).
+    pub fn note_order(&mut self, matches: &clap::ArgMatches) {
+        // A flag counted but not given still has its default, at an index
+        // of its own: only what the command line gave counts.
+        let on_line =
+            |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        let mut given: Vec<(usize, DetectionArg)> = Vec::new();
+        let mut valued = |id: &str, make: fn(String) -> DetectionArg| {
+            if let (true, Some(at), Some(values)) = (
+                on_line(id),
+                matches.indices_of(id),
+                matches.get_many::<String>(id),
+            ) {
+                given.extend(at.zip(values).map(|(i, v)| (i, make(v.clone()))));
+            }
+        };
+        valued("find_renames", DetectionArg::Renames);
+        valued("find_copies", DetectionArg::Copies);
+        for (id, arg) in [
+            ("no_renames", DetectionArg::NoRenames),
+            ("find_copies_harder", DetectionArg::CopiesHarder),
+        ] {
+            if let (true, Some(at)) = (on_line(id), matches.indices_of(id)) {
+                given.extend(at.map(|i| (i, arg.clone())));
+            }
+        }
+        given.sort_by_key(|&(i, _)| i);
+        self.detection = given.into_iter().map(|(_, a)| a).collect();
+    }
 }

@@ -73,24 +73,8 @@ pub(super) fn renames(
         rename_empty: args.rename_empty && !args.no_rename_empty,
         ..Options::default()
     };
-    // git applies -M and -C in order; the last score given wins.
-    let mut score_arg = args.find_renames.clone();
-    if !args.find_copies.is_empty() {
-        opts.detect = if args.find_copies.len() > 1 {
-            Detect::CopiesHarder
-        } else {
-            Detect::Copies
-        };
-        if let Some(last) = args.find_copies.iter().rev().find(|s| !s.is_empty()) {
-            score_arg = Some(last.clone());
-        }
-    }
-    if args.find_copies_harder {
-        opts.detect = Detect::CopiesHarder;
-    }
-    if args.no_renames {
-        opts.detect = Detect::Off;
-    }
+    let (detect, score_arg) = detection(&args.detection);
+    opts.detect = detect;
     // As in git, the last -B given counts.
     if let Some(b) = args.break_rewrites.last() {
         opts.breaks = Some(git_simm::renames::Breaks::parse(b)?);
@@ -535,4 +519,41 @@ fn without_ignored_submodules(
         kept.push(change);
     }
     Ok(kept)
+}
+
+/// What git detects after the detection options in the order given, and
+/// the score the last -M or -C set (empty: git's default), as git's
+/// option callbacks apply them (diff.c): -M sets the score and detects
+/// renames only; -C sets the score and detects copies, or copies harder
+/// when it already did; --no-renames turns detection off; and
+/// --find-copies-harder, wherever it stands, detects copies harder
+/// (`diff_setup_done`).
+fn detection(given: &[crate::cli::DetectionArg]) -> (git_simm::renames::Detect, Option<String>) {
+    use crate::cli::DetectionArg;
+    use git_simm::renames::Detect;
+    let mut detect = Detect::Renames;
+    let mut harder = false;
+    let mut score = None;
+    for arg in given {
+        match arg {
+            DetectionArg::Renames(s) => {
+                score = Some(s.clone());
+                detect = Detect::Renames;
+            }
+            DetectionArg::Copies(s) => {
+                score = Some(s.clone());
+                if detect == Detect::Copies {
+                    harder = true;
+                } else {
+                    detect = Detect::Copies;
+                }
+            }
+            DetectionArg::NoRenames => detect = Detect::Off,
+            DetectionArg::CopiesHarder => harder = true,
+        }
+    }
+    if harder {
+        detect = Detect::CopiesHarder;
+    }
+    (detect, score)
 }

@@ -993,6 +993,44 @@ fn identical_sources_are_met_in_gits_table_order() {
     assert_eq!(taken[0], taken[2], "{taken:?}");
 }
 
+/// The detection options apply one after another, as git's option
+/// callbacks do: -M detects renames only and sets the score, -C sets the
+/// score and detects copies (harder when it already did), --no-renames
+/// turns detection off, --find-copies-harder counts wherever it stands,
+/// and options given twice are taken (the last -l wins).
+#[test]
+fn detection_options_apply_in_the_order_given() {
+    let _mismatches = Mismatches::guard();
+    let CopiesFixture { repo: r, c1, c2 } = copies_fixture();
+    let mut outputs = std::collections::HashSet::new();
+    for flags in [
+        "-M30% -C",
+        "-C -M30%",
+        "-C30% -M",
+        "-C30% -C",
+        "-C50% -M40% -C",
+        "--no-renames -M30%",
+        "-C --no-renames",
+        "-C -C --no-renames",
+        "--find-copies-harder --no-renames",
+        "-M --find-copies-harder",
+        "-M -M",
+        "-M30% -M",
+        "--no-renames --no-renames",
+        "-l5 -l0",
+    ] {
+        let flags: Vec<&str> = flags.split(' ').collect();
+        let mut simm = flags.clone();
+        simm.extend([c1.as_str(), c2.as_str()]);
+        let mut git = vec!["-l0", "--no-rename-empty"];
+        git.extend(&flags);
+        git.extend([c1.as_str(), c2.as_str()]);
+        outputs.insert(agree(&r, &simm, &git));
+    }
+    // The sequences lead to different answers, not one.
+    assert!(outputs.len() >= 4, "{}", outputs.len());
+}
+
 #[test]
 fn boilerplate_headers_agree() {
     let _mismatches = Mismatches::guard();

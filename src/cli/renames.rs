@@ -126,8 +126,8 @@ pub struct RenamesArgs {
     /// Show only changes of these kinds (A C D M R T U, and B for
     /// rewrites that -B reports with a score; lowercase excludes), e.g.
     /// `--diff-filter=RC` for renames and copies only.
-    #[arg(long, value_name = "filter", value_parser = diff_filter_text)]
-    pub diff_filter: Option<String>,
+    #[arg(long, value_name = "filter", value_parser = diff_filter_text, action = clap::ArgAction::Append)]
+    pub diff_filter: Vec<String>,
 
     /// Accepted for compatibility: name-status is the default format.
     #[arg(long)]

@@ -64,9 +64,14 @@ pub(super) fn renames(
     use git_simm::renames::{Detect, Options};
     let repo = super::settings::discover(cwd)?;
     feedback.trace("renames: repository opened");
-    let filter = match &args.diff_filter {
-        Some(spec) => Some(output::DiffFilter::parse(spec).map_err(anyhow::Error::msg)?),
-        None => None,
+    let filter = if args.diff_filter.is_empty() {
+        None
+    } else {
+        let mut f = output::DiffFilter::default();
+        for spec in &args.diff_filter {
+            f.add(spec).map_err(anyhow::Error::msg)?;
+        }
+        Some(f)
     };
     let mut opts = Options {
         limit: args.rename_limit,
@@ -177,7 +182,7 @@ pub(super) fn renames(
     // tens of thousands of them only to keep them all shows in a warm run.
     let mut records = records;
     if let Some(f) = &filter {
-        records.retain(|r| f.allows_record(r));
+        f.retain(&mut records);
     }
     if args.quiet {
         // Nothing printed, as git diff --quiet.

@@ -90,50 +90,100 @@ pub fn write_spreads(
     w.write_all(&buf)
 }
 
-/// git's `--diff-filter`: upper-case letters select, lower-case letters
-/// exclude.
+/// git's `--diff-filter` (diff.c): upper-case letters select, lower-case
+/// letters exclude, `*` shows everything or nothing. Given several times,
+/// the letters add up, as in git.
 #[derive(Clone, Debug, Default)]
 pub struct DiffFilter {
-    include: Vec<char>,
-    exclude: Vec<char>,
+    /// git's `filter` bits, one per class ([`DiffFilter::CLASSES`]).
+    select: u16,
+    /// git's `filter_not`.
+    exclude: u16,
 }
 
 impl DiffFilter {
-    /// Parse a filter such as `RC` or `d`; `B` selects rewrites (an M
-    /// with a score, git's broken pairs); X, which never occurs here, is
-    /// accepted and matches nothing.
+    /// The change classes git knows, in the order of their bits; `X`,
+    /// which never occurs here, is accepted and matches nothing; `B` is a
+    /// rewrite (an M with a score, git's broken pairs); `*` is all or
+    /// none.
+    const CLASSES: &'static str = "ACDMRTUXB*";
+
+    /// Parse a filter such as `RC` or `d`.
     pub fn parse(spec: &str) -> Result<DiffFilter, String> {
         let mut f = DiffFilter::default();
-        for c in spec.chars() {
-            if !"ACDMRTUXBacdmrtuxb".contains(c) {
-                return Err(format!(
-                    "unknown change class '{c}' in --diff-filter={spec}"
-                ));
-            }
-            if c.is_ascii_uppercase() {
-                f.include.push(c);
-            } else {
-                f.exclude.push(c.to_ascii_uppercase());
-            }
-        }
+        f.add(spec)?;
         Ok(f)
     }
 
-    /// Whether a record with this status letter is shown.
-    pub fn allows(&self, letter: char) -> bool {
-        (self.include.is_empty() || self.include.contains(&letter))
-            && !self.exclude.contains(&letter)
+    /// Add the letters of `spec` (a further `--diff-filter`).
+    pub fn add(&mut self, spec: &str) -> Result<(), String> {
+        for c in spec.chars() {
+            let class = c.to_ascii_uppercase();
+            let Some(bit) = Self::CLASSES
+                .find(class)
+                .filter(|_| class != '*' || c == '*')
+            else {
+                return Err(format!(
+                    "unknown change class '{c}' in --diff-filter={spec}"
+                ));
+            };
+            if c.is_ascii_lowercase() {
+                self.exclude |= 1 << bit;
+            } else {
+                self.select |= 1 << bit;
+            }
+        }
+        Ok(())
     }
 
-    /// Whether `record` is shown: git's `match_filter`, where a
+    /// The classes shown once every letter is in (git's
+    /// `diff_setup_done`): excluding letters alone select every other
+    /// class but `*`; none left (`aA`) means no filter at all.
+    fn selected(&self) -> u16 {
+        let aon = 1 << (Self::CLASSES.len() - 1);
+        let mut select = self.select;
+        if self.exclude != 0 {
+            if select == 0 {
+                select = !aon;
+            }
+            select &= !self.exclude;
+        }
+        select
+    }
+
+    /// Whether a record with this status letter matches.
+    fn matches(&self, select: u16, letter: char) -> bool {
+        Self::CLASSES
+            .find(letter)
+            .is_some_and(|bit| select & (1 << bit) != 0)
+    }
+
+    /// Whether `record` matches: git's `match_filter`, where a
     /// modification with a score (a rewrite under -B) answers to `B`
     /// and not to `M`.
-    pub fn allows_record(&self, record: &crate::renames::Record) -> bool {
+    fn matches_record(&self, select: u16, record: &crate::renames::Record) -> bool {
         use crate::renames::Status;
         if record.status == Status::Modified && record.score > 0 {
-            self.allows('B')
+            self.matches(select, 'B')
         } else {
-            self.allows(record.status.letter())
+            self.matches(select, record.status.letter())
         }
+    }
+
+    /// Keep the records git shows (`diffcore_apply_filter`): those that
+    /// match, or with `*` all of them when one matches and none when none
+    /// does; all when no class is left selected.
+    pub fn retain(&self, records: &mut Vec<crate::renames::Record>) {
+        let select = self.selected();
+        if select == 0 {
+            return;
+        }
+        if select & (1 << (Self::CLASSES.len() - 1)) != 0 {
+            if !records.iter().any(|r| self.matches_record(select, r)) {
+                records.clear();
+            }
+            return;
+        }
+        records.retain(|r| self.matches_record(select, r));
     }
 }

@@ -1031,6 +1031,37 @@ fn detection_options_apply_in_the_order_given() {
     assert!(outputs.len() >= 4, "{}", outputs.len());
 }
 
+/// `--diff-filter` as git reads it: given twice its letters add up, a
+/// class both selected and excluded leaves no filter at all (`aA` shows
+/// everything), excluding letters alone select every other class, and
+/// `*` shows all or nothing.
+#[test]
+fn diff_filters_combine_as_in_git() {
+    let _mismatches = Mismatches::guard();
+    let CopiesFixture { repo: r, c1, c2 } = copies_fixture();
+    let mut outputs = std::collections::HashSet::new();
+    for flags in [
+        "--diff-filter=aA",
+        "--diff-filter=*",
+        "--diff-filter=R*",
+        "--diff-filter=X*",
+        "--diff-filter=R --diff-filter=A",
+        "--diff-filter=d --diff-filter=m",
+        "--diff-filter=a",
+        "--diff-filter=Rr",
+        "--diff-filter=CR",
+    ] {
+        let mut simm = vec!["-C"];
+        simm.extend(flags.split(' '));
+        simm.extend([c1.as_str(), c2.as_str()]);
+        let mut git = vec!["-l0", "--no-rename-empty", "-C"];
+        git.extend(flags.split(' '));
+        git.extend([c1.as_str(), c2.as_str()]);
+        outputs.insert(agree(&r, &simm, &git));
+    }
+    assert!(outputs.len() >= 5, "{}", outputs.len());
+}
+
 #[test]
 fn boilerplate_headers_agree() {
     let _mismatches = Mismatches::guard();

@@ -1001,34 +1001,43 @@ fn identical_sources_are_met_in_gits_table_order() {
 #[test]
 fn detection_options_apply_in_the_order_given() {
     let _mismatches = Mismatches::guard();
+    let answers = distinct_answers(
+        &[],
+        &[
+            "-M30% -C",
+            "-C -M30%",
+            "-C30% -M",
+            "-C30% -C",
+            "-C50% -M40% -C",
+            "--no-renames -M30%",
+            "-C --no-renames",
+            "-C -C --no-renames",
+            "--find-copies-harder --no-renames",
+            "-M --find-copies-harder",
+            "-M -M",
+            "-M30% -M",
+            "--no-renames --no-renames",
+            "-l5 -l0",
+        ],
+    );
+    // The sequences lead to different answers, not one.
+    assert!(answers >= 4, "{answers}");
+}
+
+/// Each of `flag_sets` (flags separated by spaces, after `first`) on the
+/// copies fixture, against git's answer; how many different answers.
+fn distinct_answers(first: &[&str], flag_sets: &[&str]) -> usize {
     let CopiesFixture { repo: r, c1, c2 } = copies_fixture();
     let mut outputs = std::collections::HashSet::new();
-    for flags in [
-        "-M30% -C",
-        "-C -M30%",
-        "-C30% -M",
-        "-C30% -C",
-        "-C50% -M40% -C",
-        "--no-renames -M30%",
-        "-C --no-renames",
-        "-C -C --no-renames",
-        "--find-copies-harder --no-renames",
-        "-M --find-copies-harder",
-        "-M -M",
-        "-M30% -M",
-        "--no-renames --no-renames",
-        "-l5 -l0",
-    ] {
-        let flags: Vec<&str> = flags.split(' ').collect();
-        let mut simm = flags.clone();
+    for flags in flag_sets {
+        let mut simm = first.to_vec();
+        simm.extend(flags.split(' '));
         simm.extend([c1.as_str(), c2.as_str()]);
         let mut git = vec!["-l0", "--no-rename-empty"];
-        git.extend(&flags);
-        git.extend([c1.as_str(), c2.as_str()]);
+        git.extend(&simm);
         outputs.insert(agree(&r, &simm, &git));
     }
-    // The sequences lead to different answers, not one.
-    assert!(outputs.len() >= 4, "{}", outputs.len());
+    outputs.len()
 }
 
 /// `--diff-filter` as git reads it: given twice its letters add up, a
@@ -1038,28 +1047,21 @@ fn detection_options_apply_in_the_order_given() {
 #[test]
 fn diff_filters_combine_as_in_git() {
     let _mismatches = Mismatches::guard();
-    let CopiesFixture { repo: r, c1, c2 } = copies_fixture();
-    let mut outputs = std::collections::HashSet::new();
-    for flags in [
-        "--diff-filter=aA",
-        "--diff-filter=*",
-        "--diff-filter=R*",
-        "--diff-filter=X*",
-        "--diff-filter=R --diff-filter=A",
-        "--diff-filter=d --diff-filter=m",
-        "--diff-filter=a",
-        "--diff-filter=Rr",
-        "--diff-filter=CR",
-    ] {
-        let mut simm = vec!["-C"];
-        simm.extend(flags.split(' '));
-        simm.extend([c1.as_str(), c2.as_str()]);
-        let mut git = vec!["-l0", "--no-rename-empty", "-C"];
-        git.extend(flags.split(' '));
-        git.extend([c1.as_str(), c2.as_str()]);
-        outputs.insert(agree(&r, &simm, &git));
-    }
-    assert!(outputs.len() >= 5, "{}", outputs.len());
+    let answers = distinct_answers(
+        &["-C"],
+        &[
+            "--diff-filter=aA",
+            "--diff-filter=*",
+            "--diff-filter=R*",
+            "--diff-filter=X*",
+            "--diff-filter=R --diff-filter=A",
+            "--diff-filter=d --diff-filter=m",
+            "--diff-filter=a",
+            "--diff-filter=Rr",
+            "--diff-filter=CR",
+        ],
+    );
+    assert!(answers >= 5, "{answers}");
 }
 
 #[test]

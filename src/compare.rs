@@ -121,7 +121,7 @@ fn line_ends(data: &[u8]) -> Vec<u64> {
 /// `span` with its lines those of its bytes in `data` (an empty span: the
 /// line it sits on); `lfs` are `data`'s LFs ([`line_ends`]), so that a
 /// span's lines are found by a search, not by counting from the start
-/// (files with thousands of regions made that quadratic).
+/// (regions times bytes, for files with thousands of regions).
 fn exact_lines(span: Span, data: &[u8], lfs: &[u64]) -> Span {
     let len = data.len() as u64;
     let start = span.start.min(len);

@@ -108,6 +108,9 @@ impl DiffFilter {
     /// none.
     const CLASSES: &'static str = "ACDMRTUXB*";
 
+    /// The bit of `*`.
+    const ALL_OR_NONE: u16 = 1 << (Self::CLASSES.len() - 1);
+
     /// Parse a filter such as `RC` or `d`.
     pub fn parse(spec: &str) -> Result<DiffFilter, String> {
         let mut f = DiffFilter::default();
@@ -140,11 +143,10 @@ impl DiffFilter {
     /// `diff_setup_done`): excluding letters alone select every other
     /// class but `*`; none left (`aA`) means no filter at all.
     fn selected(&self) -> u16 {
-        let aon = 1 << (Self::CLASSES.len() - 1);
         let mut select = self.select;
         if self.exclude != 0 {
             if select == 0 {
-                select = !aon;
+                select = !Self::ALL_OR_NONE;
             }
             select &= !self.exclude;
         }
@@ -178,7 +180,7 @@ impl DiffFilter {
         if select == 0 {
             return;
         }
-        if select & (1 << (Self::CLASSES.len() - 1)) != 0 {
+        if select & Self::ALL_OR_NONE != 0 {
             if !records.iter().any(|r| self.matches_record(select, r)) {
                 records.clear();
             }

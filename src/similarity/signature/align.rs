@@ -340,10 +340,10 @@ const MIN_COST: isize = 256;
 ///
 /// As in git's xdiff, the search stops after about the square root of
 /// `n + m` edits (at least [`MIN_COST`]) and splits at the furthest point
-/// either direction reached: two long strings with little in common cost
-/// time in proportion to `(n + m)` times that root, not to `n` times `m`
-/// (a megabyte of shuffled lines took 15 s, four took 4 minutes), and
-/// the alignment is then one `git diff` could show, if not the shortest.
+/// either direction reached: two long strings with little in common then
+/// cost time in proportion to `(n + m)` times that root, not to `n` times
+/// `m` (minutes for a few megabytes of shuffled lines), and the alignment
+/// is one `git diff` could show, if not the shortest.
 fn split<T: Eq>(a: &[T], b: &[T]) -> Option<(usize, usize)> {
     let (n, m) = (a.len() as isize, b.len() as isize);
     let max_cost = ((n + m + 3) as f64).sqrt() as isize;

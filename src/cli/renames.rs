@@ -60,6 +60,30 @@ fn diff_filter_text(s: &str) -> Result<String, String> {
     git_simm::output::DiffFilter::parse(s).map(|_| s.to_owned())
 }
 
+/// `-l<n>` as git reads it (`OPT_INTEGER`: `strtol`, saturating, then
+/// kept in an `int`), as a limit: 0 and every value git would keep below
+/// zero (`-l-1`, `-l99999999999999999999`) mean no limit, git's own
+/// meaning of 0 and, for a negative one, its default, which here is no
+/// limit.
+fn rename_limit_value(s: &str) -> Result<usize, String> {
+    let t = s.trim_start();
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{s}' is not a number"));
+    }
+    let magnitude = digits.bytes().fold(0i64, |n, d| {
+        n.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+    });
+    let long = if negative { -magnitude } else { magnitude };
+    // C's conversion of a long to an int keeps the low 32 bits.
+    let int = long as i32;
+    Ok(usize::try_from(int).unwrap_or(0))
+}
+
 /// Arguments of `git-simm renames`.
 #[derive(Debug, Args)]
 pub struct RenamesArgs {
@@ -111,7 +135,9 @@ pub struct RenamesArgs {
         long = "rename-limit",
         value_name = "n",
         default_value_t = 0,
-        overrides_with = "rename_limit"
+        overrides_with = "rename_limit",
+        value_parser = rename_limit_value,
+        allow_hyphen_values = true
     )]
     pub rename_limit: usize,
 
@@ -277,5 +303,33 @@ impl RenamesArgs {
         }
         given.sort_by_key(|&(i, _)| i);
         self.detection = given.into_iter().map(|(_, a)| a).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rename_limit_value;
+
+    /// git's int from strtol: negative and overflowing values are no limit,
+    /// 2^32 + 10 keeps its low bits (10), a sign or leading blanks are
+    /// taken, anything else is refused.
+    #[test]
+    fn rename_limits_read_as_git_reads_them() {
+        for (arg, want) in [
+            ("0", 0),
+            ("5", 5),
+            ("+5", 5),
+            (" 7", 7),
+            ("-1", 0),
+            ("99999999999999999999", 0),
+            ("2147483648", 0),
+            ("4294967296", 0),
+            ("4294967306", 10),
+        ] {
+            assert_eq!(rename_limit_value(arg), Ok(want), "{arg}");
+        }
+        for bad in ["", "x", "5k", "-", "1.5"] {
+            assert!(rename_limit_value(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -89,6 +89,9 @@ fn rename_limit_value(s: &str) -> Result<usize, String> {
 pub struct RenamesArgs {
     /// -M, -C, --no-renames and --find-copies-harder in the order given
     /// ([`RenamesArgs::note_order`]): git applies them one after another.
+    /// Their own fields (`find_renames`, `find_copies`, `no_renames`,
+    /// `find_copies_harder`) declare them to clap; what those hold
+    /// is read from here, in order, never from them.
     #[arg(skip)]
     pub detection: Vec<DetectionArg>,
 

@@ -153,8 +153,8 @@ impl DiffFilter {
         select
     }
 
-    /// Whether a record with this status letter matches.
-    fn matches(&self, select: u16, letter: char) -> bool {
+    /// Whether a record with this status letter matches `select`.
+    fn matches(select: u16, letter: char) -> bool {
         Self::CLASSES
             .find(letter)
             .is_some_and(|bit| select & (1 << bit) != 0)
@@ -166,9 +166,9 @@ impl DiffFilter {
     fn matches_record(&self, select: u16, record: &crate::renames::Record) -> bool {
         use crate::renames::Status;
         if record.status == Status::Modified && record.score > 0 {
-            self.matches(select, 'B')
+            Self::matches(select, 'B')
         } else {
-            self.matches(select, record.status.letter())
+            Self::matches(select, record.status.letter())
         }
     }
 

@@ -352,6 +352,26 @@ pub enum RepoError {
         /// The path and what went wrong.
         reason: String,
     },
+    /// A work-tree file cannot be converted as git would store it: its
+    /// attributes cannot be read, or a `required` filter driver failed.
+    #[error("{path}: clean filter failed: {reason}")]
+    Filter {
+        /// The path relative to the work tree.
+        path: BString,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A `required` filter driver failed on a work-tree file (git: "clean
+    /// filter '...' failed").
+    #[error("{path}: clean filter '{driver}' failed: {reason}")]
+    FilterFailed {
+        /// The path relative to the work tree.
+        path: BString,
+        /// The driver's name (`filter.<name>`).
+        driver: BString,
+        /// What went wrong.
+        reason: String,
+    },
     /// A boolean configuration value is not one (git: "bad boolean config
     /// value").
     #[error("bad boolean config value '{value}' for '{key}'")]

@@ -26,16 +26,14 @@
 //! of people who know git, not gix.
 //!
 //! Known deviations from git:
-//! * The work tree is hashed as raw bytes: clean filters, `text`/`eol`
-//!   conversion and `ident` from `.gitattributes` are not applied, so a file
-//!   that git would normalise on `git add` can hash differently from what
-//!   `git hash-object --path` reports. Submodule contents are never read.
+//! * Submodule contents are never read.
 //! * Objects git synthesises (the empty tree and the empty blob) are
 //!   readable even when they are not stored, as they are in git.
 
 mod attributes;
 mod bulk;
 pub mod changes;
+mod clean;
 mod config;
 mod entry;
 mod error;

@@ -6,6 +6,7 @@ use std::path::Path;
 use gix::bstr::ByteSlice;
 use rayon::prelude::*;
 
+use super::clean::Cleaner;
 use super::{Entry, EntryKind, ReaderPool, Repo, RepoError};
 
 /// What git's diff sees of one tracked path in the work tree, besides its
@@ -67,10 +68,11 @@ impl Repo {
     /// The work tree as git's diff sees it, in parallel: `f(entry, read)`
     /// for each index path, the results in index order.
     ///
-    /// * A file is read and hashed as a git blob *without* clean filters
-    ///   or end-of-line conversion (a deliberate deviation from `git add`,
-    ///   see the module documentation), unless git would not read it: a
-    ///   file whose stat data match the index's (and is not racily clean)
+    /// * A file is read, converted as git would store it (clean filters,
+    ///   `working-tree-encoding`, end-of-line conversion and `ident`, by
+    ///   gix's filter pipeline) and hashed as a git blob, unless git would not
+    ///   read it: a file whose stat data match the index's (and is not
+    ///   racily clean)
     ///   keeps the index's id and kind and is not read, as are
     ///   skip-worktree (sparse checkout) and assume-unchanged entries,
     ///   whose blob may well be missing from a partial clone
@@ -115,11 +117,12 @@ impl Repo {
             index_secs: 0,
         };
         let mut entries: Vec<(Entry, Check)> = Vec::new();
-        if let Some(index) = super::open_index(self, &repo)? {
+        let index = super::open_index(self, &repo)?;
+        if let Some(index) = &index {
             rules.index_secs = u32::try_from(index.timestamp().unix_seconds()).unwrap_or(0);
             // A path in conflict has up to three stages; its work-tree
             // file is one file.
-            super::visit_index_entries(&repo, &index, true, |entry, flags, stage, stat| {
+            super::visit_index_entries(&repo, index, true, |entry, flags, stage, stat| {
                 if stage != 0
                     && let Some((last, _)) = entries.last_mut()
                     && last.path == entry.path
@@ -144,6 +147,14 @@ impl Repo {
             })?;
         }
         drop(repo);
+        let no_index;
+        let index_state: &gix::index::State = match &index {
+            Some(index) => index,
+            None => {
+                no_index = gix::index::State::new(self.object_hash());
+                &no_index
+            }
+        };
         let dirs = real_dirs(work_dir, entries.iter().map(|(e, _)| e.path.as_slice()));
         let look = Look {
             work_dir,
@@ -151,6 +162,7 @@ impl Repo {
             rules,
             hash: self.object_hash(),
             readers: &ReaderPool::new(self),
+            cleaner: &Cleaner::new(self, index_state),
             read_all,
         };
         let results = entries
@@ -184,6 +196,7 @@ struct Look<'a> {
     rules: StatRules,
     hash: gix::hash::Kind,
     readers: &'a ReaderPool<'a>,
+    cleaner: &'a Cleaner<'a>,
     read_all: bool,
 }
 
@@ -232,9 +245,14 @@ impl Look<'_> {
             return unread(true);
         }
         let index_id = entry.id;
-        let Some(data) = read_worktree_file(self.work_dir, entry, &meta, &self.rules)? else {
+        let Some(mut data) = read_worktree_file(self.work_dir, entry, &meta, &self.rules)? else {
             return Ok(None);
         };
+        // git converts files, never the target a symlink holds.
+        if matches!(entry.kind, EntryKind::Regular | EntryKind::Executable) {
+            let index_blob = matches!(check, Check::Stat(_)).then_some(index_id);
+            data = self.cleaner.clean(&entry.path, index_blob, data)?;
+        }
         entry.id = gix::objs::compute_hash(self.hash, gix::object::Kind::Blob, &data).map_err(
             |source| RepoError::Hash {
                 path: entry.path.clone().into(),

@@ -12,6 +12,7 @@ mod util;
 mod attributes;
 mod breaks;
 mod check;
+mod clean_conversions;
 mod cli;
 mod compare;
 mod config_sources;

@@ -1,0 +1,210 @@
+//! git's clean conversions of a work-tree file: what `git add` and git's
+//! diff turn the file into before hashing or comparing it
+//! (`convert_to_git()` in convert.c): a `filter=<driver>` attribute's
+//! `clean` command or `process` filter, `working-tree-encoding`, CRLF to
+//! LF (`text`, `eol`, `core.autocrlf`, `core.eol`) and `ident`.
+//!
+//! gix's pipeline does the work (`gix-filter`), with its attribute stack
+//! over the work tree's `.gitattributes`, the index's where the work tree
+//! has none. Two choices follow git's diff rather than `git add`:
+//! `core.safecrlf` never stops the comparison (git's diff only warns,
+//! `diff_populate_filespec()`), and no warning is printed; and a failing
+//! filter that is not `required` leaves the file as it is, as in git.
+//!
+//! Deviation: `$GIT_DIR/info/attributes` ranks below deeper
+//! `.gitattributes` files here (gix's order), where git ranks it above
+//! all of them; it matters only where both set a conversion attribute
+//! for one path.
+//!
+//! Running a driver is running a program the repository configures: the
+//! repository has passed the ownership check by the time a [`Cleaner`]
+//! exists ([`super::ownership`]), as git checks it before reading any of
+//! its configuration.
+
+use std::io::Read;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use gix::ObjectId;
+use gix::filter::plumbing as filter;
+
+use super::{Repo, RepoError};
+
+/// Clean conversions shared by the threads reading the work tree: one
+/// pipeline per thread, made on the first file a thread converts.
+pub(super) struct Cleaner<'a> {
+    repo: &'a Repo,
+    index: &'a gix::index::State,
+    /// The pipeline and attribute stack the threads' own are cloned from,
+    /// made once on first use (most work-tree reads convert nothing).
+    proto: OnceLock<Result<Proto, String>>,
+    slots: Vec<Mutex<Option<Worker>>>,
+}
+
+#[derive(Clone)]
+struct Proto {
+    pipeline: filter::Pipeline,
+    /// The same conversions without the drivers, for a file whose driver
+    /// failed and is not `required`: git then converts the file as it is.
+    plain: filter::Pipeline,
+    drivers: Vec<filter::Driver>,
+    /// The `filter` attribute, to name the driver that failed.
+    filter_attr: gix::attrs::search::Outcome,
+    stack: gix::worktree::Stack,
+}
+
+struct Worker {
+    proto: Proto,
+    objects: gix::OdbHandle,
+}
+
+impl<'a> Cleaner<'a> {
+    /// Conversions for the work tree of `repo`, whose index is `index`
+    /// (the `.gitattributes` files the work tree lacks, and the blobs
+    /// `text=auto` looks at).
+    pub(super) fn new(repo: &'a Repo, index: &'a gix::index::State) -> Self {
+        let n = rayon::current_num_threads().max(1);
+        Cleaner {
+            repo,
+            index,
+            proto: OnceLock::new(),
+            slots: std::iter::repeat_with(|| Mutex::new(None))
+                .take(n)
+                .collect(),
+        }
+    }
+
+    /// `data`, the file at `path` in the work tree, as git would store it.
+    /// `index_id` is the path's blob in the index, when it has one at stage
+    /// 0: with `text=auto` (or `core.autocrlf`) git leaves CRLF alone in a
+    /// file whose index version has CRs already (`has_crlf_in_index()`).
+    ///
+    /// # Errors
+    ///
+    /// The attributes cannot be read, or a `required` filter failed.
+    pub(super) fn clean(
+        &self,
+        path: &[u8],
+        index_id: Option<ObjectId>,
+        data: Vec<u8>,
+    ) -> Result<Vec<u8>, RepoError> {
+        let fail = |reason: String| RepoError::Filter {
+            path: path.into(),
+            reason,
+        };
+        let proto = self
+            .proto
+            .get_or_init(|| self.make_proto())
+            .as_ref()
+            .map_err(|e| fail(e.clone()))?;
+        let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
+        let mut guard = self.slots[slot]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let worker = guard.get_or_insert_with(|| Worker {
+            proto: proto.clone(),
+            objects: self.repo.local().objects.clone(),
+        });
+        let rela = gix::path::from_byte_slice(path)
+            .map_err(|_| RepoError::BadPath { path: path.into() })?;
+        let Worker { proto, objects } = worker;
+        let Proto {
+            pipeline,
+            plain,
+            drivers,
+            filter_attr,
+            stack,
+        } = proto;
+        let platform = stack
+            .at_path(rela, None, &*objects)
+            .map_err(|e| fail(e.to_string()))?;
+        let mut index_blob = |buf: &mut Vec<u8>| {
+            // An index blob that cannot be read has no CR, as for git.
+            Ok(index_id.and_then(
+                |id| match gix::odb::pack::Find::try_find(&**objects, &id, buf) {
+                    Ok(Some((object, _))) if object.kind == gix::object::Kind::Blob => Some(()),
+                    _ => None,
+                },
+            ))
+        };
+        let mut attributes = |_: &gix::bstr::BStr, out: &mut gix::attrs::search::Outcome| {
+            platform.matching_attributes(out);
+        };
+        let reason = match convert(pipeline, &data, rela, &mut attributes, &mut index_blob) {
+            Ok(converted) => return Ok(converted.unwrap_or(data)),
+            Err(reason) => reason,
+        };
+        // A driver that failed to start or to finish: git goes on with
+        // the file as it is unless the driver is `required` (convert.c,
+        // `apply_filter()`).
+        filter_attr.reset();
+        platform.matching_attributes(filter_attr);
+        let name = filter_attr
+            .iter_selected()
+            .find_map(|m| match m.assignment.state {
+                gix::attrs::StateRef::Value(v) => Some(v.as_bstr().to_owned()),
+                _ => None,
+            });
+        match name.and_then(|n| drivers.iter().find(|d| d.name == n)) {
+            Some(driver) if !driver.required => {
+                convert(plain, &data, rela, &mut attributes, &mut index_blob)
+                    .map(|converted| converted.unwrap_or(data))
+                    .map_err(fail)
+            }
+            Some(driver) => Err(RepoError::FilterFailed {
+                path: path.into(),
+                driver: driver.name.clone(),
+                reason,
+            }),
+            None => Err(fail(reason)),
+        }
+    }
+
+    fn make_proto(&self) -> Result<Proto, String> {
+        use gix::worktree::stack::state::attributes::Source;
+        let repo = self.repo.local();
+        let mut options = gix::filter::Pipeline::options(&repo).map_err(|e| e.to_string())?;
+        // git's diff warns about a conversion that would not round-trip
+        // and goes on.
+        options.crlf_roundtrip_check = filter::pipeline::CrlfRoundTripCheck::Skip;
+        let context = repo.command_context().map_err(|e| e.to_string())?;
+        let drivers = options.drivers.clone();
+        let mut plain_options = options.clone();
+        plain_options.drivers.clear();
+        let plain = filter::Pipeline::new(context.clone(), repo.object_hash(), plain_options);
+        let pipeline = filter::Pipeline::new(context, repo.object_hash(), options);
+        let stack = repo
+            .attributes_only(self.index, Source::WorktreeThenIdMapping)
+            .map_err(|e| e.to_string())?;
+        let filter_attr = stack.selected_attribute_matches(["filter"]);
+        Ok(Proto {
+            pipeline,
+            plain,
+            drivers,
+            filter_attr,
+            stack: stack.detach(),
+        })
+    }
+}
+
+/// `data` through `pipeline`: `None` when nothing changed it.
+fn convert(
+    pipeline: &mut filter::Pipeline,
+    data: &[u8],
+    rela: &std::path::Path,
+    attributes: &mut dyn FnMut(&gix::bstr::BStr, &mut gix::attrs::search::Outcome),
+    index_blob: &mut filter::pipeline::convert::to_git::IndexObjectFn<'_>,
+) -> Result<Option<Vec<u8>>, String> {
+    use filter::pipeline::convert::ToGitOutcome;
+    let outcome = pipeline
+        .convert_to_git(data, rela, attributes, index_blob)
+        .map_err(|e| e.to_string())?;
+    Ok(match outcome {
+        ToGitOutcome::Unchanged(_) => None,
+        ToGitOutcome::Buffer(buf) => Some(buf.to_vec()),
+        ToGitOutcome::Process(mut read) => {
+            let mut out = Vec::new();
+            read.read_to_end(&mut out).map_err(|e| e.to_string())?;
+            Some(out)
+        }
+    })
+}

@@ -1,0 +1,159 @@
+//! The work tree through git's clean conversions: git's diff hashes and
+//! compares a work-tree file as `git add` would store it (convert.c,
+//! `convert_to_git()`): CRLF to LF (`text`, `eol`, `core.autocrlf`), a
+//! `filter` driver's `clean` command, `ident`. A file that differs from
+//! its blob only by what the conversions undo is unchanged for git, and a
+//! renamed one scores on its converted content. git-simm hashed the bytes
+//! on disk: such files printed `M`, or paired at other scores.
+//!
+//! Every comparison runs with the index fresh and stale (a fresh index
+//! vouches for the files, a stale one makes both tools read them).
+
+use crate::renames_conformance::{IndexStates, Verdicts, git_printed, head};
+use crate::util::Repo;
+
+fn crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 20);
+    for &b in text {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// `n` lines of `text` with one changed, so a rename scores below 100.
+fn edited(text: &[u8], n: usize) -> Vec<u8> {
+    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let idx = n.min(lines.len().saturating_sub(1));
+    lines[idx] = b"    an edited line of its own\n";
+    lines.concat()
+}
+
+const C_FILE: &str = "python/jinja2-3.1.4/src/jinja2/compiler.py";
+const PY_FILE: &str = "python/click-8.1.7/src/click/core.py";
+const RS_FILE: &str = "rust/aho-corasick-1.1.5/src/ahocorasick.rs";
+
+/// Attribute-driven conversions: `text=auto` files saved with CRLF,
+/// `ident` expanded in the work tree, a clean filter, a failing filter
+/// that is not required (git keeps the file as it is), and a file whose
+/// index blob has CRs already (`text=auto` leaves it alone).
+#[test]
+fn work_tree_files_are_compared_as_git_would_store_them() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    let c = head(C_FILE, 12_000);
+    let py = head(PY_FILE, 9_000);
+    let rs = head(RS_FILE, 10_000);
+    // Committed with CRs before any attribute says to convert them.
+    r.write("legacy.txt", &crlf(&head(PY_FILE, 5_000)));
+    r.commit_all("legacy");
+    r.write(
+        ".gitattributes",
+        b"*.txt text=auto\n*.c text=auto\n*.id ident\n*.up filter=up\n*.bad filter=bad\n*.gone filter=gone\n",
+    );
+    r.git(&["config", "filter.up.clean", "tr a-z A-Z"]);
+    r.git(&["config", "filter.up.smudge", "cat"]);
+    r.git(&["config", "filter.bad.clean", "false"]);
+    r.git(&["config", "filter.gone.clean", "no-such-command-here"]);
+    r.write("jv.c", &c);
+    r.write("moved.c", &py);
+    let mut with_id = b"/* $Id$ */\n".to_vec();
+    with_id.extend_from_slice(&rs);
+    r.write("lib.id", &with_id);
+    r.write("shout.up", &head(RS_FILE, 6_000));
+    r.write("keep.bad", &head(C_FILE, 4_000));
+    r.write("keep.gone", &head(PY_FILE, 3_000));
+    r.commit_all("base");
+
+    // Unchanged for git: CRLF undone, `$Id$` collapsed, the filter's clean
+    // output equal to the blob.
+    r.write("jv.c", &crlf(&c));
+    let mut expanded = b"/* $Id: 0123456789abcdef0123456789abcdef01234567 $ */\n".to_vec();
+    expanded.extend_from_slice(&rs);
+    r.write("lib.id", &expanded);
+    // Renamed and edited with CRLF: scored on LF content.
+    r.git(&["mv", "moved.c", "renamed.c"]);
+    r.write("renamed.c", &crlf(&edited(&py, 40)));
+    // Copied under new names, saved with CRLF (a copy source each for
+    // `-C -C`, scored on the converted content).
+    r.write("copy.c", &crlf(&edited(&c, 100)));
+    r.write("copy.up", &head(RS_FILE, 6_000));
+    r.git(&["add", "-N", "copy.c", "copy.up"]);
+    // A CRLF file whose blob has CRs stays as it is.
+    r.write("legacy.txt", &crlf(&edited(&head(PY_FILE, 5_000), 10)));
+    // The failing filter: compared as it is on disk.
+    r.write("keep.bad", &edited(&head(C_FILE, 4_000), 20));
+    r.write("keep.gone", &edited(&head(PY_FILE, 3_000), 20));
+
+    let states = IndexStates::new(&r);
+    for flags in [
+        &["-M"][..],
+        &["-C"],
+        &["-C", "-C"],
+        &["-B", "-M"],
+        &["-M30%"],
+    ] {
+        let fresh = v.compare_in(&r.path, flags, &["HEAD"], &|| states.fresh());
+        let stale = v.compare_in(&r.path, flags, &["HEAD"], &|| states.stale());
+        for out in [&fresh, &stale] {
+            for unchanged in ["jv.c", "lib.id", "shout.up"] {
+                assert!(
+                    !out.lines().any(|l| l.ends_with(&format!("\t{unchanged}"))),
+                    "git sees {unchanged} unchanged:\n{out}"
+                );
+            }
+            git_printed(out, "M\tlegacy.txt");
+            git_printed(out, "M\tkeep.bad");
+            git_printed(out, "M\tkeep.gone");
+        }
+        // Unchanged through the filter, so a source of `-C -C` where the
+        // index vouches for it. A CRLF file never is: its size differs
+        // from the blob's, so no refresh vouches for it (`ie_modified`),
+        // and git drops it as unchanged before detection: `copy.c`,
+        // nearly a copy of it, is added.
+        if flags == ["-C", "-C"] {
+            git_printed(&fresh, "C100\tshout.up\tcopy.up");
+        }
+        git_printed(&fresh, "A\tcopy.c");
+        git_printed(&stale, "A\tcopy.c");
+    }
+    // The index holds converted content already: the same either way.
+    v.compare(&r, &["-C", "-C"], &["--cached"]);
+    // A `required` driver that fails stops both.
+    r.git(&["config", "filter.gone.required", "true"]);
+    v.compare_in(&r.path, &["-M"], &["HEAD"], &|| states.stale());
+}
+
+/// `core.autocrlf=true` converts every text file with no attribute, and
+/// `core.autocrlf=input` too; `-text` in `.gitattributes` opts one out.
+#[test]
+fn core_autocrlf_converts_files_without_attributes() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    let c = head(C_FILE, 8_000);
+    let py = head(PY_FILE, 8_000);
+    r.write(".gitattributes", b"raw.c -text\n");
+    r.write("a.c", &c);
+    r.write("raw.c", &head(RS_FILE, 6_000));
+    r.write("old.py", &py);
+    r.commit_all("base");
+    r.write("a.c", &crlf(&c));
+    r.write("raw.c", &crlf(&head(RS_FILE, 6_000)));
+    r.git(&["mv", "old.py", "new.py"]);
+    r.write("new.py", &crlf(&edited(&py, 30)));
+    let states = IndexStates::new(&r);
+    for setting in ["true", "input"] {
+        r.git(&["config", "core.autocrlf", setting]);
+        for flags in [&["-M"][..], &["-C", "-C"]] {
+            for out in [
+                v.compare_in(&r.path, flags, &["HEAD"], &|| states.fresh()),
+                v.compare_in(&r.path, flags, &["HEAD"], &|| states.stale()),
+            ] {
+                assert!(!out.contains("\ta.c"), "a.c is unchanged for git:\n{out}");
+                git_printed(&out, "M\traw.c");
+            }
+        }
+    }
+}

@@ -263,6 +263,34 @@ impl Content for RepoContent<'_> {
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
 
+    fn header_sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
+        let mut out = self.store.sizes(ids);
+        for (slot, id) in out.iter_mut().zip(ids) {
+            if slot.is_none() {
+                *slot = match self.memo.get(id) {
+                    Some(item) => Some(item.size),
+                    None => self.extra.get(id).map(|d| d.len() as u64),
+                };
+            }
+        }
+        let missing: Vec<ObjectId> = ids
+            .iter()
+            .zip(&out)
+            .filter(|(_, s)| s.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        let repo = self.repo;
+        let headers = missing
+            .par_iter()
+            .map_init(|| repo.reader(), |reader, id| reader.header(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut headers = headers.into_iter();
+        for slot in out.iter_mut().filter(|s| s.is_none()) {
+            *slot = headers.next().map(|(_, size)| size);
+        }
+        Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
+    }
+
     fn prefetch(&mut self, ids: &[ObjectId]) -> Result<(), ContentError> {
         if !self.repo.is_partial() {
             return Ok(());

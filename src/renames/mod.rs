@@ -238,6 +238,12 @@ pub trait Content {
     fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         Ok(self.items(ids)?.into_iter().map(|i| i.size).collect())
     }
+    /// Size of each blob without reading its content where that can be
+    /// avoided (from the store, or the object's header): for sources that
+    /// may never need reading. [`Content::sizes`] unless implemented.
+    fn header_sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
+        self.sizes(ids)
+    }
     /// What the attributes of each entry's path say about text versus
     /// binary (git decides it per path, not per blob); [`Binary::Auto`],
     /// the content deciding, where there are no attributes.

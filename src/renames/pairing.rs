@@ -146,7 +146,15 @@ pub(super) fn pair_up(
     content.prefetch(&ids)?;
     feedback.trace("exact and basename passes");
     let matrix = {
-        let sides = Sides::new(srcs, dsts, &active, &remaining, content, feedback)?;
+        let sides = Sides::new(
+            srcs,
+            dsts,
+            &active,
+            &remaining,
+            opts.min_score,
+            content,
+            feedback,
+        )?;
         inexact_matrix(&sides, opts, content, feedback, outcome)?
     };
     feedback.trace("matrix with tie replays");

@@ -82,6 +82,7 @@ impl<'a> Sides<'a> {
         dsts: &'a [Dst<'a>],
         active: &'a [usize],
         remaining: &'a [usize],
+        min_score: u32,
         content: &mut impl Content,
         feedback: &Feedback,
     ) -> Result<Sides<'a>, DetectError> {
@@ -89,18 +90,23 @@ impl<'a> Sides<'a> {
         // be read: a submodule's commit is usually not in this repository
         // at all. Others get a zero size, which keeps them out of every
         // size window.
-        // Both sides in one read: a cold run stores one table of
-        // fingerprints, not one per side (each a file written and synced,
-        // and the more tables, the sooner the store merges them).
-        let mut items = regular_items(
-            active
-                .iter()
-                .map(|&s| srcs[s].entry)
-                .chain(remaining.iter().map(|&d| dsts[d].entry)),
-            content,
-        )?;
-        let dst_items = items.split_off(active.len());
-        let src_items = items;
+        let (src_items, dst_items) = if active.iter().any(|&s| srcs[s].unchanged) {
+            unchanged_sources_by_size(srcs, dsts, active, remaining, min_score, content)?
+        } else {
+            // Both sides in one read: a cold run stores one table of
+            // fingerprints, not one per side (each a file written and
+            // synced, and the more tables, the sooner the store merges
+            // them).
+            let mut items = regular_items(
+                active
+                    .iter()
+                    .map(|&s| srcs[s].entry)
+                    .chain(remaining.iter().map(|&d| dsts[d].entry)),
+                content,
+            )?;
+            let dst_items = items.split_off(active.len());
+            (items, dst_items)
+        };
         feedback.trace("fingerprints of sources and destinations");
         feedback.check()?;
         Ok(Sides::with_items(
@@ -151,28 +157,11 @@ impl<'a> Sides<'a> {
         min_score: u32,
         content: &mut impl Content,
     ) -> Result<SideSpans, DetectError> {
-        let mut dst_sizes: Vec<u64> = self
-            .dst_items
-            .iter()
-            .map(|i| i.size)
-            .filter(|&s| s > 0)
-            .collect();
-        dst_sizes.sort_unstable();
-        let any_partner = |size: u64| {
-            // The destinations this source is size-compatible with form
-            // one run of the sorted sizes; it is enough to look at the
-            // nearest on either side of its own size.
-            let at = dst_sizes.partition_point(|&d| d < size);
-            let near = [at.checked_sub(1), Some(at)];
-            near.iter()
-                .flatten()
-                .filter_map(|&i| dst_sizes.get(i))
-                .any(|&d| score::sizes_compatible(size, d, min_score))
-        };
+        let partners = Partners::new(&self.dst_items, min_score);
         let want_src: Vec<bool> = self
             .src_items
             .iter()
-            .map(|i| i.size > 0 && any_partner(i.size))
+            .map(|i| partners.any(i.size))
             .collect();
         let mut keys: Vec<SpanKey> = Vec::new();
         for (a, &s) in self.active.iter().enumerate() {
@@ -197,6 +186,104 @@ impl<'a> Sides<'a> {
             .collect();
         Ok(SideSpans { src, dst })
     }
+}
+
+/// Which source sizes can score against some destination at the minimum
+/// score (git's size filter, [`score::sizes_compatible`]).
+struct Partners {
+    /// The sizes of the destinations that can score, sorted.
+    dst_sizes: Vec<u64>,
+    min_score: u32,
+}
+
+impl Partners {
+    fn new(dst_items: &[Sketch], min_score: u32) -> Partners {
+        let mut dst_sizes: Vec<u64> = dst_items
+            .iter()
+            .map(|i| i.size)
+            .filter(|&s| s > 0)
+            .collect();
+        dst_sizes.sort_unstable();
+        Partners {
+            dst_sizes,
+            min_score,
+        }
+    }
+
+    fn any(&self, size: u64) -> bool {
+        // The destinations a source is size-compatible with form one run
+        // of the sorted sizes; it is enough to look at the nearest on
+        // either side of its own size.
+        let at = self.dst_sizes.partition_point(|&d| d < size);
+        let near = [at.checked_sub(1), Some(at)];
+        size > 0
+            && near
+                .iter()
+                .flatten()
+                .filter_map(|&i| self.dst_sizes.get(i))
+                .any(|&d| score::sizes_compatible(size, d, self.min_score))
+    }
+}
+
+/// Sizes and fingerprints of the sides when `--find-copies-harder` made
+/// unchanged files sources: the destinations first, then the sources, an
+/// unchanged one read only when its size (the store's, else its object
+/// header's) can score against some destination. git reads a source only
+/// once a destination's size lets it (`estimate_similarity()`), so a
+/// blob it never needs, even a damaged one, stops nothing; and the
+/// unchanged files of a large tree are mostly such blobs. A source left
+/// unread keeps its size and no fingerprint: no destination's size
+/// window holds it, so no search proposes it and it is never scored.
+fn unchanged_sources_by_size(
+    srcs: &[Src<'_>],
+    dsts: &[Dst<'_>],
+    active: &[usize],
+    remaining: &[usize],
+    min_score: u32,
+    content: &mut impl Content,
+) -> Result<(Vec<Sketch>, Vec<Sketch>), DetectError> {
+    let dst_items = regular_items(remaining.iter().map(|&d| dsts[d].entry), content)?;
+    let partners = Partners::new(&dst_items, min_score);
+    let sized: Vec<ObjectId> = active
+        .iter()
+        .map(|&s| &srcs[s])
+        .filter(|s| s.unchanged && is_regular(s.entry.kind))
+        .map(|s| s.entry.id)
+        .collect();
+    let mut sizes = content.header_sizes(&sized)?.into_iter();
+    let mut unread: Vec<Option<u64>> = Vec::with_capacity(active.len());
+    for &s in active {
+        let e = srcs[s].entry;
+        let size = if srcs[s].unchanged && is_regular(e.kind) {
+            sizes.next()
+        } else {
+            None
+        };
+        unread.push(size.filter(|&size| !partners.any(size)));
+    }
+    let mut read = regular_items(
+        active
+            .iter()
+            .zip(&unread)
+            .filter(|(_, u)| u.is_none())
+            .map(|(&s, _)| srcs[s].entry),
+        content,
+    )?
+    .into_iter();
+    let src_items = unread
+        .iter()
+        .map(|u| match *u {
+            Some(size) => Sketch {
+                size,
+                fingerprint: None,
+            },
+            None => read.next().unwrap_or(Sketch {
+                size: 0,
+                fingerprint: None,
+            }),
+        })
+        .collect();
+    Ok((src_items, dst_items))
 }
 
 /// Sizes and fingerprints of regular files; a zero-sized placeholder for

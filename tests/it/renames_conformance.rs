@@ -664,3 +664,47 @@ fn tree_naming_the_null_object_against_a_stale_index() {
     v.compare_in(&r.path, &["-C", "-C"], &[bogus], &|| states.stale());
     v.compare_in(&r.path, &["-C"], &[bogus], &|| states.stale());
 }
+
+// ---------------------------------------------------------------------------
+// Damaged objects git never reads.
+
+/// `-C -C` makes every unchanged file a source, but git reads a source
+/// only once some destination's size lets it score (diffcore-rename.c,
+/// `estimate_similarity()`), so a damaged blob of an unchanged file of
+/// another size stops nothing. git-simm read every source to fingerprint
+/// it and stopped (`fatal: loose object ... is corrupt`, exit 128).
+/// Damaged past its header: git still learns its size, as does
+/// git-simm.
+#[test]
+fn damaged_unchanged_file_outside_every_size_window_is_not_read() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    r.write("big.rs", &corpus_text(RUST));
+    r.write("small.py", &head(PYTHON, 3_000));
+    r.commit_all("base");
+    let mut copy = head(PYTHON, 3_000);
+    copy.extend_from_slice(b"# a line of its own\n");
+    r.write("copy.py", &copy);
+    r.commit_all("copy");
+    let id = r.rev("HEAD~:big.rs");
+    let loose = r.path.join(".git/objects").join(&id[..2]).join(&id[2..]);
+    let mut data = std::fs::read(&loose).expect("big.rs is a loose object");
+    for i in (data.len() / 2..data.len() - 8).step_by(7) {
+        data[i] ^= 0x55;
+    }
+    let mut perms = std::fs::metadata(&loose).expect("stat").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&loose, perms).expect("chmod");
+    std::fs::write(&loose, &data).expect("damage");
+    let out = v.compare(&r, &["-C", "-C"], &["HEAD~", "HEAD"]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("C09") && l.ends_with("\tsmall.py\tcopy.py")),
+        "{out}"
+    );
+    // Where a destination's size lets it score, both read it and stop.
+    r.write("near.rs", &corpus_text(RUST)[..50_000]);
+    r.commit_all("near");
+    v.compare(&r, &["-C", "-C"], &["HEAD~2", "HEAD"]);
+}

@@ -47,6 +47,13 @@ fn main() -> ExitCode {
         Ok(Status::NothingFound | Status::Refused | Status::Differences | Status::TooMuchWaste) => {
             ExitCode::from(1)
         }
+        Err(e) if commands::usage_error(&e).is_some() => {
+            drop(out);
+            if let Some(usage) = commands::usage_error(&e) {
+                eprintln!("error: {usage}\n\nFor more information, try '--help'.");
+            }
+            ExitCode::from(129)
+        }
         Err(e) => {
             drop(out);
             for warning in commands::warnings_before(&e) {

@@ -177,6 +177,25 @@ fn unknown_revision(spec: &str) -> String {
     )
 }
 
+/// A command line git refuses with its usage message (exit 129, not 128):
+/// what the arguments ask for makes no sense, whatever the repository
+/// holds.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// The usage error among `e`'s causes, if any ([`Usage`]).
+pub fn usage_error(e: &anyhow::Error) -> Option<&Usage> {
+    e.chain().find_map(|c| c.downcast_ref::<Usage>())
+}
+
 /// Whether `e` says the work was interrupted
 /// ([`git_simm::progress::Interrupted`] among its causes).
 pub fn is_interrupted(e: &anyhow::Error) -> bool {

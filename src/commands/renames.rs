@@ -61,6 +61,28 @@ pub(super) fn renames(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Status> {
+    // git diff takes blobs only in pairs (a diff of two blobs), so a blob
+    // where a tree-ish belongs is a usage error there.
+    run(cwd, no_cache, args, feedback, out, err).map_err(|e| {
+        let not_a_tree = e.chain().find_map(|c| match c.downcast_ref::<RepoError>() {
+            Some(r @ RepoError::NotATreeish { .. }) => Some(r.to_string()),
+            _ => None,
+        });
+        match not_a_tree {
+            Some(message) => super::Usage(message).into(),
+            None => e,
+        }
+    })
+}
+
+fn run(
+    cwd: &Path,
+    no_cache: bool,
+    args: &RenamesArgs,
+    feedback: &Feedback,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<Status> {
     use git_simm::renames::{Detect, Options};
     let repo = super::settings::discover(cwd)?;
     feedback.trace("renames: repository opened");
@@ -317,7 +339,7 @@ pub(super) fn general_changes(
             let new = worktree_side(repo, &old, ignores)?;
             (old, new)
         }
-        _ => bail!("--cached takes at most one tree-ish"),
+        _ => return Err(super::Usage("--cached takes at most one tree-ish".into()).into()),
     };
     let pathspecs: Vec<&[u8]> = args
         .pathspecs

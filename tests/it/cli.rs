@@ -502,9 +502,7 @@ fn renames_bad_input_gets_git_style_errors() {
     let r = sources_repo();
     let cases: &[(&[&str], &str)] = &[
         (&["renames", "no-such-rev", "HEAD"], "no-such-rev"),
-        (&["renames", "HEAD", "HEAD:Cargo.toml"], "tree"),
         (&["renames", "-M", "HEAD~1", "HEAD"], "unknown revision"),
-        (&["renames", "--cached", "HEAD", "HEAD"], "--cached"),
     ];
     for (args, needle) in cases {
         let o = r.simm(args);
@@ -515,6 +513,20 @@ fn renames_bad_input_gets_git_style_errors() {
             stderr(&o)
         );
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    // git diff takes a blob only beside another blob, and --cached one
+    // tree-ish: usage errors (129) in git, and in renames.
+    for args in [
+        &["HEAD", "HEAD:Cargo.toml"][..],
+        &["HEAD:Cargo.toml", "HEAD"],
+        &["HEAD:Cargo.toml"],
+        &["--cached", "HEAD", "HEAD"],
+    ] {
+        let git = r.git_output(&[&["diff", "--name-status"][..], args].concat());
+        assert_eq!(git.status.code(), Some(129), "git diff {args:?}");
+        let o = r.simm(&[&["renames"][..], args].concat());
+        assert_eq!(o.status.code(), Some(129), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
     }
     // Three revisions is a usage error, and so are bad option values.
     assert_eq!(

@@ -101,7 +101,7 @@ impl Repo {
     pub fn index_entries(&self) -> Result<Vec<Entry>, RepoError> {
         let repo = self.local();
         let mut out = Vec::new();
-        for_each_index_entry(self, &repo, false, |entry, flags, _, _| {
+        for_each_index_entry(&repo, false, |entry, flags, _, _| {
             if !flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
                 out.push(entry);
             }
@@ -117,7 +117,7 @@ impl Repo {
         let repo = self.local();
         let mut out = Vec::new();
         let mut unmerged: Vec<Vec<u8>> = Vec::new();
-        for_each_index_entry(self, &repo, true, |entry, flags, stage, _| {
+        for_each_index_entry(&repo, true, |entry, flags, stage, _| {
             if stage != 0 {
                 if unmerged.last() != Some(&entry.path) {
                     unmerged.push(entry.path);
@@ -138,13 +138,11 @@ impl Repo {
 /// large index costs as much as decoding it (5 ms of a 100,000-file
 /// `check --staged`). An index damaged so that it does not decode (cut
 /// short, say) is still an error; as in git, other damage goes unnoticed.
-pub(super) fn open_index(
-    repo_: &Repo,
-    repo: &gix::Repository,
-) -> Result<Option<gix::index::File>, RepoError> {
-    if repo_.work_dir().is_none() {
-        return Err(RepoError::NoWorkTree);
-    }
+///
+/// A bare repository has an index only if something wrote one, and git
+/// reads it (or none: nothing staged) all the same: `git diff --cached`
+/// there lists every file of `HEAD` as deleted.
+pub(super) fn open_index(repo: &gix::Repository) -> Result<Option<gix::index::File>, RepoError> {
     let path = repo.index_path();
     // git's index.threads: true (the default) or 0 for as many as there are
     // cores, false or 1 for none.
@@ -179,12 +177,11 @@ pub(super) fn open_index(
 /// data: theirs is zero); fail on the first conflicted path unless
 /// `allow_unmerged`.
 pub(super) fn for_each_index_entry(
-    repo_: &Repo,
     repo: &gix::Repository,
     allow_unmerged: bool,
     visit: impl FnMut(Entry, gix::index::entry::Flags, u32, &gix::index::entry::Stat),
 ) -> Result<(), RepoError> {
-    match open_index(repo_, repo)? {
+    match open_index(repo)? {
         Some(index) => visit_index_entries(repo, &index, allow_unmerged, visit),
         None => Ok(()),
     }

@@ -33,7 +33,7 @@ impl Repo {
     /// [`Repo::index_entries`] reads it.
     pub fn staged(&self, tree: Option<ObjectId>) -> Result<Staged, RepoError> {
         let repo = self.local();
-        let index = match open_index(self, &repo)? {
+        let index = match open_index(&repo)? {
             // visit_index_entries' choice of entries, without copying them.
             Some(file) if !file.is_sparse() => {
                 let mut listed = Vec::with_capacity(file.entries().len());

@@ -117,7 +117,7 @@ impl Repo {
             index_secs: 0,
         };
         let mut entries: Vec<(Entry, Check)> = Vec::new();
-        let index = super::open_index(self, &repo)?;
+        let index = super::open_index(&repo)?;
         if let Some(index) = &index {
             rules.index_secs = u32::try_from(index.timestamp().unix_seconds()).unwrap_or(0);
             // A path in conflict has up to three stages; its work-tree

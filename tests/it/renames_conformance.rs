@@ -708,3 +708,31 @@ fn damaged_unchanged_file_outside_every_size_window_is_not_read() {
     r.commit_all("near");
     v.compare(&r, &["-C", "-C"], &["HEAD~2", "HEAD"]);
 }
+
+/// `--cached` in a bare repository: git reads the index file if one was
+/// written there, else takes none (nothing staged), and lists `HEAD`'s
+/// files as deleted. git-simm refused ("must be run in a work tree").
+#[test]
+fn cached_in_a_bare_repository_reads_its_index_or_none() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    r.write("a.py", &head(PYTHON, 4_000));
+    r.write("b.rs", &head(RUST, 5_000));
+    r.commit_all("base");
+    let bare = r.path.with_file_name("bare.git");
+    let o = git_command(&r.path)
+        .args(["clone", "-q", "--bare", "."])
+        .arg(&bare)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = v.compare_in(&bare, &["-M"], &["--cached"], &|| {});
+    git_printed(&out, "D\ta.py");
+    let o = git_command(&bare)
+        .args(["read-tree", "HEAD"])
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = v.compare_in(&bare, &["-C", "-C"], &["--cached"], &|| {});
+    assert_eq!(out, "", "git printed something");
+}

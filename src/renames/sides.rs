@@ -157,7 +157,8 @@ impl<'a> Sides<'a> {
         min_score: u32,
         content: &mut impl Content,
     ) -> Result<SideSpans, DetectError> {
-        let partners = Partners::new(&self.dst_items, min_score);
+        let sizes: Vec<u64> = self.dst_items.iter().map(|i| i.size).collect();
+        let partners = Partners::new(&sizes, min_score);
         let want_src: Vec<bool> = self
             .src_items
             .iter()
@@ -197,12 +198,10 @@ struct Partners {
 }
 
 impl Partners {
-    fn new(dst_items: &[Sketch], min_score: u32) -> Partners {
-        let mut dst_sizes: Vec<u64> = dst_items
-            .iter()
-            .map(|i| i.size)
-            .filter(|&s| s > 0)
-            .collect();
+    /// `dst_sizes`: the sizes of the destinations, any order, 0 for one
+    /// that cannot score.
+    fn new(dst_sizes: &[u64], min_score: u32) -> Partners {
+        let mut dst_sizes: Vec<u64> = dst_sizes.iter().copied().filter(|&s| s > 0).collect();
         dst_sizes.sort_unstable();
         Partners {
             dst_sizes,
@@ -226,14 +225,15 @@ impl Partners {
 }
 
 /// Sizes and fingerprints of the sides when `--find-copies-harder` made
-/// unchanged files sources: the destinations first, then the sources, an
-/// unchanged one read only when its size (the store's, else its object
-/// header's) can score against some destination. git reads a source only
-/// once a destination's size lets it (`estimate_similarity()`), so a
-/// blob it never needs, even a damaged one, stops nothing; and the
-/// unchanged files of a large tree are mostly such blobs. A source left
-/// unread keeps its size and no fingerprint: no destination's size
-/// window holds it, so no search proposes it and it is never scored.
+/// unchanged files sources: an unchanged one is read only when its size
+/// can score against some destination's, both sizes taken from the store
+/// or else from the object's header. git reads a source only once a
+/// destination's size lets it (`estimate_similarity()`), so a blob it
+/// never needs, even a damaged one, stops nothing; and the unchanged
+/// files of a large tree are mostly such blobs. A source left unread
+/// keeps its size and no fingerprint: no destination's size window holds
+/// it, so no search proposes it and it is never scored. What is read is
+/// read in one go, as in [`Sides::new`].
 fn unchanged_sources_by_size(
     srcs: &[Src<'_>],
     dsts: &[Dst<'_>],
@@ -242,34 +242,42 @@ fn unchanged_sources_by_size(
     min_score: u32,
     content: &mut impl Content,
 ) -> Result<(Vec<Sketch>, Vec<Sketch>), DetectError> {
-    let dst_items = regular_items(remaining.iter().map(|&d| dsts[d].entry), content)?;
-    let partners = Partners::new(&dst_items, min_score);
-    let sized: Vec<ObjectId> = active
+    let sized_src = |s: usize| srcs[s].unchanged && is_regular(srcs[s].entry.kind);
+    let mut ids: Vec<ObjectId> = remaining
         .iter()
-        .map(|&s| &srcs[s])
-        .filter(|s| s.unchanged && is_regular(s.entry.kind))
-        .map(|s| s.entry.id)
+        .map(|&d| dsts[d].entry)
+        .filter(|e| is_regular(e.kind))
+        .map(|e| e.id)
         .collect();
-    let mut sizes = content.header_sizes(&sized)?.into_iter();
-    let mut unread: Vec<Option<u64>> = Vec::with_capacity(active.len());
-    for &s in active {
-        let e = srcs[s].entry;
-        let size = if srcs[s].unchanged && is_regular(e.kind) {
-            sizes.next()
-        } else {
-            None
-        };
-        unread.push(size.filter(|&size| !partners.any(size)));
-    }
-    let mut read = regular_items(
+    let n_dst = ids.len();
+    ids.extend(
         active
             .iter()
-            .zip(&unread)
-            .filter(|(_, u)| u.is_none())
-            .map(|(&s, _)| srcs[s].entry),
+            .filter(|&&s| sized_src(s))
+            .map(|&s| srcs[s].entry.id),
+    );
+    let mut dst_sizes = content.header_sizes(&ids)?;
+    let src_sizes = dst_sizes.split_off(n_dst);
+    let partners = Partners::new(&dst_sizes, min_score);
+    let mut src_sizes = src_sizes.into_iter();
+    let unread: Vec<Option<u64>> = active
+        .iter()
+        .map(|&s| {
+            let size = if sized_src(s) { src_sizes.next() } else { None };
+            size.filter(|&size| !partners.any(size))
+        })
+        .collect();
+    let wanted = active
+        .iter()
+        .zip(&unread)
+        .filter(|(_, u)| u.is_none())
+        .map(|(&s, _)| srcs[s].entry);
+    let mut items = regular_items(
+        wanted.chain(remaining.iter().map(|&d| dsts[d].entry)),
         content,
-    )?
-    .into_iter();
+    )?;
+    let dst_items = items.split_off(unread.iter().filter(|u| u.is_none()).count());
+    let mut read = items.into_iter();
     let src_items = unread
         .iter()
         .map(|u| match *u {

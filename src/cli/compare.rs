@@ -38,11 +38,11 @@ Examples:
 pub struct CompareArgs {
     /// The first file: a path on disk, or a blob (`<rev>:<path>`, an id).
     #[arg(value_name = "a")]
-    pub a: String,
+    pub a: std::ffi::OsString,
 
     /// The second file: the same, or with --in a blob of that repository.
     #[arg(value_name = "b")]
-    pub b: String,
+    pub b: std::ffi::OsString,
 
     /// Look <b> up in this repository (a path to a clone, bare or not):
     /// its objects and its store.

@@ -45,12 +45,12 @@ pub(super) fn compare(
     let c = compare::compare(&a.side, &b.side, same);
     let repository = args.repository.as_ref().map(|p| p.display().to_string());
     let name_a = Named {
-        name: &args.a,
+        name: args.a.as_encoded_bytes(),
         blob: a.blob.map(|id| id.to_string()),
         repository: None,
     };
     let name_b = Named {
-        name: &args.b,
+        name: args.b.as_encoded_bytes(),
         blob: b.blob.map(|id| id.to_string()),
         repository,
     };
@@ -71,17 +71,19 @@ pub(super) fn compare(
 fn resolve(
     repo: Option<&Repo>,
     cwd: &Path,
-    arg: &str,
+    arg: &std::ffi::OsStr,
     disk: bool,
     no_cache: bool,
     feedback: &Feedback,
     err: &mut impl Write,
 ) -> Result<Resolved> {
     let path = cwd.join(arg);
+    let arg_bytes = arg.as_encoded_bytes();
+    let arg = &*arg.to_string_lossy();
     let on_disk =
         disk && repo.is_none_or(|r| r.work_dir().is_some()) && path.symlink_metadata().is_ok();
     let id = match repo {
-        Some(r) => object_id(r, arg)?,
+        Some(r) => object_id(r, arg_bytes)?,
         None => None,
     };
     match (id, on_disk) {
@@ -122,13 +124,13 @@ fn resolve(
 /// The object `arg` names in `repo`, without reading it (a blob-less
 /// partial clone has the trees that name a blob, not the blob); `None`
 /// when it names nothing.
-fn object_id(repo: &Repo, arg: &str) -> Result<Option<ObjectId>> {
+fn object_id(repo: &Repo, arg: &[u8]) -> Result<Option<ObjectId>> {
     match repo.resolve_id(arg) {
         Ok(id) => Ok(Some(id)),
         Err(RepoError::UnknownRevision { .. }) => {
             // A full id of an object this repository lacks still names a
             // blob whose signature a store may hold.
-            Ok(ObjectId::from_hex(arg.as_bytes())
+            Ok(ObjectId::from_hex(arg)
                 .ok()
                 .filter(|id| id.kind() == repo.object_hash()))
         }

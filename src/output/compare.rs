@@ -10,8 +10,9 @@ use crate::similarity::signature::estimate::Span;
 /// What names one side of a comparison.
 #[derive(Clone, Debug)]
 pub struct Named<'a> {
-    /// The argument as given (`HEAD:src/a.c`, a path, an id).
-    pub name: &'a str,
+    /// The argument as given (`HEAD:src/a.c`, a path, an id), as bytes:
+    /// a path need not be UTF-8.
+    pub name: &'a [u8],
     /// Its blob id, when it is a blob (not a file on disk).
     pub blob: Option<String>,
     /// The repository given with `--in`, for the side looked up there.
@@ -52,8 +53,11 @@ pub struct Side {
     pub blob: Option<String>,
     /// Lines in the file (a last line without LF counts).
     pub lines: u64,
-    /// The argument as given.
+    /// The argument as given (exact when `name_bytes` is `null`).
     pub name: String,
+    /// `null` when `name` is exact, else the argument's bytes (a path
+    /// that is not UTF-8).
+    pub name_bytes: Option<Vec<u8>>,
     /// The repository given with `--in`, for the side looked up there;
     /// else `null`.
     pub repository: Option<String>,
@@ -113,10 +117,12 @@ fn hunk(s: Span) -> String {
 }
 
 fn side(n: &Named<'_>, f: &Facts) -> Side {
+    let (name, name_bytes) = super::json_path(n.name);
     Side {
         blob: n.blob.clone(),
         lines: f.lines,
-        name: n.name.to_owned(),
+        name,
+        name_bytes,
         repository: n.repository.clone(),
         size: f.size,
         symbols: f.symbols,
@@ -165,7 +171,9 @@ pub fn write_text(
         write!(
             out,
             "{label}: {} ({} bytes, {} lines",
-            n.name, f.size, f.lines
+            super::quoted(n.name),
+            f.size,
+            f.lines
         )?;
         if let Some(blob) = &n.blob {
             write!(out, ", blob {blob}")?;

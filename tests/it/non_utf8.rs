@@ -154,6 +154,34 @@ fn arguments_that_are_not_utf8_are_taken_as_bytes() {
         );
     }
 
+    // compare: a Latin-1 path on disk against the same blob by
+    // `<rev>:<path>`; the names come back exact.
+    let o = run(
+        &repo,
+        &[
+            os(b"compare"),
+            os(b"--json"),
+            file,
+            os(b"HEAD~:caf\xe9.txt"),
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&ok("compare", &o)).expect("json");
+    assert_eq!(doc["git_score"], 100, "{doc}");
+    assert_eq!(
+        doc["a"]["name_bytes"],
+        serde_json::json!(b"caf\xe9.txt".to_vec())
+    );
+    assert_eq!(
+        doc["b"]["name_bytes"],
+        serde_json::json!(b"HEAD~:caf\xe9.txt".to_vec())
+    );
+    let text = ok("compare", &run(&repo, &[os(b"compare"), file, file]));
+    assert!(
+        text.starts_with(b"a: \"caf\\351.txt\" ("),
+        "{}",
+        lossy(&text)
+    );
+
     // `-C <dir>` with a Latin-1 name.
     let o = simm_command()
         .current_dir(&repo.path)

@@ -485,9 +485,10 @@ pub struct SimilarArgs {
     #[arg(value_name = "path|blob")]
     pub query: OsString,
 
-    /// The tree to search.
-    #[arg(value_name = "tree-ish", default_value = "HEAD")]
-    pub tree: OsString,
+    /// The tree to search [default: HEAD; an unborn HEAD is the empty
+    /// tree].
+    #[arg(value_name = "tree-ish")]
+    pub tree: Option<OsString>,
 
     /// Minimum similarity: a percentage (50, 50%) or a fraction (0.5); 100
     /// is 100%, more is an error (git's -M digits rule, where 100 is 10%,

@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use git_simm::export::{self, Selection, TreeSource};
 use git_simm::fsutil;
 use git_simm::progress::Feedback;
-use git_simm::repo::Repo;
+use git_simm::repo::{Repo, RepoError};
 
 use super::Status;
 use super::settings::{flush_warnings, open_store};
@@ -34,14 +34,20 @@ pub(super) fn export(
     let selection = if args.all {
         Selection::All
     } else {
-        let specs = if args.trees.is_empty() {
-            vec!["HEAD".into()]
-        } else {
-            args.trees.clone()
-        };
-        let mut sources = Vec::with_capacity(specs.len());
-        for spec in specs {
-            sources.push(tree_source(&repo, &spec)?);
+        let mut sources = Vec::with_capacity(args.trees.len().max(1));
+        for spec in &args.trees {
+            sources.push(tree_source(&repo, spec)?);
+        }
+        if args.trees.is_empty() {
+            // An implied HEAD not yet born exports nothing, as git takes
+            // it for the empty tree.
+            match tree_source(&repo, OsStr::new("HEAD")) {
+                Ok(source) => sources.push(source),
+                Err(e)
+                    if e.downcast_ref::<RepoError>()
+                        .is_some_and(|r| matches!(r, RepoError::UnknownRevision { .. })) => {}
+                Err(e) => return Err(e),
+            }
         }
         Selection::Trees(sources)
     };

@@ -26,7 +26,15 @@ pub(super) fn similar(
     let repo = super::settings::discover(cwd)?;
     let min_score = score::parse_threshold(&args.threshold)
         .with_context(|| format!("invalid --threshold '{}'", args.threshold))?;
-    let tree = repo.resolve_tree(args.tree.as_encoded_bytes())?;
+    // Searching the branch not yet born is searching nothing, as git
+    // takes such a HEAD for the empty tree where it is only implied.
+    let (tree_spec, defaulted) = match &args.tree {
+        Some(t) => (t.as_encoded_bytes(), false),
+        None => (b"HEAD".as_slice(), true),
+    };
+    let tree = super::renames::tree_or_unborn(&repo, tree_spec, defaulted)?
+        .unwrap_or_else(|| gix::ObjectId::empty_tree(repo.object_hash()));
+    let tree_name = String::from_utf8_lossy(tree_spec).into_owned();
     // Paths and revisions are any bytes, as git takes them; named as text.
     let query_bytes = args.query.as_encoded_bytes();
     let query_text = args.query.to_string_lossy().into_owned();
@@ -127,12 +135,7 @@ pub(super) fn similar(
     )?;
     flush_warnings(&mut store, err);
     if args.json {
-        let doc = output::json::Similar::new(
-            &query.name,
-            &args.tree.to_string_lossy(),
-            min_score,
-            &matches,
-        );
+        let doc = output::json::Similar::new(&query.name, &tree_name, min_score, &matches);
         output::json::write(out, &doc)?;
     } else {
         let lines = matches
@@ -167,12 +170,11 @@ fn containing(
         feedback,
     )?;
     if args.json {
-        let doc = output::json::Containing::new(
-            &query.name,
-            &args.tree.to_string_lossy(),
-            opts.min_score,
-            &matches,
-        );
+        let tree_name = match &args.tree {
+            Some(t) => t.to_string_lossy().into_owned(),
+            None => "HEAD".to_owned(),
+        };
+        let doc = output::json::Containing::new(&query.name, &tree_name, opts.min_score, &matches);
         output::json::write(out, &doc)?;
     } else {
         let lines = matches.iter().map(|m| {

@@ -1545,3 +1545,31 @@ fn a_store_that_is_a_file_is_reported_once() {
     assert_eq!(err.matches("Not a directory").count(), 1, "{err}");
     assert!(err.contains(".git/simm"), "{err}");
 }
+
+/// Before the first commit, a `HEAD` the command only implies is the
+/// empty tree, as git takes it (`git diff` works there): `similar` finds
+/// nothing, `export` writes no rows, `groups` has no files. Named on the
+/// command line, it is an unknown revision, as `git ls-tree HEAD` says.
+#[test]
+fn an_implied_unborn_head_is_the_empty_tree() {
+    let r = Repo::new();
+    r.write("a.rs", &util::corpus_text("rust/regex-1.11.1/src/lib.rs"));
+    let o = r.simm(&["similar", "a.rs"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = r.simm(&["export", "-o", "out.parquet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Exported 0 rows"), "{}", stderr(&o));
+    let o = r.simm(&["groups"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let git = r.git_output(&["ls-tree", "HEAD"]);
+    assert_eq!(git.status.code(), Some(128));
+    for args in [
+        &["similar", "a.rs", "HEAD"][..],
+        &["export", "-o", "out.parquet", "HEAD"],
+        &["fingerprint", "HEAD"],
+    ] {
+        let o = r.simm(args);
+        assert_eq!(o.status.code(), Some(128), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("unknown revision"), "{}", stderr(&o));
+    }
+}

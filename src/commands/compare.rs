@@ -13,7 +13,7 @@ use git_simm::similarity::signature::Stored;
 use gix::ObjectId;
 
 use super::Status;
-use super::fingerprint::read_as_git_would;
+use super::fingerprint::DiskFiles;
 use super::settings::{discover_if_any, flush_warnings, open_store, store_dir};
 use crate::cli::CompareArgs;
 
@@ -96,7 +96,7 @@ fn resolve(
             if path.is_dir() {
                 bail!("'{arg}' is a directory, not a file");
             }
-            let data = read_as_git_would(&path)?;
+            let data = DiskFiles::new(repo).read(&path)?;
             Ok(Resolved {
                 side: Side {
                     stored: Stored::of(&data),

@@ -136,6 +136,7 @@ pub(super) fn fingerprint(
         _ => compute::Signing::Skip,
     };
 
+    let files_on_disk = DiskFiles::new(repo.as_ref());
     for target in targets {
         let lines = match target {
             Target::Tree(tree) => {
@@ -174,7 +175,7 @@ pub(super) fn fingerprint(
                     }
                     _ => None,
                 };
-                disk_lines(&full, &path, wanted.as_ref())?
+                disk_lines(&full, &path, wanted.as_ref(), &files_on_disk)?
             }
         };
         flush_warnings(&mut store, err);
@@ -291,14 +292,19 @@ pub(super) fn write_lines(lines: &[Line], nul: bool, out: &mut impl Write) -> Re
 /// Fingerprint a file, or every file below a directory (skipping `.git`),
 /// in path order. Symlinks are fingerprinted as git stores them: the target
 /// path's bytes.
-pub(super) fn disk_lines(path: &Path, shown: &Path, wanted: Option<&Wanted>) -> Result<Vec<Line>> {
+pub(super) fn disk_lines(
+    path: &Path,
+    shown: &Path,
+    wanted: Option<&Wanted>,
+    files_on_disk: &DiskFiles<'_>,
+) -> Result<Vec<Line>> {
     let mut files = Vec::new();
     collect_files(path, shown, wanted, &mut files)?;
     files.sort_by(|a, b| a.1.cmp(&b.1));
     let mut fpr = Fingerprinter::new();
     let mut lines = Vec::with_capacity(files.len());
     for (full, name) in files {
-        let data = read_as_git_would(&full)?;
+        let data = files_on_disk.read(&full)?;
         lines.push(Line {
             fingerprint: fpr.fingerprint(&data),
             size: data.len() as u64,
@@ -419,15 +425,78 @@ pub(super) fn collect_files(
     Ok(())
 }
 
-pub(super) fn read_as_git_would(path: &Path) -> Result<Vec<u8>> {
-    let meta = std::fs::symlink_metadata(path)
-        .with_context(|| format!("cannot read '{}'", path.display()))?;
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(path)
-            .with_context(|| format!("cannot read link '{}'", path.display()))?;
-        return Ok(path_bytes(&target));
+/// Files on disk read as `git add` would store them: a file of the work
+/// tree of the repository at hand through its clean conversions (CRLF,
+/// filters, `ident`: what `git hash-object <path>` hashes), a symbolic
+/// link as its target, anything outside the work tree as it is.
+pub(super) struct DiskFiles<'a> {
+    repo: Option<&'a Repo>,
+    /// The work tree's top, resolved, and its conversions, made on first
+    /// use (they read the index).
+    work: std::cell::OnceCell<Option<(PathBuf, git_simm::repo::Cleaner<'a>)>>,
+}
+
+impl<'a> DiskFiles<'a> {
+    pub(super) fn new(repo: Option<&'a Repo>) -> Self {
+        DiskFiles {
+            repo,
+            work: std::cell::OnceCell::new(),
+        }
     }
-    std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))
+
+    pub(super) fn read(&self, path: &Path) -> Result<Vec<u8>> {
+        let meta = std::fs::symlink_metadata(path)
+            .with_context(|| format!("cannot read '{}'", path.display()))?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(path)
+                .with_context(|| format!("cannot read link '{}'", path.display()))?;
+            return Ok(path_bytes(&target));
+        }
+        let data =
+            std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+        let work = match self.work.get() {
+            Some(work) => work,
+            None => {
+                let made = self.work_tree()?;
+                self.work.get_or_init(|| made)
+            }
+        };
+        match work {
+            Some((top, cleaner)) => match relative_to(top, path) {
+                Some(rel) => Ok(cleaner.clean_file(&rel, data)?),
+                None => Ok(data),
+            },
+            None => Ok(data),
+        }
+    }
+
+    fn work_tree(&self) -> Result<Option<(PathBuf, git_simm::repo::Cleaner<'a>)>> {
+        let Some(repo) = self.repo else {
+            return Ok(None);
+        };
+        let Some(top) = repo.work_dir().and_then(|w| w.canonicalize().ok()) else {
+            return Ok(None);
+        };
+        Ok(Some((top, repo.cleaner()?)))
+    }
+}
+
+/// `file`'s path from `top` (resolved), as git names work-tree paths; `None`
+/// outside it.
+pub(super) fn relative_to(top: &Path, file: &Path) -> Option<Vec<u8>> {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.canonicalize().ok()?,
+        _ => return None,
+    };
+    let rel = dir.strip_prefix(top).ok()?.join(file.file_name()?);
+    let mut bytes = path_bytes(&rel);
+    if cfg!(windows) {
+        bytes
+            .iter_mut()
+            .filter(|b| **b == b'\\')
+            .for_each(|b| *b = b'/');
+    }
+    Some(bytes)
 }
 
 #[cfg(unix)]

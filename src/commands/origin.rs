@@ -13,7 +13,7 @@ use git_simm::repo::{EntryKind, Repo};
 
 use super::Status;
 use super::fingerprint::{
-    Target, collect_files, normalized, not_ignored, read_as_git_would, resolve_target,
+    DiskFiles, Target, collect_files, normalized, not_ignored, resolve_target,
 };
 use super::settings::{discover_if_any, flush_warnings, open_store};
 use crate::cli::OriginArgs;
@@ -160,9 +160,10 @@ fn local_files(repo: Option<&Repo>, cwd: &Path, given: &OsStr) -> Result<Vec<Loc
             };
             let mut found = Vec::new();
             collect_files(&full, Path::new(""), wanted.as_ref(), &mut found)?;
+            let on_disk = DiskFiles::new(repo);
             for (file, rel) in found {
                 files.push(LocalFile {
-                    data: read_as_git_would(&file)?,
+                    data: on_disk.read(&file)?,
                     path: rel,
                 });
             }

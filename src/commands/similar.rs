@@ -11,7 +11,7 @@ use git_simm::similar::{self, Query};
 use git_simm::similarity::score::{self, Binary};
 
 use super::Status;
-use super::fingerprint::read_as_git_would;
+use super::fingerprint::DiskFiles;
 use super::settings::{diff_attributes, flush_warnings, open_store};
 use crate::cli::SimilarArgs;
 
@@ -47,7 +47,7 @@ pub(super) fn similar(
         };
         Query {
             name: query_text.clone(),
-            data: read_as_git_would(&query_path)?,
+            data: DiskFiles::new(Some(&repo)).read(&query_path)?,
             binary,
         }
     } else {
@@ -225,8 +225,5 @@ fn found(any: bool) -> Status {
 /// `file`'s path from the top of the work tree, when it is inside it.
 fn in_work_tree(repo: &Repo, file: &Path) -> Option<Vec<u8>> {
     let top = repo.work_dir()?.canonicalize().ok()?;
-    let dir = file.parent()?.canonicalize().ok()?;
-    let rel = dir.strip_prefix(&top).ok()?.join(file.file_name()?);
-    let rel = rel.to_str()?.replace('\\', "/");
-    Some(rel.into_bytes())
+    super::fingerprint::relative_to(&top, file)
 }

@@ -29,11 +29,14 @@ use gix::filter::plumbing as filter;
 
 use super::{Repo, RepoError};
 
-/// Clean conversions shared by the threads reading the work tree: one
-/// pipeline per thread, made on the first file a thread converts.
-pub(super) struct Cleaner<'a> {
+/// Clean conversions of work-tree files ([`Repo::cleaner`]), shared by
+/// the threads reading them: one pipeline per thread, made on the first
+/// file a thread converts.
+pub struct Cleaner<'a> {
     repo: &'a Repo,
-    index: &'a gix::index::State,
+    /// The index: the `.gitattributes` files the work tree lacks, and the
+    /// blobs `text=auto` looks at.
+    index: gix::index::State,
     /// The pipeline and attribute stack the threads' own are cloned from,
     /// made once on first use (most work-tree reads convert nothing).
     proto: OnceLock<Result<Proto, String>>,
@@ -57,11 +60,25 @@ struct Worker {
     objects: gix::OdbHandle,
 }
 
+impl Repo {
+    /// The conversions `git add` applies to the files of this repository's
+    /// work tree ([`Cleaner::clean_file`]).
+    ///
+    /// # Errors
+    ///
+    /// The index cannot be read.
+    pub fn cleaner(&self) -> Result<Cleaner<'_>, RepoError> {
+        let index = match super::open_index(&self.local())? {
+            Some(file) => file.into_parts().0,
+            None => gix::index::State::new(self.object_hash()),
+        };
+        Ok(Cleaner::new(self, index))
+    }
+}
+
 impl<'a> Cleaner<'a> {
-    /// Conversions for the work tree of `repo`, whose index is `index`
-    /// (the `.gitattributes` files the work tree lacks, and the blobs
-    /// `text=auto` looks at).
-    pub(super) fn new(repo: &'a Repo, index: &'a gix::index::State) -> Self {
+    /// Conversions for the work tree of `repo`, whose index is `index`.
+    pub(super) fn new(repo: &'a Repo, index: gix::index::State) -> Self {
         let n = rayon::current_num_threads().max(1);
         Cleaner {
             repo,
@@ -73,14 +90,25 @@ impl<'a> Cleaner<'a> {
         }
     }
 
-    /// `data`, the file at `path` in the work tree, as git would store it.
-    /// `index_id` is the path's blob in the index, when it has one at stage
-    /// 0: with `text=auto` (or `core.autocrlf`) git leaves CRLF alone in a
-    /// file whose index version has CRs already (`has_crlf_in_index()`).
+    /// `data`, the file at `path` (from the top of the work tree), as `git
+    /// add` would store it: what `git hash-object --path` hashes.
     ///
     /// # Errors
     ///
     /// The attributes cannot be read, or a `required` filter failed.
+    pub fn clean_file(&self, path: &[u8], data: Vec<u8>) -> Result<Vec<u8>, RepoError> {
+        use gix::bstr::ByteSlice;
+        let index_id = self
+            .index
+            .entry_by_path_and_stage(path.as_bstr(), gix::index::entry::Stage::Unconflicted)
+            .map(|e| e.id);
+        self.clean(path, index_id, data)
+    }
+
+    /// [`Cleaner::clean_file`] with the path's blob in the index given:
+    /// `index_id`, when it has one at stage 0. With `text=auto` (or
+    /// `core.autocrlf`) git leaves CRLF alone in a file whose index
+    /// version has CRs already (`has_crlf_in_index()`).
     pub(super) fn clean(
         &self,
         path: &[u8],
@@ -173,7 +201,7 @@ impl<'a> Cleaner<'a> {
         let plain = filter::Pipeline::new(context.clone(), repo.object_hash(), plain_options);
         let pipeline = filter::Pipeline::new(context, repo.object_hash(), options);
         let stack = repo
-            .attributes_only(self.index, Source::WorktreeThenIdMapping)
+            .attributes_only(&self.index, Source::WorktreeThenIdMapping)
             .map_err(|e| e.to_string())?;
         let filter_attr = stack.selected_attribute_matches(["filter"]);
         Ok(Proto {

@@ -54,6 +54,7 @@ mod worktree;
 use std::path::{Path, PathBuf};
 
 pub use attributes::{AttrSource, DiffAttributes};
+pub use clean::Cleaner;
 /// `GIT_CONFIG_PARAMETERS` as git reads it; public for the fuzz targets
 /// (`fuzz/`), not part of the library's interface.
 #[doc(hidden)]

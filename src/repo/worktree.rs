@@ -147,13 +147,9 @@ impl Repo {
             })?;
         }
         drop(repo);
-        let no_index;
-        let index_state: &gix::index::State = match &index {
-            Some(index) => index,
-            None => {
-                no_index = gix::index::State::new(self.object_hash());
-                &no_index
-            }
+        let index = match index {
+            Some(file) => file.into_parts().0,
+            None => gix::index::State::new(self.object_hash()),
         };
         let dirs = real_dirs(work_dir, entries.iter().map(|(e, _)| e.path.as_slice()));
         let look = Look {
@@ -162,7 +158,7 @@ impl Repo {
             rules,
             hash: self.object_hash(),
             readers: &ReaderPool::new(self),
-            cleaner: &Cleaner::new(self, index_state),
+            cleaner: &Cleaner::new(self, index),
             read_all,
         };
         let results = entries

@@ -157,3 +157,35 @@ fn core_autocrlf_converts_files_without_attributes() {
         }
     }
 }
+
+/// A file of the work tree named by its path is read as `git add` would
+/// store it, as `git hash-object <path>` hashes it: saved with CRLF under
+/// `text=auto`, it is its committed blob for `fingerprint`, `similar` and
+/// `compare`. They read the bytes on disk, so `similar` found the file's
+/// own blob at 94-97% and `fingerprint` gave another size.
+#[test]
+fn paths_in_the_work_tree_are_read_as_git_would_store_them() {
+    let r = Repo::new();
+    let text = head(PY_FILE, 6_000);
+    r.write(".gitattributes", b"*.py text=auto\n");
+    r.write("core.py", &text);
+    r.write("other.py", &head(RS_FILE, 6_000));
+    r.commit_all("base");
+    r.write("core.py", &crlf(&text));
+    let blob = r.rev("HEAD:core.py");
+    assert_eq!(r.git_str(&["hash-object", "core.py"]).trim(), blob);
+    let print = |arg: &str| {
+        let o = r.simm(&["fingerprint", arg]);
+        assert!(o.status.success(), "{}", crate::util::stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.split(' ').take(2).collect::<Vec<_>>().join(" ")
+    };
+    assert_eq!(print("core.py"), print("HEAD:core.py"));
+    let o = r.simm(&["similar", "core.py"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.starts_with("100%\tcore.py\n"), "{out}");
+    let o = r.simm(&["compare", "--json", "core.py", "HEAD:core.py"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["git_score"], 100, "{doc}");
+    assert_eq!(doc["a"]["size"], text.len(), "{doc}");
+}

@@ -50,8 +50,9 @@ struct Proto {
     /// failed and is not `required`: git then converts the file as it is.
     plain: filter::Pipeline,
     drivers: Vec<filter::Driver>,
-    /// The `filter` attribute, to name the driver that failed.
-    filter_attr: gix::attrs::search::Outcome,
+    /// The `filter` and `working-tree-encoding` attributes: whether a
+    /// file without CR can change at all, and the driver that failed.
+    driver_attrs: gix::attrs::search::Outcome,
     stack: gix::worktree::Stack,
 }
 
@@ -139,12 +140,38 @@ impl<'a> Cleaner<'a> {
             pipeline,
             plain,
             drivers,
-            filter_attr,
+            driver_attrs,
             stack,
         } = proto;
         let platform = stack
             .at_path(rela, None, &*objects)
             .map_err(|e| fail(e.to_string()))?;
+        // Most files convert to themselves, and gix's pipeline copies every
+        // file it may convert (all of them under `text=auto`) and counts
+        // its bytes one at a time. Without a CR, end-of-line conversion
+        // changes nothing, and without `$Id` neither does `ident`: only a
+        // driver or an encoding could, which the attributes name.
+        driver_attrs.reset();
+        platform.matching_attributes(driver_attrs);
+        let driver = driver_attrs.iter_selected().find_map(|m| {
+            match (m.assignment.name.as_str(), m.assignment.state) {
+                ("filter", gix::attrs::StateRef::Value(v)) => {
+                    drivers.iter().find(|d| d.name == v.as_bstr())
+                }
+                _ => None,
+            }
+        });
+        let encoded = driver_attrs.iter_selected().any(|m| {
+            m.assignment.name.as_str() == "working-tree-encoding"
+                && matches!(m.assignment.state, gix::attrs::StateRef::Value(_))
+        });
+        if driver.is_none()
+            && !encoded
+            && memchr::memchr(b'\r', &data).is_none()
+            && memchr::memmem::find(&data, b"$Id").is_none()
+        {
+            return Ok(data);
+        }
         let mut index_blob = |buf: &mut Vec<u8>| {
             // An index blob that cannot be read has no CR, as for git.
             Ok(index_id.and_then(
@@ -164,15 +191,7 @@ impl<'a> Cleaner<'a> {
         // A driver that failed to start or to finish: git goes on with
         // the file as it is unless the driver is `required` (convert.c,
         // `apply_filter()`).
-        filter_attr.reset();
-        platform.matching_attributes(filter_attr);
-        let name = filter_attr
-            .iter_selected()
-            .find_map(|m| match m.assignment.state {
-                gix::attrs::StateRef::Value(v) => Some(v.as_bstr().to_owned()),
-                _ => None,
-            });
-        match name.and_then(|n| drivers.iter().find(|d| d.name == n)) {
+        match driver {
             Some(driver) if !driver.required => {
                 convert(plain, &data, rela, &mut attributes, &mut index_blob)
                     .map(|converted| converted.unwrap_or(data))
@@ -203,12 +222,12 @@ impl<'a> Cleaner<'a> {
         let stack = repo
             .attributes_only(&self.index, Source::WorktreeThenIdMapping)
             .map_err(|e| e.to_string())?;
-        let filter_attr = stack.selected_attribute_matches(["filter"]);
+        let driver_attrs = stack.selected_attribute_matches(["filter", "working-tree-encoding"]);
         Ok(Proto {
             pipeline,
             plain,
             drivers,
-            filter_attr,
+            driver_attrs,
             stack: stack.detach(),
         })
     }

@@ -96,7 +96,9 @@ pub fn run(
         Command::Compare(args) => compare::compare(&cwd, nc, args, fb, out, err),
         Command::Origin(args) => origin::origin(&cwd, nc, args, fb, out, err),
         Command::Groups(args) => groups::groups(&cwd, nc, args, fb, out, err),
-        Command::Renames(args) => renames::renames(&cwd, nc, args, fb, out, err),
+        Command::Renames(args) => {
+            renames::renames(&cwd, nc, args, fb, out, err).map_err(renames::blob_is_usage)
+        }
         Command::Check(args) => check::check(&cwd, nc, args, fb, out, err),
         Command::InstallHook(args) => hook::install_hook(&cwd, args, out),
         Command::PackOrder(args) => pack::pack_order(&cwd, nc, args, fb, out, err),

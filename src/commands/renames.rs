@@ -27,6 +27,19 @@ pub(super) struct Side {
     stale: std::collections::HashSet<Vec<u8>>,
 }
 
+/// `e`, or the usage error git diff gives where a blob stands for a
+/// tree-ish: it takes blobs only in pairs (a diff of two blobs).
+pub(super) fn blob_is_usage(e: anyhow::Error) -> anyhow::Error {
+    let not_a_tree = e.chain().find_map(|c| match c.downcast_ref::<RepoError>() {
+        Some(r @ RepoError::NotATreeish { .. }) => Some(r.to_string()),
+        _ => None,
+    });
+    match not_a_tree {
+        Some(message) => super::Usage(message).into(),
+        None => e,
+    }
+}
+
 /// The tree of a tree-ish; `None` for a defaulted `HEAD` that does not
 /// resolve (an unborn branch), which git takes as the empty tree.
 pub(super) fn tree_or_unborn(
@@ -54,28 +67,6 @@ pub(super) fn tree_side(
 }
 
 pub(super) fn renames(
-    cwd: &Path,
-    no_cache: bool,
-    args: &RenamesArgs,
-    feedback: &Feedback,
-    out: &mut impl Write,
-    err: &mut impl Write,
-) -> Result<Status> {
-    // git diff takes blobs only in pairs (a diff of two blobs), so a blob
-    // where a tree-ish belongs is a usage error there.
-    run(cwd, no_cache, args, feedback, out, err).map_err(|e| {
-        let not_a_tree = e.chain().find_map(|c| match c.downcast_ref::<RepoError>() {
-            Some(r @ RepoError::NotATreeish { .. }) => Some(r.to_string()),
-            _ => None,
-        });
-        match not_a_tree {
-            Some(message) => super::Usage(message).into(),
-            None => e,
-        }
-    })
-}
-
-fn run(
     cwd: &Path,
     no_cache: bool,
     args: &RenamesArgs,

@@ -172,6 +172,29 @@ impl<'a> RepoContent<'a> {
     }
 }
 
+/// The sizes `out` lacks (one per id of `ids`), from `find` of their ids
+/// in order; `find` is not called when nothing is missing.
+fn fill_missing(
+    ids: &[ObjectId],
+    out: &mut [Option<u64>],
+    find: impl FnOnce(&[ObjectId]) -> Result<Vec<u64>, ContentError>,
+) -> Result<(), ContentError> {
+    let missing: Vec<ObjectId> = ids
+        .iter()
+        .zip(out.iter())
+        .filter(|(_, s)| s.is_none())
+        .map(|(id, _)| *id)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut found = find(&missing)?.into_iter();
+    for slot in out.iter_mut().filter(|s| s.is_none()) {
+        *slot = found.next();
+    }
+    Ok(())
+}
+
 impl Content for RepoContent<'_> {
     fn items(
         &mut self,
@@ -248,18 +271,9 @@ impl Content for RepoContent<'_> {
         // and asking the memo about 100,000 ids the store has costs more
         // than asking it about the few the store lacks.
         let mut out = self.store.sizes(ids);
-        let missing: Vec<ObjectId> = ids
-            .iter()
-            .zip(&out)
-            .filter(|(_, s)| s.is_none())
-            .map(|(id, _)| *id)
-            .collect();
-        if !missing.is_empty() {
-            let mut items = self.items(&missing)?.into_iter();
-            for slot in out.iter_mut().filter(|s| s.is_none()) {
-                *slot = items.next().map(|i| i.size);
-            }
-        }
+        fill_missing(ids, &mut out, |missing| {
+            Ok(self.items(missing)?.into_iter().map(|i| i.size).collect())
+        })?;
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
 
@@ -273,21 +287,14 @@ impl Content for RepoContent<'_> {
                 };
             }
         }
-        let missing: Vec<ObjectId> = ids
-            .iter()
-            .zip(&out)
-            .filter(|(_, s)| s.is_none())
-            .map(|(id, _)| *id)
-            .collect();
         let repo = self.repo;
-        let headers = missing
-            .par_iter()
-            .map_init(|| repo.reader(), |reader, id| reader.header(id))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut headers = headers.into_iter();
-        for slot in out.iter_mut().filter(|s| s.is_none()) {
-            *slot = headers.next().map(|(_, size)| size);
-        }
+        fill_missing(ids, &mut out, |missing| {
+            Ok(missing
+                .par_iter()
+                .map_init(|| repo.reader(), |reader, id| reader.header(id))
+                .map(|header| header.map(|(_, size)| size))
+                .collect::<Result<Vec<_>, _>>()?)
+        })?;
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
 

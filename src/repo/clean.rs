@@ -11,10 +11,17 @@
 //! `diff_populate_filespec()`), and no warning is printed; and a failing
 //! filter that is not `required` leaves the file as it is, as in git.
 //!
-//! Deviation: `$GIT_DIR/info/attributes` ranks below deeper
-//! `.gitattributes` files here (gix's order), where git ranks it above
-//! all of them; it matters only where both set a conversion attribute
-//! for one path.
+//! Deviations (gix's pipeline decides them):
+//! - `$GIT_DIR/info/attributes` ranks below deeper `.gitattributes` files
+//!   (gix's order), where git ranks it above all of them; it matters only
+//!   where both set a conversion attribute for one path.
+//! - A `process` filter that answers `status=abort` is asked again for
+//!   the next file, where git stops using it for the rest of the run.
+//! - A `working-tree-encoding=UTF-16` file without a byte order mark is
+//!   decoded, where git refuses it ("BOM is required") and takes its
+//!   bytes as they are; a file that cannot be re-encoded at all is taken
+//!   as it is, as in git, but without the CRLF and `ident` conversions
+//!   git still applies to it.
 //!
 //! Running a driver is running a program the repository configures: the
 //! repository has passed the ownership check by the time a [`Cleaner`]
@@ -99,15 +106,17 @@ impl<'a> Cleaner<'a> {
     /// The attributes cannot be read, or a `required` filter failed.
     pub fn clean_file(&self, path: &[u8], data: Vec<u8>) -> Result<Vec<u8>, RepoError> {
         use gix::bstr::ByteSlice;
-        let index_id = self
-            .index
-            .entry_by_path_and_stage(path.as_bstr(), gix::index::entry::Stage::Unconflicted)
+        use gix::index::entry::Stage;
+        // In conflict, "ours" (has_crlf_in_index()).
+        let index_id = [Stage::Unconflicted, Stage::Ours]
+            .into_iter()
+            .find_map(|stage| self.index.entry_by_path_and_stage(path.as_bstr(), stage))
             .map(|e| e.id);
         self.clean(path, index_id, data)
     }
 
     /// [`Cleaner::clean_file`] with the path's blob in the index given:
-    /// `index_id`, when it has one at stage 0. With `text=auto` (or
+    /// `index_id`, at stage 0, or 2 in a conflict. With `text=auto` (or
     /// `core.autocrlf`) git leaves CRLF alone in a file whose index
     /// version has CRs already (`has_crlf_in_index()`).
     pub(super) fn clean(
@@ -184,6 +193,19 @@ impl<'a> Cleaner<'a> {
         let mut attributes = |_: &gix::bstr::BStr, out: &mut gix::attrs::search::Outcome| {
             platform.matching_attributes(out);
         };
+        let failed = |driver: &filter::Driver, reason: String| RepoError::FilterFailed {
+            path: path.into(),
+            driver: driver.name.clone(),
+            reason,
+        };
+        // git dies for a `required` driver it has no clean command for.
+        if let Some(d) = driver
+            && d.required
+            && d.clean.is_none()
+            && d.process.is_none()
+        {
+            return Err(failed(d, "no clean command".into()));
+        }
         let reason = match convert(pipeline, &data, rela, &mut attributes, &mut index_blob) {
             Ok(converted) => return Ok(converted.unwrap_or(data)),
             Err(reason) => reason,
@@ -191,19 +213,23 @@ impl<'a> Cleaner<'a> {
         // A driver that failed to start or to finish: git goes on with
         // the file as it is unless the driver is `required` (convert.c,
         // `apply_filter()`).
-        match driver {
-            Some(driver) if !driver.required => {
-                convert(plain, &data, rela, &mut attributes, &mut index_blob)
-                    .map(|converted| converted.unwrap_or(data))
-                    .map_err(fail)
-            }
-            Some(driver) => Err(RepoError::FilterFailed {
-                path: path.into(),
-                driver: driver.name.clone(),
-                reason,
-            }),
-            None => Err(fail(reason)),
+        let reason = match driver {
+            Some(d) if d.required => return Err(failed(d, reason)),
+            Some(_) => match convert(plain, &data, rela, &mut attributes, &mut index_blob) {
+                Ok(converted) => return Ok(converted.unwrap_or(data)),
+                Err(reason) => reason,
+            },
+            None => reason,
+        };
+        // A file git cannot re-encode from its `working-tree-encoding` (an
+        // unknown encoding, bytes that do not decode): git says so and
+        // goes on with the bytes as they are (`encode_to_git()`); so does
+        // this, without the end-of-line and `ident` conversions git
+        // still applies to them.
+        if encoded {
+            return Ok(data);
         }
+        Err(fail(reason))
     }
 
     fn make_proto(&self) -> Result<Proto, String> {

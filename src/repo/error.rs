@@ -363,13 +363,13 @@ pub enum RepoError {
     },
     /// A `required` filter driver failed on a work-tree file (git: "clean
     /// filter '...' failed").
-    #[error("{path}: clean filter '{driver}' failed: {reason}")]
+    #[error("{path}: clean filter '{driver}' failed")]
     FilterFailed {
         /// The path relative to the work tree.
         path: BString,
         /// The driver's name (`filter.<name>`).
         driver: BString,
-        /// What went wrong.
+        /// What went wrong (not in the message, which is git's).
         reason: String,
     },
     /// A boolean configuration value is not one (git: "bad boolean config

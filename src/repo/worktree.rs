@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use rayon::prelude::*;
 
@@ -37,7 +38,10 @@ enum Check {
     /// By stat data first (`ie_match_stat`).
     Stat(gix::index::entry::Stat),
     /// In conflict or intent-to-add: never up to date, always read.
-    Dirty,
+    /// `ours`: the blob `text=auto` looks at for CRs, as git's
+    /// `has_crlf_in_index()` takes it (stage 2 of a conflict, the entry's
+    /// own otherwise).
+    Dirty { ours: Option<ObjectId> },
 }
 
 /// The configuration `ie_match_stat` reads, and the index's timestamp.
@@ -124,22 +128,29 @@ impl Repo {
             // file is one file.
             super::visit_index_entries(&repo, index, true, |entry, flags, stage, stat| {
                 if stage != 0
-                    && let Some((last, _)) = entries.last_mut()
+                    && let Some((last, check)) = entries.last_mut()
                     && last.path == entry.path
                 {
                     if stage == 2 {
                         last.kind = entry.kind;
+                        *check = Check::Dirty {
+                            ours: Some(entry.id),
+                        };
                     }
                     return;
                 }
                 // In `ie_match_stat`'s order: skip-worktree and
                 // assume-unchanged before intent-to-add.
                 let check = if stage != 0 {
-                    Check::Dirty
+                    Check::Dirty {
+                        ours: (stage == 2).then_some(entry.id),
+                    }
                 } else if flags.intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID) {
                     Check::Index
                 } else if flags.contains(Flags::INTENT_TO_ADD) {
-                    Check::Dirty
+                    Check::Dirty {
+                        ours: Some(entry.id),
+                    }
                 } else {
                     Check::Stat(*stat)
                 };
@@ -246,7 +257,11 @@ impl Look<'_> {
         };
         // git converts files, never the target a symlink holds.
         if matches!(entry.kind, EntryKind::Regular | EntryKind::Executable) {
-            let index_blob = matches!(check, Check::Stat(_)).then_some(index_id);
+            let index_blob = match check {
+                Check::Stat(_) => Some(index_id),
+                Check::Dirty { ours } => ours,
+                Check::Index => None,
+            };
             data = self.cleaner.clean(&entry.path, index_blob, data)?;
         }
         entry.id = gix::objs::compute_hash(self.hash, gix::object::Kind::Blob, &data).map_err(

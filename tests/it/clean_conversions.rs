@@ -189,3 +189,103 @@ fn paths_in_the_work_tree_are_read_as_git_would_store_them() {
     assert_eq!(doc["git_score"], 100, "{doc}");
     assert_eq!(doc["a"]["size"], text.len(), "{doc}");
 }
+
+/// Where conversions fail or meet a conflict, as git goes on or stops:
+/// - a path in conflict under `text=auto` keeps its CRLF when "ours"
+///   (stage 2) has CRs, as git's `has_crlf_in_index()` reads stage 2
+///   (git-simm took it for a file with no index blob and converted it,
+///   so the pair scored a point higher);
+/// - an unknown `working-tree-encoding`: git says so and goes on with the
+///   bytes (git-simm stopped);
+/// - a `required` driver with no clean command: git stops (git-simm
+///   went on).
+#[test]
+fn conversions_that_fail_or_meet_a_conflict_end_as_in_git() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    let text = head(PY_FILE, 8_000);
+    let line = |n: usize, to: &[u8]| {
+        let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+        let with_lf = [to, b"\n"].concat();
+        lines[n] = &with_lf;
+        crlf(&lines.concat())
+    };
+    // The blob has CRs from before any attribute.
+    r.write("f.txt", &crlf(&text));
+    r.commit_all("base");
+    r.write(".gitattributes", b"* text=auto\n");
+    r.write("d.enc", &head(RS_FILE, 3_000));
+    r.commit_all("attributes");
+    r.git(&["checkout", "-q", "-b", "other"]);
+    r.write("f.txt", &line(10, b"theirs"));
+    r.commit_all("theirs");
+    r.git(&["checkout", "-q", "main"]);
+    r.write("f.txt", &line(10, b"ours"));
+    r.commit_all("ours");
+    let o = r.git_output(&["merge", "-q", "other"]);
+    assert!(!o.status.success(), "the merge conflicts");
+    r.write("f.txt", &crlf(&text));
+    let cut = text[..text.len() * 3 / 5]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let old = crlf(&text[..cut]);
+    let path = r.path.join("old-half");
+    std::fs::write(&path, &old).expect("write");
+    let blob = r.git_str(&["hash-object", "-w", "--no-filters", "old-half"]);
+    std::fs::remove_file(&path).expect("remove");
+    let tree = mktree(&r, &format!("100644 blob {}\tf-old.txt\n", blob.trim()));
+    let tree = tree.as_str();
+    // Named only now: git add would refuse the unknown encoding.
+    r.write(
+        ".gitattributes",
+        b"* text=auto\n*.enc working-tree-encoding=NO-SUCH-ENC\n",
+    );
+    r.write("d.enc", &edited(&head(RS_FILE, 3_000), 5));
+    let states = IndexStates::new(&r);
+    for flags in [&["-M"][..], &["-C", "-C"]] {
+        let out = v.compare_in(&r.path, flags, &[tree, "--", "f.txt", "f-old.txt"], &|| {
+            states.stale()
+        });
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with('R') && l.ends_with("\tf-old.txt\tf.txt")),
+            "{out}"
+        );
+        let out = v.compare_in(&r.path, flags, &["HEAD", "--", "d.enc"], &|| states.stale());
+        git_printed(&out, "M\td.enc");
+    }
+
+    let r = Repo::new();
+    r.write(".gitattributes", b"*.sm filter=sm\n");
+    r.write("a.sm", &head(RS_FILE, 2_000));
+    r.commit_all("base");
+    r.git(&["config", "filter.sm.smudge", "cat"]);
+    r.git(&["config", "filter.sm.required", "true"]);
+    // Written again: its stat data no longer match, so both read it.
+    let touch = || r.write("a.sm", &head(RS_FILE, 2_000));
+    touch();
+    let o = r.git_output(&["diff", "HEAD", "--name-status"]);
+    assert_eq!(o.status.code(), Some(128), "git stops");
+    v.compare_in(&r.path, &["-M"], &["HEAD"], &touch);
+}
+
+/// `git mktree` of `listing`: the tree's id.
+fn mktree(r: &Repo, listing: &str) -> String {
+    use std::io::Write;
+    let mut child = crate::util::git_command(&r.path)
+        .arg("mktree")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run git mktree");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(listing.as_bytes())
+        .expect("write to git");
+    let o = child.wait_with_output().expect("git mktree ends");
+    assert!(o.status.success());
+    String::from_utf8_lossy(&o.stdout).trim().to_owned()
+}

@@ -15,6 +15,9 @@
 //! - `$GIT_DIR/info/attributes` ranks below deeper `.gitattributes` files
 //!   (gix's order), where git ranks it above all of them; it matters only
 //!   where both set a conversion attribute for one path.
+//! - The attributes come from the work tree and the index, never from
+//!   the tree `--attr-source`, `GIT_ATTR_SOURCE` or `attr.tree` names,
+//!   which git 2.47 reads for conversions too.
 //! - A `process` filter that answers `status=abort` is asked again for
 //!   the next file, where git stops using it for the rest of the run.
 //! - A `working-tree-encoding=UTF-16` file without a byte order mark is
@@ -45,7 +48,8 @@ pub struct Cleaner<'a> {
     /// blobs `text=auto` looks at.
     index: gix::index::State,
     /// The pipeline and attribute stack the threads' own are cloned from,
-    /// made once on first use (most work-tree reads convert nothing).
+    /// made once, for the first file read (a work-tree diff whose index
+    /// vouches for every file reads none).
     proto: OnceLock<Result<Proto, String>>,
     slots: Vec<Mutex<Option<Worker>>>,
 }
@@ -133,7 +137,9 @@ impl<'a> Cleaner<'a> {
             .proto
             .get_or_init(|| self.make_proto())
             .as_ref()
-            .map_err(|e| fail(e.clone()))?;
+            .map_err(|reason| RepoError::ConversionSetup {
+                reason: reason.clone(),
+            })?;
         let slot = rayon::current_thread_index().unwrap_or(0) % self.slots.len();
         let mut guard = self.slots[slot]
             .lock()
@@ -235,10 +241,14 @@ impl<'a> Cleaner<'a> {
     fn make_proto(&self) -> Result<Proto, String> {
         use gix::worktree::stack::state::attributes::Source;
         let repo = self.repo.local();
-        let mut options = gix::filter::Pipeline::options(&repo).map_err(|e| e.to_string())?;
-        // git's diff warns about a conversion that would not round-trip
-        // and goes on.
-        options.crlf_roundtrip_check = filter::pipeline::CrlfRoundTripCheck::Skip;
+        let options = filter::pipeline::Options {
+            drivers: drivers(&repo),
+            eol_config: self.eol_config()?,
+            // git's diff checks no round trip, of line ends or encodings:
+            // it warns at most, and goes on (`diff_populate_filespec()`).
+            encodings_with_roundtrip_check: Vec::new(),
+            crlf_roundtrip_check: filter::pipeline::CrlfRoundTripCheck::Skip,
+        };
         let context = repo.command_context().map_err(|e| e.to_string())?;
         let drivers = options.drivers.clone();
         let mut plain_options = options.clone();
@@ -257,6 +267,67 @@ impl<'a> Cleaner<'a> {
             stack: stack.detach(),
         })
     }
+}
+
+impl Cleaner<'_> {
+    /// `core.autocrlf` and `core.eol` as git reads them
+    /// (`git_default_core_config()`): `input` in any case, else a boolean
+    /// (anything else stops git, and this); `lf`, `crlf` or `native` in
+    /// any case, anything else unset. gix's own reading is stricter.
+    fn eol_config(&self) -> Result<filter::eol::Configuration, String> {
+        use filter::eol::{AutoCrlf, Mode};
+        let auto_crlf = match self.repo.config_string("core.autocrlf") {
+            Some(v) if v.eq_ignore_ascii_case("input") => AutoCrlf::Input,
+            _ => match self
+                .repo
+                .config_bool_strict("core.autocrlf")
+                .map_err(|e| e.to_string())?
+            {
+                Some(true) => AutoCrlf::Enabled,
+                _ => AutoCrlf::Disabled,
+            },
+        };
+        let eol = match self.repo.config_string("core.eol") {
+            Some(v) if v.eq_ignore_ascii_case("lf") => Some(Mode::Lf),
+            Some(v) if v.eq_ignore_ascii_case("crlf") => Some(Mode::CrLf),
+            _ => None,
+        };
+        Ok(filter::eol::Configuration { auto_crlf, eol })
+    }
+}
+
+/// The filter drivers `filter.<name>.*` configures (`clean`, `smudge`,
+/// `process`, `required`), as git reads them: the last value of each
+/// key, `required` a boolean (one git cannot read counts as unset here).
+fn drivers(repo: &gix::Repository) -> Vec<filter::Driver> {
+    use gix::bstr::ByteSlice;
+    let config = repo.config_snapshot();
+    let plumbing = config.plumbing();
+    let Some(sections) = plumbing.sections_by_name("filter") else {
+        return Vec::new();
+    };
+    let names: Vec<Vec<u8>> = sections
+        .filter_map(|s| s.header().subsection_name().map(|n| n.to_vec()))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .filter(|n| seen.insert(n.clone()))
+        .map(|name| {
+            let sub = Some(name.as_bstr());
+            let value = |key: &str| plumbing.string_by("filter", sub, key);
+            filter::Driver {
+                clean: value("clean"),
+                smudge: value("smudge"),
+                process: value("process"),
+                required: matches!(
+                    plumbing.boolean_by("filter", sub, "required"),
+                    Ok(Some(true))
+                ),
+                name: name.into(),
+            }
+        })
+        .collect()
 }
 
 /// `data` through `pipeline`: `None` when nothing changed it.

@@ -361,6 +361,13 @@ pub enum RepoError {
         /// What went wrong.
         reason: String,
     },
+    /// git's clean conversions cannot be set up: the configuration they
+    /// read (`core.autocrlf`) or the attribute files cannot be read.
+    #[error("cannot set up git's clean conversions of the work tree: {reason}")]
+    ConversionSetup {
+        /// What went wrong.
+        reason: String,
+    },
     /// A `required` filter driver failed on a work-tree file (git: "clean
     /// filter '...' failed").
     #[error("{path}: clean filter '{driver}' failed")]

@@ -14,7 +14,8 @@ use super::{Entry, EntryKind, ReaderPool, Repo, RepoError};
 /// entry ([`Repo::map_worktree`]).
 #[derive(Clone, Copy, Debug)]
 pub struct WorktreeRead<'a> {
-    /// The bytes read from the work tree (a symlink's target for a
+    /// The file's content as git stores it (read from the work tree and
+    /// through git's clean conversions; a symlink's target for a
     /// symlink); `None` where git takes the index's blob without reading
     /// the file, and for submodules, whose contents are never read.
     pub data: Option<&'a [u8]>,
@@ -255,8 +256,9 @@ impl Look<'_> {
         let Some(mut data) = read_worktree_file(self.work_dir, entry, &meta, &self.rules)? else {
             return Ok(None);
         };
-        // git converts files, never the target a symlink holds.
-        if matches!(entry.kind, EntryKind::Regular | EntryKind::Executable) {
+        // git converts files, never the target a symlink holds; a link
+        // checked out as a file (`core.symlinks=false`) is a file to it.
+        if meta.file_type().is_file() {
             let index_blob = match check {
                 Check::Stat(_) => Some(index_id),
                 Check::Dirty { ours } => ours,

@@ -109,10 +109,10 @@ fn work_tree_files_are_compared_as_git_would_store_them() {
             git_printed(out, "M\tkeep.gone");
         }
         // Unchanged through the filter, so a source of `-C -C` where the
-        // index vouches for it. A CRLF file never is: its size differs
-        // from the blob's, so no refresh vouches for it (`ie_modified`),
-        // and git drops it as unchanged before detection: `copy.c`,
-        // nearly a copy of it, is added.
+        // index vouches for it. `jv.c`, saved again with CRLF, never is:
+        // its size no longer matches the index's record, so no refresh
+        // vouches for it (`ie_modified`), and git drops it as unchanged
+        // before detection: `copy.c`, nearly a copy of it, is added.
         if flags == ["-C", "-C"] {
             git_printed(&fresh, "C100\tshout.up\tcopy.up");
         }
@@ -128,6 +128,7 @@ fn work_tree_files_are_compared_as_git_would_store_them() {
 
 /// `core.autocrlf=true` converts every text file with no attribute, and
 /// `core.autocrlf=input` too; `-text` in `.gitattributes` opts one out.
+/// Values are read as git reads them, whatever their case.
 #[test]
 fn core_autocrlf_converts_files_without_attributes() {
     let mut v = Verdicts::default();
@@ -143,8 +144,11 @@ fn core_autocrlf_converts_files_without_attributes() {
     r.write("raw.c", &crlf(&head(RS_FILE, 6_000)));
     r.git(&["mv", "old.py", "new.py"]);
     r.write("new.py", &crlf(&edited(&py, 30)));
+    // Read as git reads it: `LF` is `lf` (gix refused it, and every read
+    // failed), `Input` is `input` (gix took it for false).
+    r.git(&["config", "core.eol", "LF"]);
     let states = IndexStates::new(&r);
-    for setting in ["true", "input"] {
+    for setting in ["true", "input", "Input"] {
         r.git(&["config", "core.autocrlf", setting]);
         for flags in [&["-M"][..], &["-C", "-C"]] {
             for out in [

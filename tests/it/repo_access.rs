@@ -575,9 +575,11 @@ fn worktree_entries_hash_like_git() {
             }
             EntryKind::Regular | EntryKind::Executable => {
                 assert_eq!(data, &std::fs::read(&path).expect("read"));
-                // --no-filters: git-simm hashes raw bytes, see the module docs.
+                // The id of what git would store, as hash-object hashes
+                // a path (this repository converts nothing, so the bytes
+                // are the file's).
                 let out = git_command(&dir)
-                    .args(["hash-object", "--no-filters", "--"])
+                    .args(["hash-object", "--"])
                     .arg(OsStr::from_bytes(&entry.path))
                     .output()
                     .expect("git hash-object");

@@ -59,6 +59,9 @@ pub struct Comparison {
 /// Compare `a` and `b`. `same_blob` says both are the same object (git's
 /// score is then 100% without looking).
 pub fn compare(a: &Side, b: &Side, same_blob: bool) -> Comparison {
+    // Identical contents are one blob for git, which pairs them by id
+    // (100%) without scoring: two files on disk, or a file and its blob.
+    let same_blob = same_blob || matches!((&a.content, &b.content), (Some(x), Some(y)) if x == y);
     if let (Some(x), Some(y)) = (&a.content, &b.content) {
         let (sa, sb) = (Signature::new(x), Signature::new(y));
         let facts = |s: &Signature| Facts {

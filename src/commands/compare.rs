@@ -80,12 +80,16 @@ fn resolve(
     let path = cwd.join(arg);
     let arg_bytes = arg.as_encoded_bytes();
     let arg = &*arg.to_string_lossy();
-    let on_disk =
-        disk && repo.is_none_or(|r| r.work_dir().is_some()) && path.symlink_metadata().is_ok();
     let id = match repo {
         Some(r) => object_id(r, arg_bytes)?,
         None => None,
     };
+    // A bare repository has no work tree: a name is a revision first (its
+    // directory holds `HEAD` and `config`), a file on disk only when no
+    // revision has that name, as for `git diff --no-index`.
+    let on_disk = disk
+        && path.symlink_metadata().is_ok()
+        && (repo.is_none_or(|r| r.work_dir().is_some()) || id.is_none());
     match (id, on_disk) {
         (Some(_), true) => bail!(
             "ambiguous argument '{arg}': both revision and filename\n\

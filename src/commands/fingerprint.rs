@@ -431,16 +431,23 @@ pub(super) fn collect_files(
 /// link as its target, anything outside the work tree as it is.
 pub(super) struct DiskFiles<'a> {
     repo: Option<&'a Repo>,
-    /// The work tree's top, resolved, and its conversions, made on first
-    /// use (they read the index).
-    work: std::cell::OnceCell<Option<(PathBuf, git_simm::repo::Cleaner<'a>)>>,
+    /// The work tree's top, resolved; `None` without one.
+    top: std::cell::OnceCell<Option<PathBuf>>,
+    /// The conversions, made for the first file inside the work tree
+    /// (they read the index).
+    cleaner: std::cell::OnceCell<git_simm::repo::Cleaner<'a>>,
+    /// Each directory's resolved path: a directory of a thousand files
+    /// is resolved once.
+    dirs: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 impl<'a> DiskFiles<'a> {
     pub(super) fn new(repo: Option<&'a Repo>) -> Self {
         DiskFiles {
             repo,
-            work: std::cell::OnceCell::new(),
+            top: std::cell::OnceCell::new(),
+            cleaner: std::cell::OnceCell::new(),
+            dirs: Default::default(),
         }
     }
 
@@ -454,41 +461,56 @@ impl<'a> DiskFiles<'a> {
         }
         let data =
             std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-        let work = match self.work.get() {
-            Some(work) => work,
+        let (Some(repo), Some(rel)) = (self.repo, self.in_work_tree(path)) else {
+            return Ok(data);
+        };
+        let cleaner = match self.cleaner.get() {
+            Some(cleaner) => cleaner,
             None => {
-                let made = self.work_tree()?;
-                self.work.get_or_init(|| made)
+                let made = repo.cleaner()?;
+                self.cleaner.get_or_init(|| made)
             }
         };
-        match work {
-            Some((top, cleaner)) => match relative_to(top, path) {
-                Some(rel) => Ok(cleaner.clean_file(&rel, data)?),
-                None => Ok(data),
-            },
-            None => Ok(data),
-        }
+        Ok(cleaner.clean_file(&rel, data)?)
     }
 
-    fn work_tree(&self) -> Result<Option<(PathBuf, git_simm::repo::Cleaner<'a>)>> {
-        let Some(repo) = self.repo else {
-            return Ok(None);
-        };
-        let Some(top) = repo.work_dir().and_then(|w| w.canonicalize().ok()) else {
-            return Ok(None);
-        };
-        Ok(Some((top, repo.cleaner()?)))
+    /// `file`'s path from the top of the work tree, as git names work-tree
+    /// paths; `None` outside it (or without one).
+    fn in_work_tree(&self, file: &Path) -> Option<Vec<u8>> {
+        let top = self
+            .top
+            .get_or_init(|| {
+                self.repo
+                    .and_then(|r| r.work_dir())
+                    .and_then(|w| w.canonicalize().ok())
+            })
+            .as_ref()?;
+        let parent = file.parent()?;
+        let dir = self
+            .dirs
+            .borrow_mut()
+            .entry(parent.to_owned())
+            .or_insert_with(|| parent.canonicalize().ok())
+            .clone()?;
+        below(top, &dir, file.file_name()?)
     }
 }
 
-/// `file`'s path from `top` (resolved), as git names work-tree paths; `None`
-/// outside it.
+/// `file`'s path from `top` (resolved), as git names work-tree paths;
+/// `None` outside it, or for a bare name (no directory to resolve).
 pub(super) fn relative_to(top: &Path, file: &Path) -> Option<Vec<u8>> {
     let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.canonicalize().ok()?,
         _ => return None,
     };
-    let rel = dir.strip_prefix(top).ok()?.join(file.file_name()?);
+    below(top, &dir, file.file_name()?)
+}
+
+/// The path of `name` in `dir` from `top` (both resolved), with `/`
+/// between names as git writes them; `None` when `dir` is not below
+/// `top`.
+fn below(top: &Path, dir: &Path, name: &OsStr) -> Option<Vec<u8>> {
+    let rel = dir.strip_prefix(top).ok()?.join(name);
     let mut bytes = path_bytes(&rel);
     if cfg!(windows) {
         bytes

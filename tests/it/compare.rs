@@ -220,6 +220,42 @@ fn files_on_disk_and_identical_blobs() {
     assert_eq!(same["similarity"], 100);
     assert_eq!(same["edit_distance"], 0);
     assert_eq!(same["regions"], Value::Array(Vec::new()));
+
+    // Identical contents are one blob for git (R100 by id): two CRLF files
+    // on disk, outside any repository, which scoring alone puts below
+    // 100% (git's chunks drop the CRs, the sizes keep them).
+    let outside = tempfile::tempdir().expect("tempdir");
+    let crlf: Vec<u8> = pairs[0]
+        .1
+        .iter()
+        .flat_map(|&b| {
+            if b == b'\n' {
+                vec![b'\r', b'\n']
+            } else {
+                vec![b]
+            }
+        })
+        .collect();
+    std::fs::write(outside.path().join("a.txt"), &crlf).expect("write");
+    std::fs::write(outside.path().join("b.txt"), &crlf).expect("write");
+    let twins = compare_json(outside.path(), &["a.txt", "b.txt"]);
+    assert_eq!(twins["git_score"], 100, "{twins}");
+    assert_eq!(twins["regions"], Value::Array(Vec::new()));
+
+    // In a bare repository a name that no revision has is a file on disk,
+    // as for git diff --no-index.
+    let bare = outside.path().join("bare.git");
+    let o = crate::util::git_command(outside.path())
+        .args(["clone", "-q", "--bare"])
+        .arg(&r.path)
+        .arg(&bare)
+        .output()
+        .expect("run git");
+    assert!(o.status.success());
+    std::fs::write(bare.join("a.txt"), &pairs[0].0).expect("write");
+    let mixed = compare_json(&bare, &["a.txt", "v1:old/f0.txt"]);
+    assert_eq!(mixed["git_score"], 100, "{mixed}");
+    assert_eq!(mixed["a"]["blob"], Value::Null);
 }
 
 #[test]

@@ -31,7 +31,9 @@ pub(super) struct Side {
 /// tree-ish: it takes blobs only in pairs (a diff of two blobs).
 pub(super) fn blob_is_usage(e: anyhow::Error) -> anyhow::Error {
     let not_a_tree = e.chain().find_map(|c| match c.downcast_ref::<RepoError>() {
-        Some(r @ RepoError::NotATreeish { .. }) => Some(r.to_string()),
+        Some(r @ RepoError::NotATreeish { kind, .. }) if *kind == gix::object::Kind::Blob => {
+            Some(r.to_string())
+        }
         _ => None,
     });
     match not_a_tree {

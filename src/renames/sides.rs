@@ -256,6 +256,10 @@ fn unchanged_sources_by_size(
             .filter(|&&s| sized_src(s))
             .map(|&s| srcs[s].entry.id),
     );
+    // With no destination to score against, git reads no source at all.
+    if n_dst == 0 {
+        ids.clear();
+    }
     let mut dst_sizes = content.header_sizes(&ids)?;
     let src_sizes = dst_sizes.split_off(n_dst);
     let partners = Partners::new(&dst_sizes, min_score);
@@ -263,8 +267,13 @@ fn unchanged_sources_by_size(
     let unread: Vec<Option<u64>> = active
         .iter()
         .map(|&s| {
-            let size = if sized_src(s) { src_sizes.next() } else { None };
-            size.filter(|&size| !partners.any(size))
+            if !sized_src(s) {
+                None
+            } else if n_dst == 0 {
+                Some(0)
+            } else {
+                src_sizes.next().filter(|&size| !partners.any(size))
+            }
         })
         .collect();
     let wanted = active

@@ -369,8 +369,22 @@ pub(super) fn not_ignored(repo: &Repo, cwd: &Path, dir: &Path) -> Result<Option<
         files: HashSet::new(),
         dirs: HashSet::new(),
     };
+    // git names the files from the current directory as the file system
+    // resolves it, and resolves `dir` too (a symbolic link on the way
+    // leads into the work tree); the walk goes through `dir` as given.
+    let given = normalized(&cwd.join(dir));
+    let resolved = given.canonicalize().ok();
+    let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_owned());
     for name in o.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
-        let file = normalized(&cwd.join(path_from_bytes(name)));
+        let real = normalized(&real_cwd.join(path_from_bytes(name)));
+        let file = match &resolved {
+            Some(root) => match real.strip_prefix(root) {
+                Ok(rel) if rel.as_os_str().is_empty() => given.clone(),
+                Ok(rel) => given.join(rel),
+                Err(_) => real,
+            },
+            None => real,
+        };
         let mut parent = file.parent();
         while let Some(p) = parent {
             if !wanted.dirs.insert(p.to_owned()) {

@@ -1573,3 +1573,31 @@ fn an_implied_unborn_head_is_the_empty_tree() {
         assert!(stderr(&o).contains("unknown revision"), "{}", stderr(&o));
     }
 }
+
+/// A directory named through a symbolic link into the work tree: git
+/// lists its files by their resolved names, and `fingerprint` walked the
+/// link's spelling, matched none of them and printed nothing (exit 0).
+#[test]
+fn a_directory_through_a_symlink_to_the_work_tree_lists_its_files() {
+    let r = Repo::new();
+    r.write(
+        "sub/a.rs",
+        &util::corpus_text("rust/regex-1.11.1/src/lib.rs"),
+    );
+    r.write(
+        "sub/deep/b.rs",
+        &util::corpus_text("rust/regex-1.11.1/src/error.rs"),
+    );
+    r.write(".gitignore", b"ignored.rs\n");
+    r.write("sub/ignored.rs", b"fn ignored() {}\n");
+    r.commit_all("base");
+    let link = r.path.with_file_name("link");
+    std::os::unix::fs::symlink(&r.path, &link).expect("symlink");
+    let o = r.simm(&["fingerprint", link.join("sub").to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let names: Vec<&str> = out.lines().filter_map(|l| l.split(' ').nth(2)).collect();
+    assert_eq!(names.len(), 2, "{out}");
+    assert!(names[0].ends_with("link/sub/a.rs"), "{out}");
+    assert!(names[1].ends_with("link/sub/deep/b.rs"), "{out}");
+}

@@ -142,6 +142,19 @@ impl Repo {
                 }
             }
         })?;
+        let mut repo = repo;
+        if git_dir_env.is_some() && std::env::var_os("GIT_WORK_TREE").is_none() {
+            // git: with GIT_DIR set and neither GIT_WORK_TREE nor
+            // core.worktree, the current directory is the top of the work
+            // tree (unless core.bare says there is none); gix takes the
+            // directory above the git dir.
+            let local = repo.to_thread_local();
+            let config = local.config_snapshot();
+            let bare = config.boolean("core.bare") == Some(true);
+            if !bare && config.string("core.worktree").is_none() {
+                repo.work_tree = Some(dir.to_owned());
+            }
+        }
         if found == ownership::Found::Nothing {
             // gix found what git's search did not: its owners are checked
             // all the same.

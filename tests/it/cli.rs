@@ -1601,3 +1601,41 @@ fn a_directory_through_a_symlink_to_the_work_tree_lists_its_files() {
     assert!(names[0].ends_with("link/sub/a.rs"), "{out}");
     assert!(names[1].ends_with("link/sub/deep/b.rs"), "{out}");
 }
+
+/// With `GIT_DIR` set and neither `GIT_WORK_TREE` nor `core.worktree`,
+/// git takes the current directory for the top of the work tree; gix took
+/// the directory above the git dir, so from a subdirectory `renames`
+/// printed nothing where git lists every file outside it as deleted.
+#[test]
+fn git_dir_alone_makes_the_current_directory_the_work_tree() {
+    let r = Repo::new();
+    r.write(
+        "top.rs",
+        &util::corpus_text("rust/regex-1.11.1/src/error.rs"),
+    );
+    r.write(
+        "sub/a.rs",
+        &util::corpus_text("rust/regex-1.11.1/src/lib.rs"),
+    );
+    r.commit_all("base");
+    let sub = r.path.join("sub");
+    let git_dir = r.path.join(".git");
+    let git = util::git_command(&sub)
+        .env("GIT_DIR", &git_dir)
+        .args(["diff", "--name-status", "-l0", "--no-rename-empty", "HEAD"])
+        .output()
+        .expect("run git");
+    assert!(git.status.success());
+    assert!(String::from_utf8_lossy(&git.stdout).contains("D\ttop.rs"));
+    let ours = util::simm_command()
+        .current_dir(&sub)
+        .env("GIT_DIR", &git_dir)
+        .args(["renames", "HEAD"])
+        .output()
+        .expect("run git-simm");
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&git.stdout)
+    );
+}

@@ -298,6 +298,14 @@ pub(super) fn disk_lines(
     wanted: Option<&Wanted>,
     files_on_disk: &DiskFiles<'_>,
 ) -> Result<Vec<Line>> {
+    // Named on its own, a FIFO, socket or device is an error: skipping it,
+    // as a directory's walk does, would print nothing and succeed.
+    let meta = std::fs::symlink_metadata(path)
+        .with_context(|| format!("cannot read '{}'", shown.display()))?;
+    let kind = meta.file_type();
+    if !(kind.is_dir() || kind.is_file() || kind.is_symlink()) {
+        bail!("'{}' is not a regular file", shown.display());
+    }
     let mut files = Vec::new();
     collect_files(path, shown, wanted, &mut files)?;
     files.sort_by(|a, b| a.1.cmp(&b.1));

@@ -1639,3 +1639,26 @@ fn git_dir_alone_makes_the_current_directory_the_work_tree() {
         String::from_utf8_lossy(&git.stdout)
     );
 }
+
+/// A FIFO named on its own is refused; inside a directory it is skipped,
+/// as git lists no such file. It printed nothing and succeeded.
+#[test]
+fn a_fifo_named_on_its_own_is_refused() {
+    let r = Repo::new();
+    r.write(
+        "dir/a.rs",
+        &util::corpus_text("rust/regex-1.11.1/src/lib.rs"),
+    );
+    let fifo = r.path.join("dir/pipe");
+    let o = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .output()
+        .expect("run mkfifo");
+    assert!(o.status.success());
+    let o = r.simm(&["fingerprint", "--", "dir/pipe"]);
+    assert_eq!(o.status.code(), Some(128), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    let o = r.simm(&["fingerprint", "--no-exclude-standard", "dir"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1);
+}

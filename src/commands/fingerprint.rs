@@ -489,7 +489,7 @@ impl<'a> DiskFiles<'a> {
         let cleaner = match self.cleaner.get() {
             Some(cleaner) => cleaner,
             None => {
-                let made = repo.cleaner()?;
+                let made = repo.cleaner(super::settings::attr_tree(repo, None)?)?;
                 self.cleaner.get_or_init(|| made)
             }
         };

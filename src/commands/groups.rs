@@ -135,7 +135,8 @@ fn files(repo: &Repo, args: &GroupsArgs, feedback: &Feedback) -> Result<(Vec<Fil
         // ones are kept in memory.
         // Files git takes the index's blob for come without their bytes:
         // the blob is in the object database.
-        let mapped = repo.map_worktree(|entry, read| {
+        let attr_tree = super::settings::attr_tree(repo, None)?;
+        let mapped = repo.map_worktree(attr_tree, |entry, read| {
             let changed = index.get(&entry.path) != Some(&entry.id);
             read.data
                 .filter(|_| changed && regular(entry))

@@ -329,7 +329,8 @@ pub(super) fn general_changes(
                 .first()
                 .map_or(b"HEAD".as_slice(), |r| r.as_encoded_bytes());
             let old = tree_side(repo, spec, args.revs.is_empty())?;
-            let new = worktree_side(repo, &old, ignores)?;
+            let attr_tree = super::settings::attr_tree(repo, args.attr_source.as_deref())?;
+            let new = worktree_side(repo, &old, ignores, attr_tree)?;
             (old, new)
         }
         _ => return Err(super::Usage("--cached takes at most one tree-ish".into()).into()),
@@ -393,13 +394,14 @@ pub(super) fn worktree_side(
     repo: &Repo,
     old: &[git_simm::repo::Entry],
     ignores: &Ignores,
+    attr_tree: Option<ObjectId>,
 ) -> Result<Side> {
     let old_ids: std::collections::HashMap<&[u8], ObjectId> =
         old.iter().map(|e| (e.path.as_slice(), e.id)).collect();
     // Only what changed is kept in memory; a file git takes the index's
     // blob for comes unread, and its blob is in the object database (or
     // the promisor remote's, for a skip-worktree entry of a partial clone).
-    let mapped = repo.map_worktree(|entry, read| {
+    let mapped = repo.map_worktree(attr_tree, |entry, read| {
         let unchanged = old_ids.get(entry.path.as_slice()) == Some(&entry.id);
         let data = read
             .data

@@ -126,13 +126,19 @@ pub(super) fn diff_attributes(
     flag: Option<&str>,
     source: git_simm::repo::AttrSource,
 ) -> Result<git_simm::repo::DiffAttributes> {
-    // git's `--attr-source` reaches a subcommand only as GIT_ATTR_SOURCE
-    // (git.c sets it for the command it runs).
-    let env = std::env::var_os("GIT_ATTR_SOURCE").map(|v| v.to_string_lossy().into_owned());
-    let explicit = flag.or(env.as_deref());
-    let source = match repo.attr_source_tree(explicit)? {
+    let source = match attr_tree(repo, flag)? {
         Some(tree) => git_simm::repo::AttrSource::Tree(tree),
         None => source,
     };
     Ok(repo.diff_attributes(source)?)
+}
+
+/// The tree attributes come from instead of the work tree and the index:
+/// `flag` (a command's `--attr-source`), else `GIT_ATTR_SOURCE`, else
+/// `attr.tree` ([`Repo::attr_source_tree`]).
+pub(super) fn attr_tree(repo: &Repo, flag: Option<&str>) -> Result<Option<gix::ObjectId>> {
+    // git's `--attr-source` reaches a subcommand only as GIT_ATTR_SOURCE
+    // (git.c sets it for the command it runs).
+    let env = std::env::var_os("GIT_ATTR_SOURCE").map(|v| v.to_string_lossy().into_owned());
+    Ok(repo.attr_source_tree(flag.or(env.as_deref()))?)
 }

@@ -58,6 +58,27 @@ pub enum AttrSource {
     Tree(ObjectId),
 }
 
+/// An index of just the `.gitattributes` files among `entries`: what an
+/// attribute stack reads in-tree files from (gix's id mapping), without
+/// loading every entry.
+pub(super) fn attribute_index(hash: gix::hash::Kind, entries: &[Entry]) -> gix::index::State {
+    let mut index = gix::index::State::new(hash);
+    for e in entries
+        .iter()
+        .filter(|e| e.path.rsplit(|&b| b == b'/').next() == Some(b".gitattributes"))
+    {
+        index.dangerously_push_entry(
+            Default::default(),
+            e.id,
+            gix::index::entry::Flags::empty(),
+            gix::index::entry::Mode::FILE,
+            e.path.as_bstr(),
+        );
+    }
+    index.sort_entries();
+    index
+}
+
 /// Builtin diff drivers of git 2.47 (`builtin_drivers[]` in userdiff.c):
 /// naming one in `diff=<name>` selects it even unconfigured, and its
 /// `binary` is "decide by content" unless `diff.<name>.binary` says
@@ -214,20 +235,7 @@ impl Repo {
             AttrSource::WorktreeThenIndex => self.index_entries_with_conflicts()?.0,
             AttrSource::Tree(tree) => self.tree_entries(tree)?,
         };
-        let mut index = gix::index::State::new(self.object_hash());
-        for e in attribute_files
-            .iter()
-            .filter(|e| e.path.rsplit(|&b| b == b'/').next() == Some(b".gitattributes"))
-        {
-            index.dangerously_push_entry(
-                Default::default(),
-                e.id,
-                gix::index::entry::Flags::empty(),
-                gix::index::entry::Mode::FILE,
-                e.path.as_bstr(),
-            );
-        }
-        index.sort_entries();
+        let index = attribute_index(self.object_hash(), &attribute_files);
         let gix_source = match (source, self.work_dir.is_some()) {
             (AttrSource::Tree(_), _) | (_, false) => Source::IdMapping,
             (AttrSource::Worktree | AttrSource::WorktreeThenIndex, true) => {

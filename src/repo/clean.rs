@@ -15,9 +15,6 @@
 //! - `$GIT_DIR/info/attributes` ranks below deeper `.gitattributes` files
 //!   (gix's order), where git ranks it above all of them; it matters only
 //!   where both set a conversion attribute for one path.
-//! - The attributes come from the work tree and the index, never from
-//!   the tree `--attr-source`, `GIT_ATTR_SOURCE` or `attr.tree` names,
-//!   which git 2.47 reads for conversions too.
 //! - A `process` filter that answers `status=abort` is asked again for
 //!   the next file, where git stops using it for the rest of the run.
 //! - A `working-tree-encoding=UTF-16` file without a byte order mark is
@@ -47,6 +44,9 @@ pub struct Cleaner<'a> {
     /// The index: the `.gitattributes` files the work tree lacks, and the
     /// blobs `text=auto` looks at.
     index: gix::index::State,
+    /// The tree attributes come from instead (`--attr-source`,
+    /// `GIT_ATTR_SOURCE`, `attr.tree`), as git reads them for conversions.
+    attr_tree: Option<ObjectId>,
     /// The pipeline and attribute stack the threads' own are cloned from,
     /// made once, for the first file read (a work-tree diff whose index
     /// vouches for every file reads none).
@@ -74,27 +74,34 @@ struct Worker {
 
 impl Repo {
     /// The conversions `git add` applies to the files of this repository's
-    /// work tree ([`Cleaner::clean_file`]).
+    /// work tree ([`Cleaner::clean_file`]), their attributes from
+    /// `attr_tree` when one is given ([`Repo::attr_source_tree`]), else
+    /// from the work tree and the index.
     ///
     /// # Errors
     ///
     /// The index cannot be read.
-    pub fn cleaner(&self) -> Result<Cleaner<'_>, RepoError> {
+    pub fn cleaner(&self, attr_tree: Option<ObjectId>) -> Result<Cleaner<'_>, RepoError> {
         let index = match super::open_index(&self.local())? {
             Some(file) => file.into_parts().0,
             None => gix::index::State::new(self.object_hash()),
         };
-        Ok(Cleaner::new(self, index))
+        Ok(Cleaner::new(self, index, attr_tree))
     }
 }
 
 impl<'a> Cleaner<'a> {
     /// Conversions for the work tree of `repo`, whose index is `index`.
-    pub(super) fn new(repo: &'a Repo, index: gix::index::State) -> Self {
+    pub(super) fn new(
+        repo: &'a Repo,
+        index: gix::index::State,
+        attr_tree: Option<ObjectId>,
+    ) -> Self {
         let n = rayon::current_num_threads().max(1);
         Cleaner {
             repo,
             index,
+            attr_tree,
             proto: OnceLock::new(),
             slots: std::iter::repeat_with(|| Mutex::new(None))
                 .take(n)
@@ -255,9 +262,15 @@ impl<'a> Cleaner<'a> {
         plain_options.drivers.clear();
         let plain = filter::Pipeline::new(context.clone(), repo.object_hash(), plain_options);
         let pipeline = filter::Pipeline::new(context, repo.object_hash(), options);
-        let stack = repo
-            .attributes_only(&self.index, Source::WorktreeThenIdMapping)
-            .map_err(|e| e.to_string())?;
+        let stack = match self.attr_tree {
+            Some(tree) => {
+                let entries = self.repo.tree_entries(tree).map_err(|e| e.to_string())?;
+                let index = super::attributes::attribute_index(repo.object_hash(), &entries);
+                repo.attributes_only(&index, Source::IdMapping)
+            }
+            None => repo.attributes_only(&self.index, Source::WorktreeThenIdMapping),
+        }
+        .map_err(|e| e.to_string())?;
         let driver_attrs = stack.selected_attribute_matches(["filter", "working-tree-encoding"]);
         Ok(Proto {
             pipeline,

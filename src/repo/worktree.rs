@@ -65,7 +65,7 @@ impl Repo {
     /// would trust the index for included, and skip-worktree entries are
     /// read from the object database. Prefer `map_worktree` for big trees.
     pub fn worktree_entries(&self) -> Result<Vec<(Entry, Vec<u8>)>, RepoError> {
-        self.worktree_impl(true, |_, read| {
+        self.worktree_impl(true, None, |_, read| {
             read.data.map(<[u8]>::to_vec).unwrap_or_default()
         })
     }
@@ -75,7 +75,8 @@ impl Repo {
     ///
     /// * A file is read, converted as git would store it (clean filters,
     ///   `working-tree-encoding`, end-of-line conversion and `ident`, by
-    ///   gix's filter pipeline) and hashed as a git blob, unless git would not
+    ///   gix's filter pipeline, the attributes from `attr_tree` when given:
+    ///   see [`Repo::cleaner`]) and hashed as a git blob, unless git would not
     ///   read it: a file whose stat data match the index's (and is not
     ///   racily clean)
     ///   keeps the index's id and kind and is not read, as are
@@ -96,9 +97,10 @@ impl Repo {
     ///   ([`WorktreeRead::fresh`]).
     pub fn map_worktree<T: Send>(
         &self,
+        attr_tree: Option<ObjectId>,
         f: impl Fn(&Entry, WorktreeRead<'_>) -> T + Sync + Send,
     ) -> Result<Vec<(Entry, T)>, RepoError> {
-        self.worktree_impl(false, f)
+        self.worktree_impl(false, attr_tree, f)
     }
 
     /// [`Repo::map_worktree`]; with `read_all`, every file is read (and
@@ -106,6 +108,7 @@ impl Repo {
     fn worktree_impl<T: Send>(
         &self,
         read_all: bool,
+        attr_tree: Option<ObjectId>,
         f: impl Fn(&Entry, WorktreeRead<'_>) -> T + Sync + Send,
     ) -> Result<Vec<(Entry, T)>, RepoError> {
         use gix::index::entry::Flags;
@@ -170,7 +173,7 @@ impl Repo {
             rules,
             hash: self.object_hash(),
             readers: &ReaderPool::new(self),
-            cleaner: &Cleaner::new(self, index),
+            cleaner: &Cleaner::new(self, index, attr_tree),
             read_all,
         };
         let results = entries

@@ -293,3 +293,33 @@ fn mktree(r: &Repo, listing: &str) -> String {
     assert!(o.status.success());
     String::from_utf8_lossy(&o.stdout).trim().to_owned()
 }
+
+/// The conversions take their attributes from the tree `--attr-source`,
+/// `GIT_ATTR_SOURCE` or `attr.tree` names, as git 2.47 does: a CRLF file
+/// with no attribute in the work tree is converted when that tree's
+/// `.gitattributes` says `text`.
+#[test]
+fn conversions_read_attributes_from_the_attribute_source_tree() {
+    let mut v = Verdicts::default();
+    let r = Repo::new();
+    let text = head(PY_FILE, 5_000);
+    r.write("a.txt", &text);
+    r.commit_all("base");
+    r.git(&["checkout", "-q", "-b", "attrs"]);
+    r.write(".gitattributes", b"*.txt text\n");
+    r.commit_all("attributes");
+    r.git(&["checkout", "-q", "main"]);
+    r.write("a.txt", &crlf(&text));
+    let states = IndexStates::new(&r);
+    let plain = v.compare_in(&r.path, &["-M"], &["HEAD"], &|| states.stale());
+    git_printed(&plain, "M\ta.txt");
+    r.git(&["config", "attr.tree", "attrs"]);
+    let through = v.compare_in(&r.path, &["-M"], &["HEAD"], &|| states.stale());
+    assert_eq!(through, "", "git sees a.txt unchanged");
+    let o = r.simm(&["fingerprint", "a.txt"]);
+    let size = String::from_utf8_lossy(&o.stdout)
+        .split(' ')
+        .nth(1)
+        .map(str::to_owned);
+    assert_eq!(size, Some(text.len().to_string()));
+}

@@ -604,7 +604,7 @@ fn worktree_entries_hash_like_git() {
     // bytes where it reads them (a file whose stat data match the index's
     // keeps the index's blob unread, as in git).
     let mapped = repo
-        .map_worktree(|_, read| read.data.map(<[u8]>::to_vec))
+        .map_worktree(None, |_, read| read.data.map(<[u8]>::to_vec))
         .expect("map");
     assert_eq!(
         mapped.iter().map(|(e, _)| e.id).collect::<Vec<_>>(),

@@ -9,26 +9,14 @@
 //! Every comparison runs with the index fresh and stale (a fresh index
 //! vouches for the files, a stale one makes both tools read them).
 
-use crate::renames_conformance::{IndexStates, Verdicts, git_printed, head};
+use crate::renames_conformance::{IndexStates, Verdicts, edit_line, git_printed, head};
 use crate::util::Repo;
+use crate::util::to_crlf as crlf;
 
-fn crlf(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len() + text.len() / 20);
-    for &b in text {
-        if b == b'\n' {
-            out.push(b'\r');
-        }
-        out.push(b);
-    }
-    out
-}
-
-/// `n` lines of `text` with one changed, so a rename scores below 100.
+/// `text` with line `n` replaced by a line of its own, so a rename scores
+/// below 100.
 fn edited(text: &[u8], n: usize) -> Vec<u8> {
-    let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
-    let idx = n.min(lines.len().saturating_sub(1));
-    lines[idx] = b"    an edited line of its own\n";
-    lines.concat()
+    edit_line(text, n, b"    an edited line of its own")
 }
 
 const C_FILE: &str = "python/jinja2-3.1.4/src/jinja2/compiler.py";
@@ -208,12 +196,7 @@ fn conversions_that_fail_or_meet_a_conflict_end_as_in_git() {
     let mut v = Verdicts::default();
     let r = Repo::new();
     let text = head(PY_FILE, 8_000);
-    let line = |n: usize, to: &[u8]| {
-        let mut lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
-        let with_lf = [to, b"\n"].concat();
-        lines[n] = &with_lf;
-        crlf(&lines.concat())
-    };
+    let line = |n: usize, to: &[u8]| crlf(&edit_line(&text, n, to));
     // The blob has CRs from before any attribute.
     r.write("f.txt", &crlf(&text));
     r.commit_all("base");
@@ -238,7 +221,10 @@ fn conversions_that_fail_or_meet_a_conflict_end_as_in_git() {
     std::fs::write(&path, &old).expect("write");
     let blob = r.git_str(&["hash-object", "-w", "--no-filters", "old-half"]);
     std::fs::remove_file(&path).expect("remove");
-    let tree = mktree(&r, &format!("100644 blob {}\tf-old.txt\n", blob.trim()));
+    let tree = r.git_stdin(
+        &["mktree"],
+        format!("100644 blob {}\tf-old.txt\n", blob.trim()).as_bytes(),
+    );
     let tree = tree.as_str();
     // Named only now: git add would refuse the unknown encoding.
     r.write(
@@ -272,26 +258,6 @@ fn conversions_that_fail_or_meet_a_conflict_end_as_in_git() {
     let o = r.git_output(&["diff", "HEAD", "--name-status"]);
     assert_eq!(o.status.code(), Some(128), "git stops");
     v.compare_in(&r.path, &["-M"], &["HEAD"], &touch);
-}
-
-/// `git mktree` of `listing`: the tree's id.
-fn mktree(r: &Repo, listing: &str) -> String {
-    use std::io::Write;
-    let mut child = crate::util::git_command(&r.path)
-        .arg("mktree")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run git mktree");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(listing.as_bytes())
-        .expect("write to git");
-    let o = child.wait_with_output().expect("git mktree ends");
-    assert!(o.status.success());
-    String::from_utf8_lossy(&o.stdout).trim().to_owned()
 }
 
 /// The conversions take their attributes from the tree `--attr-source`,

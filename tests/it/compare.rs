@@ -225,17 +225,7 @@ fn files_on_disk_and_identical_blobs() {
     // on disk, outside any repository, which scoring alone puts below
     // 100% (git's chunks drop the CRs, the sizes keep them).
     let outside = tempfile::tempdir().expect("tempdir");
-    let crlf: Vec<u8> = pairs[0]
-        .1
-        .iter()
-        .flat_map(|&b| {
-            if b == b'\n' {
-                vec![b'\r', b'\n']
-            } else {
-                vec![b]
-            }
-        })
-        .collect();
+    let crlf = crate::util::to_crlf(&pairs[0].1);
     std::fs::write(outside.path().join("a.txt"), &crlf).expect("write");
     std::fs::write(outside.path().join("b.txt"), &crlf).expect("write");
     let twins = compare_json(outside.path(), &["a.txt", "b.txt"]);

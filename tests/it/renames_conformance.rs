@@ -328,7 +328,7 @@ fn conflicted() -> Repo {
 }
 
 /// `text` with line `n` (from 0) replaced by `line`.
-fn edit_line(text: &[u8], n: usize, line: &[u8]) -> Vec<u8> {
+pub(crate) fn edit_line(text: &[u8], n: usize, line: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, l) in text.split_inclusive(|&b| b == b'\n').enumerate() {
         if i == n {

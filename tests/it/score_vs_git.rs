@@ -77,17 +77,6 @@ fn corpus() -> Vec<Vec<u8>> {
     lines
 }
 
-fn to_crlf(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() + data.len() / 16);
-    for (i, &b) in data.iter().enumerate() {
-        if b == b'\n' && (i == 0 || data[i - 1] != b'\r') {
-            out.push(b'\r');
-        }
-        out.push(b);
-    }
-    out
-}
-
 /// How a pair's destination is derived from its source; one per test pair,
 /// chosen round-robin so every kind is covered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -214,9 +203,9 @@ fn make_pair(i: usize, corpus: &[Vec<u8>], rng: &mut Rng) -> Pair {
 
     let (mut src, mut dst) = match mode {
         Mode::CrlfBoth | Mode::BinaryBoth | Mode::BinaryDst | Mode::NulAtLimit => {
-            (to_crlf(&src), to_crlf(&dst))
+            (util::to_crlf(&src), util::to_crlf(&dst))
         }
-        Mode::CrlfDst => (src, to_crlf(&dst)),
+        Mode::CrlfDst => (src, util::to_crlf(&dst)),
         _ => (src, dst),
     };
     match mode {

@@ -190,6 +190,27 @@ impl Repo {
         r
     }
 
+    /// Run git here with `input` on its standard input; it must succeed.
+    /// Its standard output, trimmed.
+    pub fn git_stdin(&self, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write;
+        let mut child = git_command(&self.path)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input)
+            .expect("write to git");
+        let o = child.wait_with_output().expect("git finishes");
+        assert!(o.status.success(), "git {args:?} failed");
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    }
+
     /// Run git here, whether it succeeds or not.
     pub fn git_output(&self, args: &[&str]) -> Output {
         git_command(&self.path)
@@ -314,6 +335,18 @@ pub fn corpus_files() -> &'static [PathBuf] {
 /// The content of the corpus file `rel` (relative to the corpus
 /// directory, e.g. `rust/regex-1.11.1/src/lib.rs`): real text that stays
 /// the same, whatever happens to this crate's own sources.
+/// `data` with CRLF line ends: CR put before every LF that has none.
+pub fn to_crlf(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + data.len() / 16);
+    for (i, &b) in data.iter().enumerate() {
+        if b == b'\n' && (i == 0 || data[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
 pub fn corpus_text(rel: &str) -> Vec<u8> {
     let path = corpus_dir().join(rel);
     std::fs::read(&path).unwrap_or_else(|e| panic!("corpus file {}: {e}", path.display()))

@@ -36,10 +36,29 @@ pub(super) fn compare(
         Some(p) => Some(Repo::open(&cwd.join(p))?),
         None => None,
     };
-    let a = resolve(here.as_ref(), cwd, &args.a, true, no_cache, feedback, err)?;
+    // One reader of files on disk for both sides: its conversions read
+    // the index once.
+    let disk = DiskFiles::new(here.as_ref());
+    let a = resolve(
+        here.as_ref(),
+        cwd,
+        &args.a,
+        Some(&disk),
+        no_cache,
+        feedback,
+        err,
+    )?;
     let b = match &there {
-        Some(repo) => resolve(Some(repo), cwd, &args.b, false, no_cache, feedback, err)?,
-        None => resolve(here.as_ref(), cwd, &args.b, true, no_cache, feedback, err)?,
+        Some(repo) => resolve(Some(repo), cwd, &args.b, None, no_cache, feedback, err)?,
+        None => resolve(
+            here.as_ref(),
+            cwd,
+            &args.b,
+            Some(&disk),
+            no_cache,
+            feedback,
+            err,
+        )?,
     };
     let same = a.blob.is_some() && a.blob == b.blob;
     let c = compare::compare(&a.side, &b.side, same);
@@ -64,7 +83,8 @@ pub(super) fn compare(
     Ok(Status::Success)
 }
 
-/// One side: a file on disk (when `disk` allows and it exists), else a
+/// One side: a file on disk (when `disk` is given and it exists, read
+/// through it), else a
 /// blob of `repo`, its signature from `repo`'s store (the blob read only
 /// if the store lacks it) and its content when the blob is present.
 #[allow(clippy::too_many_arguments)]
@@ -72,7 +92,7 @@ fn resolve(
     repo: Option<&Repo>,
     cwd: &Path,
     arg: &std::ffi::OsStr,
-    disk: bool,
+    disk: Option<&DiskFiles<'_>>,
     no_cache: bool,
     feedback: &Feedback,
     err: &mut impl Write,
@@ -87,20 +107,20 @@ fn resolve(
     // A bare repository has no work tree: a name is a revision first (its
     // directory holds `HEAD` and `config`), a file on disk only when no
     // revision has that name, as for `git diff --no-index`.
-    let on_disk = disk
+    let on_disk = disk.is_some()
         && path.symlink_metadata().is_ok()
         && (repo.is_none_or(|r| r.work_dir().is_some()) || id.is_none());
-    match (id, on_disk) {
-        (Some(_), true) => bail!(
+    match (id, disk.filter(|_| on_disk)) {
+        (Some(_), Some(_)) => bail!(
             "ambiguous argument '{arg}': both revision and filename\n\
              Use ':./{arg}' for the file in the index, or a path that is not a revision \
              (such as './{arg}') for the file on disk."
         ),
-        (None, true) => {
+        (None, Some(disk)) => {
             if path.is_dir() {
                 bail!("'{arg}' is a directory, not a file");
             }
-            let data = DiskFiles::new(repo).read(&path)?;
+            let data = disk.read(&path)?;
             Ok(Resolved {
                 side: Side {
                     stored: Stored::of(&data),
@@ -109,16 +129,16 @@ fn resolve(
                 blob: None,
             })
         }
-        (Some(id), false) => {
+        (Some(id), None) => {
             let repo = repo.context("no repository")?;
             blob_side(repo, id, arg, no_cache, feedback, err)
         }
-        (None, false) if repo.is_none() => bail!(
+        (None, None) if repo.is_none() => bail!(
             "'{arg}' is not a file, and there is no repository here to look up a blob \
              (not a git repository (or any of the parent directories): {})",
             cwd.display()
         ),
-        (None, false) => bail!(
+        (None, None) => bail!(
             "'{arg}' is neither a file nor a blob (paths are relative to the current directory; \
              name a blob as <rev>:<path>)"
         ),

@@ -27,7 +27,9 @@
 //!   zeros, repeated lines) vote once, so they do not drown the rest.
 //! - **Counting**: touching 32 counters per window is what made a plain port
 //!   slow (about 190 MB/s). With AVX2, one window's 32 votes are one vector
-//!   add into 8-bit accumulators, widened every 127 windows. Without it, each
+//!   add into 8-bit accumulators, widened every 127 windows (with AVX-512,
+//!   the votes themselves are one blend under the window's bits as a mask,
+//!   where AVX2 spreads the bits over the lanes in four). Without it, each
 //!   window bumps 4 byte-pattern histograms of its block (the nibble trick of
 //!   the original, with bytes) and the counters are recovered once per blob.
 //!   Both are exact integer counts, so they give identical bits (tested).
@@ -215,8 +217,16 @@ pub struct Fingerprinter {
     /// hist[block][byte lane][byte value]: how many counted windows of the
     /// block had that value in that byte of their vote bits. Portable path.
     hist: Box<[[[u32; 256]; 4]; 8]>,
-    /// Whether the AVX2 counting path can run on this CPU.
-    avx2: bool,
+    /// The counting path this CPU can run.
+    simd: Simd,
+}
+
+/// The counting paths: portable, AVX2, AVX2 with AVX-512's masked blend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Simd {
+    None,
+    Avx2,
+    Avx512,
 }
 
 impl Default for Fingerprinter {
@@ -235,7 +245,7 @@ impl Fingerprinter {
     pub fn new() -> Fingerprinter {
         Fingerprinter {
             hist: Box::new([[[0u32; 256]; 4]; 8]),
-            avx2: avx2_available(),
+            simd: simd_available(),
         }
     }
 
@@ -262,10 +272,9 @@ impl Fingerprinter {
         if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
             return None;
         }
-        let sums = if self.avx2 {
-            count_avx2_entry(data)
-        } else {
-            self.count_portable(data)
+        let sums = match self.simd {
+            Simd::None => self.count_portable(data),
+            simd => count_simd(simd, data),
         };
         // The sign bits gathered without a branch on each: the signs are
         // random, and a branch per counter mispredicted half the time.
@@ -286,20 +295,20 @@ impl Fingerprinter {
                 lane.fill(0);
             }
         }
-        let hist = &mut *self.hist;
-        for_each_window(
-            data,
-            usize::MAX,
-            |m| {
-                let block = &mut hist[((m >> 32) & 7) as usize];
+        struct Histograms<'a>(&'a mut [[[u32; 256]; 4]; 8]);
+        impl Votes for Histograms<'_> {
+            #[inline(always)]
+            fn count(&mut self, m: u64) {
+                let block = &mut self.0[((m >> 32) & 7) as usize];
                 let v = m as u32;
                 block[0][(v & 0xff) as usize] += 1;
                 block[1][((v >> 8) & 0xff) as usize] += 1;
                 block[2][((v >> 16) & 0xff) as usize] += 1;
                 block[3][(v >> 24) as usize] += 1;
-            },
-            || {},
-        );
+            }
+            fn round_done(&mut self) {}
+        }
+        for_each_window(data, usize::MAX, &mut Histograms(&mut self.hist));
         // The upper half of a 2^k-entry histogram is exactly the values with
         // bit k-1 set; folding the halves together repeats that one bit down.
         let mut sums = [0i32; 256];
@@ -331,65 +340,83 @@ impl Fingerprinter {
     }
 }
 
-/// Run `count` on the mixed hash of every window that the repeat cache lets
-/// through, and `chunk_done` after every `chunk` windows (counted or not)
-/// and at the end. Shared by both counting paths so they cannot disagree on
-/// which windows count; the chunking lets the SIMD path widen its 8-bit
-/// accumulators without a per-window check.
+/// Where the windows that the repeat cache lets through go: each one's
+/// mixed hash to [`Votes::count`], and [`Votes::round_done`] after every
+/// round of windows (counted or not) and at the end, so that a counter
+/// can keep narrow accumulators without a check per window.
+trait Votes {
+    fn count(&mut self, m: u64);
+    fn round_done(&mut self);
+}
+
+/// Run `votes` over every window of `data`, rounds of `round` windows
+/// (the first window is counted before the first round). Shared by both
+/// counting paths so they cannot disagree on which windows count.
 #[inline(always)]
-fn for_each_window(
-    data: &[u8],
-    chunk: usize,
-    mut count: impl FnMut(u64),
-    mut chunk_done: impl FnMut(),
-) {
+fn for_each_window(data: &[u8], round: usize, votes: &mut impl Votes) {
     let mut cache = [0u64; 256];
     let mut h: u64 = 0;
     for &b in &data[..WINDOW] {
         h = h.rotate_left(1) ^ TABLE[b as usize];
     }
-    let mut window = |h: u64| {
+    let mut window = |h: u64, votes: &mut _| {
         let m = mum(h);
         let slot = (m >> 56) as usize;
         if cache[slot] != m {
             cache[slot] = m;
-            count(m);
+            Votes::count(votes, m);
         }
     };
-    window(h);
+    window(h, votes);
     // Byte `b_in` enters as `b_out`, 48 bytes earlier, leaves: by now
     // `b_out` has been rotated 48 times, which TABLE_OUT accounts for.
     let incoming = &data[WINDOW..];
     let outgoing = &data[..data.len() - WINDOW];
-    for (ins, outs) in incoming.chunks(chunk).zip(outgoing.chunks(chunk)) {
+    for (ins, outs) in incoming.chunks(round).zip(outgoing.chunks(round)) {
         for (&b_in, &b_out) in ins.iter().zip(outs) {
-            h = h.rotate_left(1) ^ TABLE[b_in as usize] ^ TABLE_OUT[b_out as usize];
-            window(h);
+            h = h.rotate_left(1) ^ (TABLE[b_in as usize] ^ TABLE_OUT[b_out as usize]);
+            window(h, votes);
         }
-        chunk_done();
+        votes.round_done();
     }
-    chunk_done();
+    votes.round_done();
 }
 
 #[cfg(target_arch = "x86_64")]
-fn avx2_available() -> bool {
-    std::is_x86_feature_detected!("avx2")
+fn simd_available() -> Simd {
+    if !std::is_x86_feature_detected!("avx2") {
+        Simd::None
+    } else if std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vl")
+    {
+        Simd::Avx512
+    } else {
+        Simd::Avx2
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn avx2_available() -> bool {
-    false
+fn simd_available() -> Simd {
+    Simd::None
 }
 
 #[cfg(target_arch = "x86_64")]
-fn count_avx2_entry(data: &[u8]) -> Sums {
-    // SAFETY: only called when `avx2_available()` said the CPU has AVX2.
-    unsafe { avx2::count(data) }
+fn count_simd(simd: Simd, data: &[u8]) -> Sums {
+    if simd == Simd::Avx512 {
+        // SAFETY: `simd_available()` said the CPU has AVX2 and AVX-512 BW
+        // and VL.
+        unsafe { avx2::count512(data) }
+    } else {
+        // SAFETY: only called when `simd_available()` said the CPU has
+        // AVX2.
+        unsafe { avx2::count(data) }
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn count_avx2_entry(_data: &[u8]) -> Sums {
-    unreachable!("avx2 is never detected off x86_64")
+fn count_simd(_simd: Simd, _data: &[u8]) -> Sums {
+    unreachable!("SIMD counting is never detected off x86_64")
 }
 
 /// Counting with AVX2: one window's 32 votes become 32 byte lanes of +1/-1
@@ -398,60 +425,134 @@ fn count_avx2_entry(_data: &[u8]) -> Sums {
 /// throughout, so the sums equal the portable path's exactly (tested).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Sums, for_each_window};
+    use super::{Sums, Votes, for_each_window};
     use std::arch::x86_64::{
-        __m256i, _mm256_add_epi8, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_or_si256,
-        _mm256_set1_epi8, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi8,
+        __m256i, _mm_srli_si128, _mm256_add_epi8, _mm256_add_epi32, _mm256_and_si256,
+        _mm256_castsi256_si128, _mm256_cmpeq_epi8, _mm256_cvtepi8_epi32, _mm256_extracti128_si256,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi8,
         _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_storeu_si256,
     };
 
     /// Windows between widenings: an i8 lane moves by at most 1 per
-    /// window, and a chunk is at most this many windows plus the first one
-    /// (counted before the first chunk), so 126 + 1 can never overflow.
+    /// window, and a round is at most this many windows plus the first one
+    /// (counted before the first round), so 126 + 1 can never overflow.
     const FLUSH_EVERY: usize = 126;
 
+    /// The 8-bit accumulators of the eight blocks, widened into `wide`
+    /// every round; with `W512`, a window's votes are one blend under a
+    /// mask of its bits (AVX-512 BW and VL) instead of four operations
+    /// that spread its bits over the lanes.
+    struct Acc<const W512: bool> {
+        acc: [__m256i; 8],
+        wide: [__m256i; 32],
+        ones: __m256i,
+    }
+
+    impl<const W512: bool> Votes for Acc<W512> {
+        #[inline(always)]
+        fn count(&mut self, m: u64) {
+            let vote = if W512 {
+                // SAFETY: `W512` only from `count512`, whose callers check
+                // for AVX-512 BW and VL.
+                unsafe { votes512(m, self.ones) }
+            } else {
+                // SAFETY: only built from `count` and `count512`, whose
+                // callers check for AVX2.
+                unsafe { votes(m, self.ones) }
+            };
+            let b = ((m >> 32) & 7) as usize;
+            // SAFETY: as above.
+            self.acc[b] = unsafe { add(self.acc[b], vote) };
+        }
+
+        #[inline(always)]
+        fn round_done(&mut self) {
+            // SAFETY: as above.
+            unsafe { widen(&mut self.acc, &mut self.wide) }
+        }
+    }
+
+    /// A window's 32 votes, lane j for bit j of `m`: -1 where it is set,
+    /// +1 (`ones`) where it is clear.
     #[target_feature(enable = "avx2")]
-    pub(super) fn count(data: &[u8]) -> Sums {
+    #[inline]
+    fn votes(m: u64, ones: __m256i) -> __m256i {
         // Lane j of the 32 takes byte j/8 of the vote word and tests bit j%8.
         let shuffle = _mm256_setr_epi8(
             0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3,
             3, 3, 3,
         );
         let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
-        let ones = _mm256_set1_epi8(1);
-        let zero = _mm256_setzero_si256();
-        let acc = std::cell::RefCell::new([zero; 8]);
-        let mut wide = [0i32; 256];
-        for_each_window(
-            data,
-            FLUSH_EVERY,
-            |m| {
-                let v = _mm256_set1_epi32(m as u32 as i32);
-                let bytes = _mm256_shuffle_epi8(v, shuffle);
-                let set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
-                // set lanes are -1 (0xff), clear lanes 0; OR 1 gives -1 / +1.
-                let vote = _mm256_or_si256(set, ones);
-                let b = ((m >> 32) & 7) as usize;
-                let mut acc = acc.borrow_mut();
-                acc[b] = _mm256_add_epi8(acc[b], vote);
-            },
-            || widen(&mut acc.borrow_mut(), &mut wide),
-        );
-        wide
+        let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(m as u32 as i32), shuffle);
+        let set = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+        // set lanes are -1 (0xff), clear lanes 0; OR 1 gives -1 / +1.
+        _mm256_or_si256(set, ones)
+    }
+
+    /// [`votes`] with the window's bits as a mask.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+    #[inline]
+    fn votes512(m: u64, ones: __m256i) -> __m256i {
+        use std::arch::x86_64::_mm256_mask_blend_epi8;
+        _mm256_mask_blend_epi8(m as u32, ones, _mm256_set1_epi8(-1))
     }
 
     #[target_feature(enable = "avx2")]
-    fn widen(acc: &mut [__m256i; 8], wide: &mut Sums) {
-        for (b, a) in acc.iter_mut().enumerate() {
-            let mut lanes = [0i8; 32];
-            // SAFETY: `lanes` is 32 bytes, the size of one __m256i; the
-            // store is unaligned-tolerant.
-            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), *a) };
-            for (j, &l) in lanes.iter().enumerate() {
-                wide[b * 32 + j] += i32::from(l);
+    #[inline]
+    fn add(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_add_epi8(a, b)
+    }
+
+    /// Add the 8-bit accumulators into `wide` (block b's 32 sums in
+    /// `wide[4 * b..4 * b + 4]`, eight to a vector) and clear them.
+    #[target_feature(enable = "avx2")]
+    fn widen(acc: &mut [__m256i; 8], wide: &mut [__m256i; 32]) {
+        for (a, wide) in acc.iter_mut().zip(wide.chunks_exact_mut(4)) {
+            let low = _mm256_castsi256_si128(*a);
+            let high = _mm256_extracti128_si256::<1>(*a);
+            for (w, part) in wide.iter_mut().zip([
+                low,
+                _mm_srli_si128::<8>(low),
+                high,
+                _mm_srli_si128::<8>(high),
+            ]) {
+                *w = _mm256_add_epi32(*w, _mm256_cvtepi8_epi32(part));
             }
             *a = _mm256_setzero_si256();
         }
+    }
+
+    #[inline(always)]
+    fn run<const W512: bool>(data: &[u8]) -> Sums {
+        // SAFETY: inlined into `count` and `count512` only, which have
+        // AVX2.
+        let (zero, ones) = unsafe { (_mm256_setzero_si256(), _mm256_set1_epi8(1)) };
+        let mut acc = Acc::<W512> {
+            acc: [zero; 8],
+            wide: [zero; 32],
+            ones,
+        };
+        for_each_window(data, FLUSH_EVERY, &mut acc);
+        let mut sums = [0i32; 256];
+        for (eight, w) in sums.chunks_exact_mut(8).zip(&acc.wide) {
+            // SAFETY: eight i32 are 32 bytes, one vector; the store is
+            // unaligned-tolerant.
+            unsafe { _mm256_storeu_si256(eight.as_mut_ptr().cast(), *w) };
+        }
+        sums
+    }
+
+    /// The signed vote sums of `data`'s windows. Only where the processor
+    /// has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn count(data: &[u8]) -> Sums {
+        run::<false>(data)
+    }
+
+    /// [`count`], only where the processor also has AVX-512 BW and VL.
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+    pub(super) fn count512(data: &[u8]) -> Sums {
+        run::<true>(data)
     }
 }
 
@@ -528,17 +629,25 @@ mod tests {
     fn portable_and_simd_paths_agree() {
         let text = corpus_text();
         let mut simd = Fingerprinter::new();
+        let mut avx2 = Fingerprinter::new();
+        if avx2.simd == Simd::Avx512 {
+            avx2.simd = Simd::Avx2;
+        }
         let mut portable = Fingerprinter::new();
-        portable.avx2 = false;
+        portable.simd = Simd::None;
         for start in (0..text.len() - 5000).step_by(997) {
             let slice = &text[start..start + 300 + start % 4000];
-            assert_eq!(simd.fingerprint(slice), portable.fingerprint(slice));
+            let want = portable.fingerprint(slice);
+            assert_eq!(simd.fingerprint(slice), want);
+            assert_eq!(avx2.fingerprint(slice), want);
         }
         // Long runs of counted windows cross the 8-bit widening many times.
         let long: Vec<u8> = (0u32..200_000)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
             .collect();
-        assert_eq!(simd.fingerprint(&long), portable.fingerprint(&long));
+        let want = portable.fingerprint(&long);
+        assert_eq!(simd.fingerprint(&long), want);
+        assert_eq!(avx2.fingerprint(&long), want);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use super::CHUNK;
 use super::hash::chunk_hash_at;
 #[cfg(target_arch = "x86_64")]
-use super::hash::hash_chunks_avx2;
+use super::hash::{hash_chunks_avx2, hash_chunks_avx512};
 
 /// Chunks the stored-form signers hash at a time, before their symbols
 /// are worked out: a batch takes whole words of LF bits while it has room
@@ -73,7 +73,7 @@ impl Batch {
     /// # Safety
     /// `WIDE` only where the processor has AVX2 ([`chunk_hash_at`]).
     #[inline(always)]
-    unsafe fn fill<const WIDE: bool>(
+    unsafe fn fill<const WIDE: bool, const W512: bool>(
         &mut self,
         data: &[u8],
         bits: &[u64],
@@ -92,7 +92,13 @@ impl Batch {
         while k < words && count + CHUNK <= BATCH {
             let base = 64 * k + 1;
             let first = base + w.trailing_zeros() as usize;
-            if w != 0 && first - p <= CHUNK {
+            if W512 && w != 0 && first - p <= CHUNK {
+                // SAFETY: passed on from this function's contract.
+                let lfs = unsafe { ends_avx512(w, base, &mut ends[count + 1..]) };
+                count += lfs;
+                lf += lfs as u64;
+                p = base + 63 - w.leading_zeros() as usize;
+            } else if w != 0 && first - p <= CHUNK {
                 let lfs = w.count_ones() as usize;
                 // Four ends written whatever `lfs` (those past it are
                 // overwritten or ignored): most words of text hold fewer
@@ -145,6 +151,12 @@ impl Batch {
         }
         *piece = p;
         #[cfg(target_arch = "x86_64")]
+        if W512 {
+            // SAFETY: passed on from this function's contract.
+            unsafe { hash_chunks_avx512(data, &self.ends[..=count], &mut self.hashes[..count]) };
+            return (count, lf);
+        }
+        #[cfg(target_arch = "x86_64")]
         if WIDE {
             // SAFETY: passed on from this function's contract.
             unsafe { hash_chunks_avx2(data, &self.ends[..=count], &mut self.hashes[..count]) };
@@ -156,6 +168,79 @@ impl Batch {
         }
         (count, lf)
     }
+}
+
+/// The ends of the chunks that the LFs of one word of LF bits `w` (not
+/// zero) end, `base` plus each LF's place, into the front of `ends`, in
+/// order, eight at a time (`ends` has room for eight past the last);
+/// how many. One compress brings the places of all of them to the front
+/// of a vector, so nothing branches on how many lines the word holds,
+/// unless it holds more than eight.
+///
+/// # Safety
+/// The processor has what [`wide512`] checks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+#[inline]
+unsafe fn ends_avx512(w: u64, base: usize, ends: &mut [usize]) -> usize {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_epi64, _mm512_castsi512_si128, _mm512_cvtepu8_epi64,
+        _mm512_loadu_si512, _mm512_maskz_compress_epi8, _mm512_permutexvar_epi64,
+        _mm512_set1_epi64, _mm512_storeu_si512,
+    };
+    const _: () = assert!(size_of::<usize>() == 8);
+    let lfs = w.count_ones() as usize;
+    // SAFETY: PLACES is 64 bytes; loadu has no alignment requirement.
+    let places = unsafe { _mm512_loadu_si512(PLACES.as_ptr().cast::<__m512i>()) };
+    let packed = _mm512_maskz_compress_epi8(w, places);
+    let base = _mm512_set1_epi64(base as i64);
+    let mut at = 0;
+    while at < lfs {
+        // The places at..at + 8, a byte each, are qword at / 8 of `packed`.
+        let eight = _mm512_permutexvar_epi64(_mm512_set1_epi64((at / 8) as i64), packed);
+        let out = _mm512_add_epi64(_mm512_cvtepu8_epi64(_mm512_castsi512_si128(eight)), base);
+        assert!(at + 8 <= ends.len());
+        // SAFETY: eight usize from `at`, inside `ends` (asserted above);
+        // storeu has no alignment requirement.
+        unsafe { _mm512_storeu_si512(ends[at..].as_mut_ptr().cast::<__m512i>(), out) };
+        at += 8;
+    }
+    lfs
+}
+
+/// The bytes 0 to 63: a byte's place in a word of LF bits.
+#[cfg(target_arch = "x86_64")]
+static PLACES: [u8; 64] = {
+    let mut p = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        p[i] = i as u8;
+        i += 1;
+    }
+    p
+};
+
+/// Whether the stored-form signers may also use AVX-512 (F, BW, DQ and
+/// VBMI2: the chunk hashes eight at a time, chunk ends off LF bits by
+/// compress) on top of what [`wide`] checks.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn wide512() -> bool {
+    #[cfg(test)]
+    if NO_512.get() {
+        return false;
+    }
+    wide()
+        && std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512dq")
+        && std::is_x86_feature_detected!("avx512vbmi2")
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by tests: this thread's stored-form signers take the AVX2 path
+    /// (or the portable one, with [`PORTABLE`]) whatever the processor.
+    pub(super) static NO_512: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Whether the stored-form signers may use AVX2 (the chunk hashes, the
@@ -197,13 +282,19 @@ pub(super) fn sign_fine_stored(
 ) -> (u64, usize, usize) {
     BATCHES.with_borrow_mut(|batch| {
         #[cfg(target_arch = "x86_64")]
+        if wide512() {
+            // SAFETY: the processor has what the function is compiled
+            // for, checked just above.
+            return unsafe { sign_fine_stored_wide512(data, bits, out, coarse, batch) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if wide() {
             // SAFETY: the processor has what the function is compiled
             // for, checked just above.
             return unsafe { sign_fine_stored_wide(data, bits, out, coarse, batch) };
         }
         // SAFETY: the portable form has no requirement.
-        unsafe { sign_fine_stored_in::<false>(data, bits, out, coarse, batch) }
+        unsafe { sign_fine_stored_in::<false, false>(data, bits, out, coarse, batch) }
     })
 }
 
@@ -218,7 +309,21 @@ fn sign_fine_stored_wide(
     batch: &mut Batch,
 ) -> (u64, usize, usize) {
     // SAFETY: this function runs only where the processor has AVX2.
-    unsafe { sign_fine_stored_in::<true>(data, bits, out, coarse, batch) }
+    unsafe { sign_fine_stored_in::<true, false>(data, bits, out, coarse, batch) }
+}
+
+/// [`sign_fine_stored`] compiled for AVX-512 as well ([`wide512`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt,avx512f,avx512bw,avx512dq,avx512vbmi2")]
+fn sign_fine_stored_wide512(
+    data: &[u8],
+    bits: &[u64],
+    out: &mut Vec<u8>,
+    coarse: &mut Vec<u8>,
+    batch: &mut Batch,
+) -> (u64, usize, usize) {
+    // SAFETY: this function runs only where the processor has AVX-512.
+    unsafe { sign_fine_stored_in::<true, true>(data, bits, out, coarse, batch) }
 }
 
 /// [`sign_fine_stored`], the hashes on AVX2 with `WIDE`.
@@ -226,7 +331,7 @@ fn sign_fine_stored_wide(
 /// # Safety
 /// `WIDE` only where the processor has AVX2.
 #[inline(always)]
-unsafe fn sign_fine_stored_in<const WIDE: bool>(
+unsafe fn sign_fine_stored_in<const WIDE: bool, const W512: bool>(
     data: &[u8],
     bits: &[u64],
     out: &mut Vec<u8>,
@@ -243,7 +348,7 @@ unsafe fn sign_fine_stored_in<const WIDE: bool>(
     let mut piece = 0;
     while piece < n {
         // SAFETY: passed on from this function's contract.
-        let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
+        let (count, ends) = unsafe { batch.fill::<WIDE, W512>(data, bits, &mut piece) };
         lf += ends;
         for i in 0..count {
             let (h, len) = (batch.hashes[i], batch.len(i) as u64);
@@ -300,13 +405,19 @@ pub(super) fn sign_keys_stored(
 ) -> (u64, usize) {
     BATCHES.with_borrow_mut(|batch| {
         #[cfg(target_arch = "x86_64")]
+        if wide512() {
+            // SAFETY: the processor has what the function is compiled
+            // for, checked just above.
+            return unsafe { sign_keys_stored_wide512(data, bits, mask, out, batch) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if wide() {
             // SAFETY: the processor has what the function is compiled
             // for, checked just above.
             return unsafe { sign_keys_stored_wide(data, bits, mask, out, batch) };
         }
         // SAFETY: the portable form has no requirement.
-        unsafe { sign_keys_stored_in::<false>(data, bits, mask, out, batch) }
+        unsafe { sign_keys_stored_in::<false, false>(data, bits, mask, out, batch) }
     })
 }
 
@@ -321,7 +432,21 @@ fn sign_keys_stored_wide(
     batch: &mut Batch,
 ) -> (u64, usize) {
     // SAFETY: this function runs only where the processor has AVX2.
-    unsafe { sign_keys_stored_in::<true>(data, bits, mask, out, batch) }
+    unsafe { sign_keys_stored_in::<true, false>(data, bits, mask, out, batch) }
+}
+
+/// [`sign_keys_stored`] compiled for AVX-512 as well ([`wide512`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt,avx512f,avx512bw,avx512dq,avx512vbmi2")]
+fn sign_keys_stored_wide512(
+    data: &[u8],
+    bits: &[u64],
+    mask: u16,
+    out: &mut Vec<u16>,
+    batch: &mut Batch,
+) -> (u64, usize) {
+    // SAFETY: this function runs only where the processor has AVX-512.
+    unsafe { sign_keys_stored_in::<true, true>(data, bits, mask, out, batch) }
 }
 
 /// [`sign_keys_stored`], the hashes on AVX2 with `WIDE`.
@@ -329,7 +454,7 @@ fn sign_keys_stored_wide(
 /// # Safety
 /// `WIDE` only where the processor has AVX2.
 #[inline(always)]
-unsafe fn sign_keys_stored_in<const WIDE: bool>(
+unsafe fn sign_keys_stored_in<const WIDE: bool, const W512: bool>(
     data: &[u8],
     bits: &[u64],
     mask: u16,
@@ -344,13 +469,19 @@ unsafe fn sign_keys_stored_in<const WIDE: bool>(
     let mut piece = 0;
     while piece < n {
         // SAFETY: passed on from this function's contract.
-        let (count, ends) = unsafe { batch.fill::<WIDE>(data, bits, &mut piece) };
+        let (count, ends) = unsafe { batch.fill::<WIDE, W512>(data, bits, &mut piece) };
         lf += ends;
-        if out.len() < kept + BATCH + 4 {
-            out.resize(kept + BATCH + 4 + out.len(), 0);
+        if out.len() < kept + BATCH + 8 {
+            out.resize(kept + BATCH + 8 + out.len(), 0);
         }
         #[cfg(target_arch = "x86_64")]
-        let done = if WIDE {
+        let done = if W512 {
+            // SAFETY: passed on from this function's contract; `out` has
+            // room for eight keys past every chunk of the batch.
+            let (done, now_kept) = unsafe { keys_avx512(batch, count, mask, out, kept) };
+            kept = now_kept;
+            done
+        } else if WIDE {
             // SAFETY: passed on from this function's contract; `out` has
             // room for four keys past every chunk of the batch.
             let (done, now_kept) = unsafe { keys_avx2(batch, count, mask, out, kept) };
@@ -451,6 +582,69 @@ unsafe fn keys_avx2(
         unsafe { _mm_storel_epi64(out[kept..kept + 4].as_mut_ptr().cast::<__m128i>(), four) };
         kept += keep.count_ones() as usize;
         i += 4;
+    }
+    (i, kept)
+}
+
+/// [`keys_avx2`] eight chunks to a vector with AVX-512: the kept keys
+/// brought to the front by one compress, narrowed to 16 bits and written
+/// eight at a time whatever their number.
+///
+/// # Safety
+/// The processor has what [`wide512`] checks, and `out` has room for
+/// eight keys past `kept` plus every key kept.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,popcnt")]
+unsafe fn keys_avx512(
+    batch: &Batch,
+    count: usize,
+    mask: u16,
+    out: &mut [u16],
+    mut kept: usize,
+) -> (usize, usize) {
+    use std::arch::x86_64::{
+        __m128i, __m512i, _mm_storeu_si128, _mm512_add_epi64, _mm512_and_si512,
+        _mm512_cmpgt_epu64_mask, _mm512_cvtepi64_epi16, _mm512_loadu_si512,
+        _mm512_maskz_compress_epi64, _mm512_or_si512, _mm512_set1_epi64, _mm512_slli_epi64,
+        _mm512_srli_epi64, _mm512_srlv_epi64, _mm512_sub_epi64, _mm512_testn_epi64_mask,
+    };
+    const _: () = assert!(size_of::<usize>() == 8);
+    let six = _mm512_set1_epi64(63);
+    let ten = _mm512_set1_epi64(10);
+    let above = _mm512_set1_epi64(34);
+    let mask = _mm512_set1_epi64(i64::from(mask));
+    let mut i = 0;
+    while i + 8 <= count {
+        // SAFETY: chunks i to i + 7 are in the batch (`count` is at most
+        // BATCH), and their ends i to i + 8 in `ends`; loadu has no
+        // alignment requirement.
+        let (h, lengths) = unsafe {
+            let at = batch.ends[i..i + 9].as_ptr();
+            (
+                _mm512_loadu_si512(batch.hashes[i..i + 8].as_ptr().cast::<__m512i>()),
+                _mm512_sub_epi64(
+                    _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
+                    _mm512_loadu_si512(at.cast::<__m512i>()),
+                ),
+            )
+        };
+        let o = _mm512_and_si512(_mm512_sub_epi64(_mm512_set1_epi64(0), h), six);
+        let j = _mm512_srli_epi64::<4>(o);
+        let six_j = _mm512_add_epi64(_mm512_slli_epi64::<2>(j), _mm512_slli_epi64::<1>(j));
+        let value = _mm512_and_si512(_mm512_srlv_epi64(h, _mm512_add_epi64(ten, six_j)), six);
+        let selection = _mm512_and_si512(_mm512_srlv_epi64(h, _mm512_add_epi64(above, j)), six);
+        let key = _mm512_or_si512(_mm512_slli_epi64::<6>(selection), value);
+        // `sketch::selected`: the selection bits, then the value's, under
+        // the mask.
+        let order = _mm512_or_si512(selection, _mm512_slli_epi64::<6>(value));
+        let keep = _mm512_testn_epi64_mask(order, mask) & _mm512_cmpgt_epu64_mask(lengths, o);
+        let eight: __m128i = _mm512_cvtepi64_epi16(_mm512_maskz_compress_epi64(keep, key));
+        assert!(kept + 8 <= out.len());
+        // SAFETY: eight u16 from `kept`, inside `out` (asserted above);
+        // storeu has no alignment requirement.
+        unsafe { _mm_storeu_si128(out[kept..].as_mut_ptr().cast::<__m128i>(), eight) };
+        kept += keep.count_ones() as usize;
+        i += 8;
     }
     (i, kept)
 }

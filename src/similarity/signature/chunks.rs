@@ -13,7 +13,7 @@
 //! `c'` (a multiple of `c`) are a subset of them: the coarse symbols.
 
 #[cfg(target_arch = "x86_64")]
-use super::batch::wide;
+use super::batch::{wide, wide512};
 use super::hash::{chunk_hash_at, mix};
 use super::{CHUNK, Shape};
 
@@ -105,7 +105,10 @@ fn lf_bits(data: &[u8], bits: &mut Vec<u64>) -> bool {
     bits.resize(data.len().div_ceil(64) + 1, 0);
     let whole = data.len() / 64;
     #[cfg(target_arch = "x86_64")]
-    let mut cr = if wide() {
+    let mut cr = if wide512() {
+        // SAFETY: the processor has AVX-512 BW, checked just above.
+        unsafe { lf_words_avx512(data, &mut bits[..whole]) }
+    } else if wide() {
         // SAFETY: the processor has AVX2, checked just above.
         unsafe { lf_words_avx2(data, &mut bits[..whole]) }
     } else {
@@ -162,6 +165,25 @@ fn lf_words_avx2(data: &[u8], words: &mut [u64]) -> bool {
         );
     }
     _mm256_testz_si256(crs, crs) == 0
+}
+
+/// [`lf_words`] with AVX-512 BW: a compare of 64 bytes is the word.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn lf_words_avx512(data: &[u8], words: &mut [u64]) -> bool {
+    use std::arch::x86_64::{
+        __m512i, _mm512_cmpeq_epi8_mask, _mm512_loadu_si512, _mm512_set1_epi8,
+    };
+    let lf = _mm512_set1_epi8(b'\n' as i8);
+    let cr = _mm512_set1_epi8(b'\r' as i8);
+    let mut crs = 0u64;
+    for (block, word) in data.chunks_exact(64).zip(words) {
+        // SAFETY: a block is 64 bytes; loadu has no alignment requirement.
+        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast::<__m512i>()) };
+        *word = _mm512_cmpeq_epi8_mask(v, lf);
+        crs |= _mm512_cmpeq_epi8_mask(v, cr);
+    }
+    crs != 0
 }
 
 /// The high bit of each byte of `x` that is zero, exactly (no carry

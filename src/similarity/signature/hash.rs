@@ -177,6 +177,108 @@ pub(super) fn hash_chunks_avx2(data: &[u8], ends: &[usize], hashes: &mut [u64]) 
     }
 }
 
+/// [`hash_chunks_avx2`] with AVX-512, eight chunks at a time: a chunk's
+/// 64 bytes are one vector, loaded under a mask of its length (so the
+/// bytes past its end are zeros, and are not read: a masked-off byte is
+/// never accessed, even past the end of `data`), NH's eight products one
+/// multiply, the eight chunks' sums added across lanes by one
+/// transposition, and the finaliser's 64-bit multiplies native.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,bmi2")]
+pub(super) fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]) {
+    use std::arch::x86_64::{
+        __m512i, _bzhi_u64, _mm512_add_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
+        _mm512_mul_epu32, _mm512_mullo_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
+        _mm512_storeu_si512, _mm512_sub_epi64, _mm512_xor_si512,
+    };
+    const _: () = assert!(size_of::<usize>() == 8);
+    let count = ends.len().saturating_sub(1).min(hashes.len());
+    // SAFETY: KEYS is sixteen u32, 64 bytes; loadu has no alignment
+    // requirement.
+    let keys = unsafe { _mm512_loadu_si512(KEYS.as_ptr().cast::<__m512i>()) };
+    let seed = _mm512_set1_epi64(SEED as i64);
+    let mut i = 0;
+    while i + 8 <= count {
+        let mut products = [seed; 8];
+        for (j, product) in products.iter_mut().enumerate() {
+            let (start, end) = (ends[i + j], ends[i + j + 1]);
+            // Chunks are at most CHUNK bytes and inside `data`.
+            debug_assert!(end - start <= CHUNK && end <= data.len());
+            let keep = _bzhi_u64(u64::MAX, (end - start) as u32);
+            // SAFETY: the bytes read are those of the chunk,
+            // `data[start..end]` (the mask keeps the first `end - start`
+            // of the 64); a masked load does not touch the others.
+            let words = unsafe { _mm512_maskz_loadu_epi8(keep, data.as_ptr().add(start).cast()) };
+            let x = _mm512_add_epi32(words, keys);
+            *product = _mm512_mul_epu32(x, _mm512_srli_epi64::<32>(x));
+        }
+        // Lane sums of the eight chunks, chunk j in lane j: pairs of
+        // lanes, then pairs of 128-bit lanes, twice.
+        let (p01, p23) = (
+            pairs(products[0], products[1]),
+            pairs(products[2], products[3]),
+        );
+        let (p45, p67) = (
+            pairs(products[4], products[5]),
+            pairs(products[6], products[7]),
+        );
+        let sums = halves(halves(p01, p23), halves(p45, p67));
+        // SAFETY: `ends` has entries i to i + 8 (i + 8 <= count <
+        // ends.len()), read as eight usize (u64 on x86-64) from i and from
+        // i + 1; loadu has no alignment requirement.
+        let lengths = unsafe {
+            let at = ends[i..i + 9].as_ptr();
+            _mm512_sub_epi64(
+                _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
+                _mm512_loadu_si512(at.cast::<__m512i>()),
+            )
+        };
+        let mut z = _mm512_xor_si512(sums, _mm512_xor_si512(seed, lengths));
+        z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
+        z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9_u64 as i64));
+        z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
+        z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11eb_u64 as i64));
+        z = _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z));
+        // SAFETY: `hashes` has room for chunks i to i + 7 (`count` is at
+        // most its length); storeu has no alignment requirement.
+        unsafe { _mm512_storeu_si512(hashes[i..i + 8].as_mut_ptr().cast::<__m512i>(), z) };
+        i += 8;
+    }
+    for j in i..count {
+        // SAFETY: AVX-512 implies AVX2, which this function has.
+        hashes[j] = unsafe { chunk_hash_at::<true>(data, ends[j], ends[j + 1] - ends[j]) };
+    }
+}
+
+/// Two vectors' lanes added in pairs: lanes 2k and 2k + 1 of `a` into
+/// lane 2k, of `b` into lane 2k + 1.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn pairs(
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::{_mm512_add_epi64, _mm512_unpackhi_epi64, _mm512_unpacklo_epi64};
+    _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+}
+
+/// Two vectors' 128-bit lanes added in pairs: lanes 2k and 2k + 1 of `a`
+/// into lane k, of `b` into lane k + 2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn halves(
+    a: std::arch::x86_64::__m512i,
+    b: std::arch::x86_64::__m512i,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::{_mm512_add_epi64, _mm512_shuffle_i64x2};
+    _mm512_add_epi64(
+        _mm512_shuffle_i64x2::<0b10_00_10_00>(a, b),
+        _mm512_shuffle_i64x2::<0b11_01_11_01>(a, b),
+    )
+}
+
 /// NH of 64 bytes (those where `keep` is zero taken as zero) as four
 /// 64-bit lanes still to be added.
 #[cfg(target_arch = "x86_64")]
@@ -342,6 +444,45 @@ mod tests {
             let mut hashes = vec![0; ends.len() - 1];
             // SAFETY: AVX2 checked above.
             unsafe { hash_chunks_avx2(data, &ends, &mut hashes) };
+            for (pair, &h) in ends.windows(2).zip(&hashes) {
+                assert_eq!(
+                    h,
+                    chunk_hash(&data[pair[0]..pair[1]]),
+                    "chunk {}..{}",
+                    pair[0],
+                    pair[1]
+                );
+            }
+        }
+    }
+
+    /// Eight chunks at a time as one at a time, as the four-lane test.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn chunks_hashed_eight_at_a_time_hash_as_the_definition() {
+        if !super::super::batch::wide512() {
+            return;
+        }
+        let text: Vec<u8> = crate::testing::real_text().concat()[..20_000].to_vec();
+        let mut rng = crate::testing::Rng(11);
+        for _ in 0..300 {
+            let count = rng.below(60) + 1;
+            let mut at = rng.below(text.len() - 200);
+            let mut ends = vec![at];
+            for _ in 0..count {
+                let len = (rng.below(CHUNK) + 1).min(text.len() - at);
+                if len == 0 {
+                    break;
+                }
+                at += len;
+                ends.push(at);
+            }
+            // The last chunks end at the end of the data or near it: the
+            // masked loads must not read past a chunk.
+            let data = &text[..(at + rng.below(3)).min(text.len())];
+            let mut hashes = vec![0; ends.len() - 1];
+            // SAFETY: AVX-512 checked above.
+            unsafe { super::hash_chunks_avx512(data, &ends, &mut hashes) };
             for (pair, &h) in ends.windows(2).zip(&hashes) {
                 assert_eq!(
                     h,

@@ -166,16 +166,19 @@ fn stored_form_follows_the_definition_byte_for_byte() {
     }
     for data in &inputs {
         let expected = reference_stored(data);
-        // The path the processor takes, then the portable one.
-        for portable in [false, true] {
+        // The path the processor takes, then without AVX-512, then the
+        // portable one.
+        for (no_512, portable) in [(false, false), (true, false), (true, true)] {
+            batch::NO_512.set(no_512);
             batch::PORTABLE.set(portable);
             let mut record = Vec::new();
             Stored::encode_of(data, &mut record);
+            batch::NO_512.set(false);
             batch::PORTABLE.set(false);
             assert_eq!(
                 record,
                 expected,
-                "{} bytes, portable {portable}",
+                "{} bytes, without AVX-512 {no_512}, portable {portable}",
                 data.len()
             );
         }

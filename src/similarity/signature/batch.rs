@@ -92,12 +92,33 @@ impl Batch {
         while k < words && count + CHUNK <= BATCH {
             let base = 64 * k + 1;
             let first = base + w.trailing_zeros() as usize;
-            if W512 && w != 0 && first - p <= CHUNK {
+            if W512 {
+                // Every word the same way, nothing branching on its bits
+                // (a quarter of the words of vim's sources hold a line
+                // longer than 64 bytes): at most one cut, then the LFs.
+                // At most one, since `p` is past the previous word's
+                // start (its last LF, or its cuts, are), so the first LF
+                // of this one, or its end, is less than 128 bytes on.
+                let cut = p + CHUNK;
+                let known = (64 * k + 64).min(n);
+                let needs_cut = if w != 0 {
+                    first - p > CHUNK
+                } else {
+                    cut <= known
+                };
+                debug_assert!(w == 0 || first - p <= 2 * CHUNK);
+                ends[count + 1] = cut;
+                count += usize::from(needs_cut);
+                p = if needs_cut { cut } else { p };
                 // SAFETY: passed on from this function's contract.
                 let lfs = unsafe { ends_avx512(w, base, &mut ends[count + 1..]) };
                 count += lfs;
                 lf += lfs as u64;
-                p = base + 63 - w.leading_zeros() as usize;
+                p = if w != 0 {
+                    base + 63 - w.leading_zeros() as usize
+                } else {
+                    p
+                };
             } else if w != 0 && first - p <= CHUNK {
                 let lfs = w.count_ones() as usize;
                 // Four ends written whatever `lfs` (those past it are
@@ -170,8 +191,7 @@ impl Batch {
     }
 }
 
-/// The ends of the chunks that the LFs of one word of LF bits `w` (not
-/// zero) end, `base` plus each LF's place, into the front of `ends`, in
+/// The ends of the chunks that the LFs of one word of LF bits `w` end, `base` plus each LF's place, into the front of `ends`, in
 /// order, eight at a time (`ends` has room for eight past the last);
 /// how many. One compress brings the places of all of them to the front
 /// of a vector, so nothing branches on how many lines the word holds,

@@ -61,14 +61,14 @@ impl Batch {
     /// of them end with LF.
     ///
     /// A chunk ends after each LF, or 64 bytes after its start when no
-    /// LF comes first. Most words of text need no cut: their first LF
-    /// is at most 64 bytes after the chunk being cut starts, and the
-    /// lines after it in the word are shorter than the word. Their chunk
-    /// ends are read off the word's bits four at a time whatever their
-    /// number (so that no branch depends on how many lines a word holds),
-    /// with one branch per word, not per chunk; a word that needs a cut
-    /// (a line longer than 64 bytes) is walked LF by LF. The hashes, one
-    /// chunk independent of the next, then run back to back.
+    /// LF comes first. A word needs at most one cut before its first LF
+    /// (or before its end, when it has none), and none after: the lines
+    /// after its first LF are shorter than the word. So each word writes
+    /// one candidate cut and keeps it or not, then the ends of its LFs,
+    /// read off its bits four at a time whatever their number (with
+    /// AVX-512, by one compress), so that no branch depends on how many
+    /// lines a word holds or on how long they are. The hashes, one chunk
+    /// independent of the next, then run back to back.
     ///
     /// # Safety
     /// `WIDE` only where the processor has AVX2 ([`chunk_hash_at`]).
@@ -92,75 +92,40 @@ impl Batch {
         while k < words && count + CHUNK <= BATCH {
             let base = 64 * k + 1;
             let first = base + w.trailing_zeros() as usize;
-            if W512 {
-                // Every word the same way, nothing branching on its bits
-                // (a quarter of the words of vim's sources hold a line
-                // longer than 64 bytes): at most one cut, then the LFs.
-                // At most one, since `p` is past the previous word's
-                // start (its last LF, or its cuts, are), so the first LF
-                // of this one, or its end, is less than 128 bytes on.
-                let cut = p + CHUNK;
-                let known = (64 * k + 64).min(n);
-                let needs_cut = if w != 0 {
-                    first - p > CHUNK
-                } else {
-                    cut <= known
-                };
-                debug_assert!(w == 0 || first - p <= 2 * CHUNK);
-                ends[count + 1] = cut;
-                count += usize::from(needs_cut);
-                p = if needs_cut { cut } else { p };
-                // SAFETY: passed on from this function's contract.
-                let lfs = unsafe { ends_avx512(w, base, &mut ends[count + 1..]) };
-                count += lfs;
-                lf += lfs as u64;
-                p = if w != 0 {
-                    base + 63 - w.leading_zeros() as usize
-                } else {
-                    p
-                };
-            } else if w != 0 && first - p <= CHUNK {
-                let lfs = w.count_ones() as usize;
-                // Four ends written whatever `lfs` (those past it are
-                // overwritten or ignored): most words of text hold fewer
-                // lines; more in a word of short lines.
-                for end in &mut ends[count + 1..count + 5] {
-                    *end = base + w.trailing_zeros() as usize;
-                    w &= w.wrapping_sub(1);
-                }
-                let mut more = count + 5;
-                while w != 0 {
-                    ends[more] = base + w.trailing_zeros() as usize;
-                    w &= w.wrapping_sub(1);
-                    more += 1;
-                }
-                count += lfs;
-                lf += lfs as u64;
-                p = ends[count];
+            // Every word the same way, nothing branching on its bits (a
+            // quarter of the words of vim's sources hold a line longer
+            // than 64 bytes, which a branch on them mispredicted): at most
+            // one cut, then the LFs. At most one, since `p` is past the
+            // previous word's start (its last LF, or its cuts, are), so
+            // the first LF of this one, or its end, is less than 128
+            // bytes on.
+            let cut = p + CHUNK;
+            let known = (64 * k + 64).min(n);
+            let needs_cut = if w != 0 {
+                first - p > CHUNK
             } else {
-                // A cut 64 bytes after the chunk's start wherever the
-                // bytes before the next LF, or before the end of what
-                // this word tells, are more than 64.
-                while w != 0 {
-                    let end = base + w.trailing_zeros() as usize;
-                    w &= w.wrapping_sub(1);
-                    while end - p > CHUNK {
-                        p += CHUNK;
-                        count += 1;
-                        ends[count] = p;
-                    }
-                    p = end;
-                    count += 1;
-                    ends[count] = p;
-                    lf += 1;
-                }
-                let known = (64 * k + 64).min(n);
-                while p + CHUNK <= known {
-                    p += CHUNK;
-                    count += 1;
-                    ends[count] = p;
-                }
-            }
+                cut <= known
+            };
+            debug_assert!(w == 0 || first - p < 2 * CHUNK);
+            ends[count + 1] = cut;
+            count += usize::from(needs_cut);
+            p = if needs_cut { cut } else { p };
+            #[cfg(target_arch = "x86_64")]
+            let lfs = if W512 {
+                // SAFETY: passed on from this function's contract.
+                unsafe { ends_avx512(w, base, &mut ends[count + 1..]) }
+            } else {
+                ends_of(w, base, &mut ends[count + 1..])
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let lfs = ends_of(w, base, &mut ends[count + 1..]);
+            count += lfs;
+            lf += lfs as u64;
+            p = if w != 0 {
+                base + 63 - w.leading_zeros() as usize
+            } else {
+                p
+            };
             k += 1;
             w = bits.get(k).copied().unwrap_or(0);
         }
@@ -189,6 +154,27 @@ impl Batch {
         }
         (count, lf)
     }
+}
+
+/// The ends of the chunks that the LFs of one word of LF bits `w` end,
+/// `base` plus each LF's place, into the front of `ends`, in order; how
+/// many. Four are written whatever their number (those past it are
+/// overwritten or ignored; `ends` has room for them): most words of text
+/// hold fewer lines, more in a word of short lines.
+#[inline(always)]
+fn ends_of(mut w: u64, base: usize, ends: &mut [usize]) -> usize {
+    let lfs = w.count_ones() as usize;
+    for end in &mut ends[..4] {
+        *end = base + w.trailing_zeros() as usize;
+        w &= w.wrapping_sub(1);
+    }
+    let mut more = 4;
+    while w != 0 {
+        ends[more] = base + w.trailing_zeros() as usize;
+        w &= w.wrapping_sub(1);
+        more += 1;
+    }
+    lfs
 }
 
 /// The ends of the chunks that the LFs of one word of LF bits `w` end, `base` plus each LF's place, into the front of `ends`, in

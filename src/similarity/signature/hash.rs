@@ -199,9 +199,13 @@ pub(super) fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]
     let seed = _mm512_set1_epi64(SEED as i64);
     let mut i = 0;
     while i + 8 <= count {
+        // One bounds check for the nine ends of the eight chunks.
+        let Some(at) = ends[i..].first_chunk::<9>() else {
+            break;
+        };
         let mut products = [seed; 8];
         for (j, product) in products.iter_mut().enumerate() {
-            let (start, end) = (ends[i + j], ends[i + j + 1]);
+            let (start, end) = (at[j], at[j + 1]);
             // Chunks are at most CHUNK bytes and inside `data`.
             debug_assert!(end - start <= CHUNK && end <= data.len());
             let keep = _bzhi_u64(u64::MAX, (end - start) as u32);
@@ -227,7 +231,7 @@ pub(super) fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]
         // ends.len()), read as eight usize (u64 on x86-64) from i and from
         // i + 1; loadu has no alignment requirement.
         let lengths = unsafe {
-            let at = ends[i..i + 9].as_ptr();
+            let at = at.as_ptr();
             _mm512_sub_epi64(
                 _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
                 _mm512_loadu_si512(at.cast::<__m512i>()),

@@ -64,7 +64,11 @@
 //! disappears and the addition prints alone with its score (`A100`). That
 //! is reproduced. Where no destination follows, git 2.47 stops with "BUG:
 //! tracking failed somehow" or reads past its table; here the deletion
-//! stays and the halves are joined again (`M100`).
+//! stays and the halves are joined again (`M100`). git stops the same way
+//! when the deletion half is the empty one (an empty file turned into a
+//! symlink), which is no source; here it goes when its own addition half
+//! was paired, as git's comment there says it should and as git does with
+//! `--rename-empty`.
 
 pub mod breaks;
 mod content;
@@ -648,6 +652,17 @@ fn write_back(
                         .and_then(|d| dsts.get(d))
                         .is_some_and(|d| d.pair.is_some()),
                     Some(s) => swallowed[s],
+                    // A broken deletion that is no source (its old side
+                    // empty, without --rename-empty) has no destination
+                    // git tracks it by, and git 2.47 stops ("BUG: tracking
+                    // failed somehow"); what git means to do, and does with
+                    // --rename-empty, is to drop it when its addition half
+                    // (next in the queue) was paired.
+                    None if broken.is_some() => dst_of_change
+                        .get(i + 1)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|d| dsts[d].pair.is_some()),
                     None => false,
                 };
                 if gone {

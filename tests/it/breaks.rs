@@ -404,6 +404,41 @@ fn an_emptied_file_alone_is_a_rewrite() {
     }
 }
 
+/// An empty file that became a symlink breaks (a type change), and its
+/// empty deletion half is no source without `--rename-empty`: git 2.47
+/// stops there ("BUG: tracking failed somehow") whenever renames are
+/// detected. When the symlink is a copy of another one, the deletion goes,
+/// as git's write-back means it to and does with `--rename-empty`; when
+/// nothing pairs it, the halves are joined again (`T100`).
+#[test]
+fn an_empty_file_turned_symlink_follows_git_with_rename_empty() {
+    let r = Repo::new();
+    r.write("e", b"");
+    r.symlink("target", "s");
+    r.commit_all("base");
+    r.remove("e");
+    r.symlink("target", "e");
+    r.commit_all("empty file to symlink");
+    for flags in [&["-B", "-M"][..], &["-B", "-C", "-C"], &["-B", "-C"]] {
+        let mut args = vec!["diff", "--name-status", "-l0", "--rename-empty"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["HEAD~1", "HEAD"]);
+        let want = r.git_str(&args);
+        let mut ours = vec!["renames"];
+        ours.extend_from_slice(flags);
+        ours.extend_from_slice(&["HEAD~1", "HEAD"]);
+        let out = r.simm(&ours);
+        assert!(out.status.success(), "{flags:?}: {}", lossy(&out.stderr));
+        assert_eq!(lossy(&out.stdout), want, "{flags:?}");
+        // Should git stop failing without --rename-empty, it must agree.
+        args[3] = "--no-rename-empty";
+        let git = r.git_output(&args);
+        if git.status.success() {
+            assert_eq!(lossy(&git.stdout), want, "{flags:?}");
+        }
+    }
+}
+
 /// git's t4008 #5-#7 and t4023: a file that became a symlink is always
 /// broken (`T100`, whatever its size), so its old content can be copied
 /// elsewhere; a symlink that became a file; a rewrite that also set the

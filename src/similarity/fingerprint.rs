@@ -386,7 +386,8 @@ fn for_each_window(data: &[u8], round: usize, votes: &mut impl Votes) {
 fn simd_available() -> Simd {
     if !std::is_x86_feature_detected!("avx2") {
         Simd::None
-    } else if std::is_x86_feature_detected!("avx512f")
+    } else if crate::similarity::simd::avx512_allowed()
+        && std::is_x86_feature_detected!("avx512f")
         && std::is_x86_feature_detected!("avx512bw")
         && std::is_x86_feature_detected!("avx512vl")
     {

@@ -15,4 +15,5 @@ pub(crate) mod radix;
 pub mod score;
 pub mod seen;
 pub mod signature;
+pub(crate) mod simd;
 pub mod store;

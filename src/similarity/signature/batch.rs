@@ -228,7 +228,8 @@ static PLACES: [u8; 64] = {
 
 /// Whether the stored-form signers may also use AVX-512 (F, BW, DQ and
 /// VBMI2: the chunk hashes eight at a time, chunk ends off LF bits by
-/// compress) on top of what [`wide`] checks.
+/// compress) and LZCNT on top of what [`wide`] checks, unless
+/// `GIT_SIMM_NO_AVX512` says not to.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn wide512() -> bool {
     #[cfg(test)]
@@ -236,10 +237,12 @@ pub(super) fn wide512() -> bool {
         return false;
     }
     wide()
+        && crate::similarity::simd::avx512_allowed()
         && std::is_x86_feature_detected!("avx512f")
         && std::is_x86_feature_detected!("avx512bw")
         && std::is_x86_feature_detected!("avx512dq")
         && std::is_x86_feature_detected!("avx512vbmi2")
+        && std::is_x86_feature_detected!("lzcnt")
 }
 
 #[cfg(test)]

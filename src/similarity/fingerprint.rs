@@ -223,6 +223,7 @@ pub struct Fingerprinter {
 
 /// The counting paths: portable, AVX2, AVX2 with AVX-512's masked blend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Simd {
     None,
     Avx2,
@@ -272,8 +273,13 @@ impl Fingerprinter {
         if data.len() < MIN_SIZE || data.len() as u64 > MAX_SIZE {
             return None;
         }
+        // The vector paths sum in 32-bit lanes, which a counter could
+        // overflow past 2^31 windows (blobs over 2 GiB): those take the
+        // portable path, whose 64-bit sums are clamped, as the definition
+        // wants (only the signs matter).
         let sums = match self.simd {
             Simd::None => self.count_portable(data),
+            _ if data.len() - WINDOW >= i32::MAX as usize => self.count_portable(data),
             simd => count_simd(simd, data),
         };
         // The sign bits gathered without a branch on each: the signs are
@@ -523,24 +529,40 @@ mod avx2 {
         }
     }
 
+    impl<const W512: bool> Acc<W512> {
+        /// Fresh accumulators. Only where the processor has AVX2 (and
+        /// AVX-512 BW and VL with `W512`).
+        #[inline(always)]
+        fn new() -> Self {
+            // SAFETY: built from `count` and `count512` only (and tests
+            // that check), whose callers check for AVX2.
+            let (zero, ones) = unsafe { (_mm256_setzero_si256(), _mm256_set1_epi8(1)) };
+            Acc {
+                acc: [zero; 8],
+                wide: [zero; 32],
+                ones,
+            }
+        }
+
+        /// The widened sums, counter by counter.
+        #[target_feature(enable = "avx2")]
+        fn sums(&self) -> Sums {
+            let mut sums = [0i32; 256];
+            for (eight, w) in sums.chunks_exact_mut(8).zip(&self.wide) {
+                // SAFETY: eight i32 are 32 bytes, one vector; the store is
+                // unaligned-tolerant.
+                unsafe { _mm256_storeu_si256(eight.as_mut_ptr().cast(), *w) };
+            }
+            sums
+        }
+    }
+
     #[inline(always)]
     fn run<const W512: bool>(data: &[u8]) -> Sums {
-        // SAFETY: inlined into `count` and `count512` only, which have
-        // AVX2.
-        let (zero, ones) = unsafe { (_mm256_setzero_si256(), _mm256_set1_epi8(1)) };
-        let mut acc = Acc::<W512> {
-            acc: [zero; 8],
-            wide: [zero; 32],
-            ones,
-        };
+        let mut acc = Acc::<W512>::new();
         for_each_window(data, FLUSH_EVERY, &mut acc);
-        let mut sums = [0i32; 256];
-        for (eight, w) in sums.chunks_exact_mut(8).zip(&acc.wide) {
-            // SAFETY: eight i32 are 32 bytes, one vector; the store is
-            // unaligned-tolerant.
-            unsafe { _mm256_storeu_si256(eight.as_mut_ptr().cast(), *w) };
-        }
-        sums
+        // SAFETY: as in `Acc::new`.
+        unsafe { acc.sums() }
     }
 
     /// The signed vote sums of `data`'s windows. Only where the processor
@@ -554,6 +576,51 @@ mod avx2 {
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
     pub(super) fn count512(data: &[u8]) -> Sums {
         run::<true>(data)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::super::Votes;
+        use super::{Acc, FLUSH_EVERY};
+
+        /// The most windows a round holds (the first window and a round),
+        /// all voting alike, fit the 8-bit accumulators: each counter sums
+        /// to exactly their number.
+        #[test]
+        fn a_full_round_of_like_votes_fits_the_accumulators() {
+            if !std::is_x86_feature_detected!("avx2") {
+                return;
+            }
+            // Block 5; vote bits 0-7 and 31 set.
+            let m = 0x0000_0005_8000_00ffu64;
+            let n = (FLUSH_EVERY + 1) as i32;
+            let want: Vec<i32> = (0..256)
+                .map(|i| match (i / 32, i % 32) {
+                    (5, j) if j < 8 || j == 31 => -n,
+                    (5, _) => n,
+                    _ => 0,
+                })
+                .collect();
+            let mut acc = Acc::<false>::new();
+            for _ in 0..n {
+                acc.count(m);
+            }
+            acc.round_done();
+            // SAFETY: AVX2 checked above.
+            assert_eq!(unsafe { acc.sums() }.to_vec(), want);
+            if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vl")
+            {
+                let mut acc = Acc::<true>::new();
+                for _ in 0..n {
+                    acc.count(m);
+                }
+                acc.round_done();
+                // SAFETY: AVX2 checked above.
+                assert_eq!(unsafe { acc.sums() }.to_vec(), want);
+            }
+        }
     }
 }
 

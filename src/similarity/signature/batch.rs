@@ -129,6 +129,9 @@ impl Batch {
             k += 1;
             w = bits.get(k).copied().unwrap_or(0);
         }
+        // A word ends at most CHUNK chunks (a cut is only needed before a
+        // first LF at bit 1 or later), so the batch never overflows.
+        debug_assert!(count <= BATCH);
         // The last chunk, shorter than 64 bytes, ends with the data.
         if k >= words && p < n {
             p = n;
@@ -138,7 +141,9 @@ impl Batch {
         *piece = p;
         #[cfg(target_arch = "x86_64")]
         if W512 {
-            // SAFETY: passed on from this function's contract.
+            // SAFETY: the processor is passed on from this function's
+            // contract; the ends were cut just above, in order, a chunk at
+            // most CHUNK bytes, the last at most `n`.
             unsafe { hash_chunks_avx512(data, &self.ends[..=count], &mut self.hashes[..count]) };
             return (count, lf);
         }

@@ -183,9 +183,15 @@ pub(super) fn hash_chunks_avx2(data: &[u8], ends: &[usize], hashes: &mut [u64]) 
 /// never accessed, even past the end of `data`), NH's eight products one
 /// multiply, the eight chunks' sums added across lanes by one
 /// transposition, and the finaliser's 64-bit multiplies native.
+///
+/// # Safety
+/// The processor has AVX-512 F, BW and DQ and BMI2, and `ends` ascend,
+/// a chunk at most [`CHUNK`] bytes apart, the last at most `data.len()`
+/// (as the walk of LF bits writes them): the masked loads rely on it to
+/// stay inside `data`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,bmi2")]
-pub(super) fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]) {
+pub(super) unsafe fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]) {
     use std::arch::x86_64::{
         __m512i, _bzhi_u64, _mm512_add_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
         _mm512_mul_epu32, _mm512_mullo_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
@@ -203,15 +209,17 @@ pub(super) fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]
         let Some(at) = ends[i..].first_chunk::<9>() else {
             break;
         };
+        debug_assert!(
+            at[8] <= data.len() && at.windows(2).all(|e| e[0] <= e[1] && e[1] - e[0] <= CHUNK)
+        );
         let mut products = [seed; 8];
         for (j, product) in products.iter_mut().enumerate() {
             let (start, end) = (at[j], at[j + 1]);
-            // Chunks are at most CHUNK bytes and inside `data`.
-            debug_assert!(end - start <= CHUNK && end <= data.len());
             let keep = _bzhi_u64(u64::MAX, (end - start) as u32);
             // SAFETY: the bytes read are those of the chunk,
             // `data[start..end]` (the mask keeps the first `end - start`
-            // of the 64); a masked load does not touch the others.
+            // of the 64, and `end` is inside `data`: this function's
+            // contract); a masked load does not touch the others.
             let words = unsafe { _mm512_maskz_loadu_epi8(keep, data.as_ptr().add(start).cast()) };
             let x = _mm512_add_epi32(words, keys);
             *product = _mm512_mul_epu32(x, _mm512_srli_epi64::<32>(x));
@@ -485,7 +493,8 @@ mod tests {
             // masked loads must not read past a chunk.
             let data = &text[..(at + rng.below(3)).min(text.len())];
             let mut hashes = vec![0; ends.len() - 1];
-            // SAFETY: AVX-512 checked above.
+            // SAFETY: AVX-512 checked above; the ends ascend, chunks of 1
+            // to CHUNK bytes inside `data`.
             unsafe { super::hash_chunks_avx512(data, &ends, &mut hashes) };
             for (pair, &h) in ends.windows(2).zip(&hashes) {
                 assert_eq!(

@@ -140,6 +140,15 @@ fn stored_form_follows_the_definition_byte_for_byte() {
             inputs.push(d.repeat(9));
         }
     }
+    // One CRLF at every offset around the first words (the CR scan's
+    // last bit of a word, its first).
+    for at in 0..140 {
+        let mut d = texts[3][..300].to_vec();
+        d.retain(|&b| b != b'\r');
+        d.insert(at.min(d.len()), b'\r');
+        d.insert(at.min(d.len() - 1) + 1, b'\n');
+        inputs.push(d);
+    }
     // More LFs in a word of LF bits than the signer reads off at once:
     // blank lines, alone and after every line of a large text.
     inputs.push(b"\n".repeat(20_000));

@@ -429,54 +429,17 @@ mod tests {
         }
     }
 
-    /// Four chunks at a time as one at a time: chunks of every length,
-    /// back to back, up to the end of the data.
+    /// Checks a batch hasher against the definition on runs of chunks of
+    /// every length, back to back, the last ending at the end of the data
+    /// or up to `after` bytes before it.
     #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn chunks_hashed_four_at_a_time_hash_as_the_definition() {
-        if !std::is_x86_feature_detected!("avx2") {
-            return;
-        }
+    fn batches_hash_as_the_definition(
+        seed: u64,
+        after: usize,
+        hash: impl Fn(&[u8], &[usize], &mut [u64]),
+    ) {
         let text: Vec<u8> = crate::testing::real_text().concat()[..20_000].to_vec();
-        let mut rng = crate::testing::Rng(7);
-        for _ in 0..200 {
-            let count = rng.below(40) + 1;
-            let mut at = rng.below(text.len() - 200);
-            let mut ends = vec![at];
-            for _ in 0..count {
-                let len = (rng.below(CHUNK) + 1).min(text.len() - at);
-                if len == 0 {
-                    break;
-                }
-                at += len;
-                ends.push(at);
-            }
-            // The last chunks end near the end of the data, or at it.
-            let data = &text[..(at + rng.below(70)).min(text.len())];
-            let mut hashes = vec![0; ends.len() - 1];
-            // SAFETY: AVX2 checked above.
-            unsafe { hash_chunks_avx2(data, &ends, &mut hashes) };
-            for (pair, &h) in ends.windows(2).zip(&hashes) {
-                assert_eq!(
-                    h,
-                    chunk_hash(&data[pair[0]..pair[1]]),
-                    "chunk {}..{}",
-                    pair[0],
-                    pair[1]
-                );
-            }
-        }
-    }
-
-    /// Eight chunks at a time as one at a time, as the four-lane test.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn chunks_hashed_eight_at_a_time_hash_as_the_definition() {
-        if !super::super::batch::wide512() {
-            return;
-        }
-        let text: Vec<u8> = crate::testing::real_text().concat()[..20_000].to_vec();
-        let mut rng = crate::testing::Rng(11);
+        let mut rng = crate::testing::Rng(seed);
         for _ in 0..300 {
             let count = rng.below(60) + 1;
             let mut at = rng.below(text.len() - 200);
@@ -489,13 +452,9 @@ mod tests {
                 at += len;
                 ends.push(at);
             }
-            // The last chunks end at the end of the data or near it: the
-            // masked loads must not read past a chunk.
-            let data = &text[..(at + rng.below(3)).min(text.len())];
+            let data = &text[..(at + rng.below(after)).min(text.len())];
             let mut hashes = vec![0; ends.len() - 1];
-            // SAFETY: AVX-512 checked above; the ends ascend, chunks of 1
-            // to CHUNK bytes inside `data`.
-            unsafe { super::hash_chunks_avx512(data, &ends, &mut hashes) };
+            hash(data, &ends, &mut hashes);
             for (pair, &h) in ends.windows(2).zip(&hashes) {
                 assert_eq!(
                     h,
@@ -505,6 +464,31 @@ mod tests {
                     pair[1]
                 );
             }
+        }
+    }
+
+    /// Four chunks at a time as one at a time.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn chunks_hashed_four_at_a_time_hash_as_the_definition() {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 checked just above.
+            batches_hash_as_the_definition(7, 70, |d, e, h| unsafe { hash_chunks_avx2(d, e, h) });
+        }
+    }
+
+    /// Eight chunks at a time as one at a time, the data ending right at
+    /// the last chunk or a byte or two after it: the masked loads must not
+    /// read past a chunk.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn chunks_hashed_eight_at_a_time_hash_as_the_definition() {
+        if super::super::batch::wide512() {
+            // SAFETY: AVX-512 checked just above; the ends ascend, chunks
+            // of 1 to CHUNK bytes inside the data.
+            batches_hash_as_the_definition(11, 3, |d, e, h| unsafe {
+                super::hash_chunks_avx512(d, e, h)
+            });
         }
     }
 

@@ -392,11 +392,7 @@ fn for_each_window(data: &[u8], round: usize, votes: &mut impl Votes) {
 fn simd_available() -> Simd {
     if !std::is_x86_feature_detected!("avx2") {
         Simd::None
-    } else if crate::similarity::simd::avx512_allowed()
-        && std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("avx512vl")
-    {
+    } else if crate::similarity::simd::avx512() {
         Simd::Avx512
     } else {
         Simd::Avx2
@@ -608,10 +604,7 @@ mod avx2 {
             acc.round_done();
             // SAFETY: AVX2 checked above.
             assert_eq!(unsafe { acc.sums() }.to_vec(), want);
-            if std::is_x86_feature_detected!("avx512f")
-                && std::is_x86_feature_detected!("avx512bw")
-                && std::is_x86_feature_detected!("avx512vl")
-            {
+            if crate::similarity::simd::avx512() {
                 let mut acc = Acc::<true>::new();
                 for _ in 0..n {
                     acc.count(m);

@@ -1,15 +1,21 @@
-//! Which vector paths the similarity code may take beyond the processor's
-//! own answer: `GIT_SIMM_NO_AVX512=1` keeps the fingerprints and
-//! signatures on their AVX2 paths where the processor has AVX-512 (every
-//! path gives the same bits; this is for timing one against the other, or
-//! for a machine whose AVX-512 is best left alone).
+//! Whether the similarity code may take its AVX-512 paths: the processor
+//! has every feature they are compiled with (F, BW, DQ, VL, VBMI2 and
+//! LZCNT), and `GIT_SIMM_NO_AVX512=1` does not keep the fingerprints and
+//! signatures on their AVX2 paths (every path gives the same bits; the
+//! variable is for timing one against the other, or for a machine whose
+//! AVX-512 is best left alone). Asked once per process.
 
-use std::sync::OnceLock;
-
-/// Whether AVX-512 paths may run, if the processor has what they need
-/// (each caller checks that itself). Read from the environment once.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) fn avx512_allowed() -> bool {
-    static ALLOWED: OnceLock<bool> = OnceLock::new();
-    *ALLOWED.get_or_init(|| std::env::var_os("GIT_SIMM_NO_AVX512").is_none_or(|v| v.is_empty()))
+/// Whether AVX-512 paths may run (AVX2 is each caller's own check).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512() -> bool {
+    static AVX512: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX512.get_or_init(|| {
+        std::env::var_os("GIT_SIMM_NO_AVX512").is_none_or(|v| v.is_empty())
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512vbmi2")
+            && std::is_x86_feature_detected!("lzcnt")
+    })
 }

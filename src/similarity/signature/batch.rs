@@ -182,9 +182,9 @@ fn ends_of(mut w: u64, base: usize, ends: &mut [usize]) -> usize {
     lfs
 }
 
-/// The ends of the chunks that the LFs of one word of LF bits `w` end, `base` plus each LF's place, into the front of `ends`, in
-/// order, eight at a time (`ends` has room for eight past the last);
-/// how many. One compress brings the places of all of them to the front
+/// The ends of the chunks that the LFs of one word of LF bits `w` end,
+/// `base` plus each LF's place, into the front of `ends`, in order, eight
+/// at a time (`ends` has room for eight past the last); how many. One compress brings the places of all of them to the front
 /// of a vector, so nothing branches on how many lines the word holds,
 /// unless it holds more than eight.
 ///
@@ -231,23 +231,16 @@ static PLACES: [u8; 64] = {
     p
 };
 
-/// Whether the stored-form signers may also use AVX-512 (F, BW, DQ and
-/// VBMI2: the chunk hashes eight at a time, chunk ends off LF bits by
-/// compress) and LZCNT on top of what [`wide`] checks, unless
-/// `GIT_SIMM_NO_AVX512` says not to.
+/// Whether the stored-form signers may also use AVX-512 (the chunk
+/// hashes eight at a time, chunk ends off LF bits by compress) on top of
+/// what [`wide`] checks ([`crate::similarity::simd::avx512`]).
 #[cfg(target_arch = "x86_64")]
 pub(super) fn wide512() -> bool {
     #[cfg(test)]
     if NO_512.get() {
         return false;
     }
-    wide()
-        && crate::similarity::simd::avx512_allowed()
-        && std::is_x86_feature_detected!("avx512f")
-        && std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("avx512dq")
-        && std::is_x86_feature_detected!("avx512vbmi2")
-        && std::is_x86_feature_detected!("lzcnt")
+    wide() && crate::similarity::simd::avx512()
 }
 
 #[cfg(test)]

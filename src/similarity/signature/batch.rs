@@ -91,6 +91,7 @@ impl Batch {
         let mut w = bits.get(k).map_or(0, |&word| word & (u64::MAX << (p % 64)));
         while k < words && count + CHUNK <= BATCH {
             let base = 64 * k + 1;
+            // Past the word (`base + 64`) when it has no LF.
             let first = base + w.trailing_zeros() as usize;
             // Every word the same way, nothing branching on its bits (a
             // quarter of the words of vim's sources hold a line longer
@@ -98,18 +99,15 @@ impl Batch {
             // one cut, then the LFs. At most one, since `p` is past the
             // previous word's start (its last LF, or its cuts, are), so
             // the first LF of this one, or its end, is less than 128
-            // bytes on.
+            // bytes on. The cut is needed before the first LF, or, in a
+            // word without one, anywhere up to the word's end and the
+            // data's.
             let cut = p + CHUNK;
-            let known = (64 * k + 64).min(n);
-            let needs_cut = if w != 0 {
-                first - p > CHUNK
-            } else {
-                cut <= known
-            };
+            let needs_cut = (cut < first) & (cut <= n);
             debug_assert!(w == 0 || first - p < 2 * CHUNK);
             ends[count + 1] = cut;
             count += usize::from(needs_cut);
-            p = if needs_cut { cut } else { p };
+            p = std::hint::select_unpredictable(needs_cut, cut, p);
             #[cfg(target_arch = "x86_64")]
             let lfs = if W512 {
                 // SAFETY: passed on from this function's contract.
@@ -121,11 +119,9 @@ impl Batch {
             let lfs = ends_of(w, base, &mut ends[count + 1..]);
             count += lfs;
             lf += lfs as u64;
-            p = if w != 0 {
-                base + 63 - w.leading_zeros() as usize
-            } else {
-                p
-            };
+            // The chunk being cut now starts after the word's last LF.
+            let last = (base + 63).wrapping_sub(w.leading_zeros() as usize);
+            p = std::hint::select_unpredictable(w != 0, last, p);
             k += 1;
             w = bits.get(k).copied().unwrap_or(0);
         }
@@ -205,7 +201,15 @@ unsafe fn ends_avx512(w: u64, base: usize, ends: &mut [usize]) -> usize {
     let places = unsafe { _mm512_loadu_si512(PLACES.as_ptr().cast::<__m512i>()) };
     let packed = _mm512_maskz_compress_epi8(w, places);
     let base = _mm512_set1_epi64(base as i64);
-    let mut at = 0;
+    // The first eight whatever their number (none, most often one to
+    // eight), so that nothing branches on whether the word holds a line
+    // end; more in a word of short lines.
+    let first = _mm512_add_epi64(_mm512_cvtepu8_epi64(_mm512_castsi512_si128(packed)), base);
+    assert!(ends.len() >= 8);
+    // SAFETY: eight usize, inside `ends` (asserted above); storeu has no
+    // alignment requirement.
+    unsafe { _mm512_storeu_si512(ends.as_mut_ptr().cast::<__m512i>(), first) };
+    let mut at = 8;
     while at < lfs {
         // The places at..at + 8, a byte each, are qword at / 8 of `packed`.
         let eight = _mm512_permutexvar_epi64(_mm512_set1_epi64((at / 8) as i64), packed);

@@ -260,24 +260,28 @@ impl Signed {
     }
 
     /// Sign `data`, the content of `id`, and keep its signature (signed
-    /// outside the lock; only the record is handed over under it).
+    /// outside the lock, into this thread's buffer; only the bytes are
+    /// handed over under it).
     pub fn add(&self, id: ObjectId, data: &[u8]) {
-        let mut record = Vec::with_capacity(record_capacity(data));
-        Stored::encode_of(data, &mut record);
-        self.keep(id, record);
+        RECORD.with_borrow_mut(|record| {
+            record.clear();
+            Stored::encode_of(data, record);
+            self.keep(id, record);
+        });
     }
 
     /// [`Signed::add`], returning the signature.
     pub fn add_decoded(&self, id: ObjectId, data: &[u8]) -> Stored {
-        let mut record = Vec::with_capacity(record_capacity(data));
-        Stored::encode_of(data, &mut record);
-        // What was just encoded decodes.
-        let signature = Stored::decode(&record).unwrap_or_default();
-        self.keep(id, record);
-        signature
+        RECORD.with_borrow_mut(|record| {
+            record.clear();
+            Stored::encode_of(data, record);
+            self.keep(id, record);
+            // What was just encoded decodes.
+            Stored::decode(record).unwrap_or_default()
+        })
     }
 
-    fn keep(&self, id: ObjectId, record: Vec<u8>) {
+    fn keep(&self, id: ObjectId, record: &[u8]) {
         let mut guard = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let (store, failed) = &mut *guard;
         if failed.is_none()
@@ -298,14 +302,9 @@ impl Signed {
     }
 }
 
-/// Room for the stored signature of `data`: a small file's symbols (about
-/// one per 16 bytes, and a byte per coarse one), a larger file's sketch
-/// (a few hundred bytes), not a buffer in proportion to a large blob.
-fn record_capacity(data: &[u8]) -> usize {
-    data.len()
-        .min(crate::similarity::signature::FINE_LIMIT as usize)
-        / 12
-        + 32
+thread_local! {
+    /// Each thread's buffer for the stored signature of the blob it signs.
+    static RECORD: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The signatures of `ids` (in the same order): from the signature store,

@@ -97,7 +97,7 @@ impl Histograms {
     /// Add the histogram of `id`; every [`FLUSH_BYTES`] pending become a
     /// table ([`Histograms::flush`]).
     pub fn add(&mut self, id: ObjectId, spans: &Spans) -> Result<(), StoreError> {
-        self.0.add(id, encoded(spans))
+        self.0.add(id, &encoded(spans))
     }
 
     /// [`Histograms::add`] for many, encoded on every thread: a cold
@@ -109,7 +109,7 @@ impl Histograms {
             .map(|(_, spans)| encoded(spans))
             .collect();
         for ((id, _), record) in histograms.iter().zip(records) {
-            self.0.add(*id, record)?;
+            self.0.add(*id, &record)?;
         }
         Ok(())
     }

@@ -52,7 +52,7 @@ impl BandKeys {
             Some(k) => k.iter().flat_map(|v| v.to_le_bytes()).collect(),
             None => Vec::new(),
         };
-        self.0.add(id, bytes)
+        self.0.add(id, &bytes)
     }
 
     /// Write what was added.

@@ -232,7 +232,12 @@ pub struct Records {
     /// version change): never read, deleted by a rewrite (`gc`), with
     /// their sizes.
     other_versions: Vec<(PathBuf, u64)>,
-    pending: Vec<(ObjectId, Vec<u8>)>,
+    /// What was added since the last flush: each id with where its
+    /// record is in `pending_data`. One buffer for all of them, not an
+    /// allocation each: tens of thousands of small records, each with
+    /// room to spare, spread over fresh pages that all faulted in.
+    pending: Vec<(ObjectId, usize, usize)>,
+    pending_data: Vec<u8>,
     pending_bytes: usize,
     warnings: Vec<String>,
 }
@@ -247,6 +252,7 @@ impl Records {
             tables: Vec::new(),
             other_versions: Vec::new(),
             pending: Vec::new(),
+            pending_data: Vec::new(),
             pending_bytes: 0,
             warnings: Vec::new(),
         }
@@ -414,9 +420,11 @@ impl Records {
 
     /// Add the record of `id`; every [`Kind::flush_bytes`] pending become a
     /// table ([`Records::flush`]).
-    pub fn add(&mut self, id: ObjectId, record: Vec<u8>) -> Result<(), StoreError> {
+    pub fn add(&mut self, id: ObjectId, record: &[u8]) -> Result<(), StoreError> {
         self.pending_bytes += record.len() + id.as_slice().len() + INDEX_LEN;
-        self.pending.push((id, record));
+        self.pending
+            .push((id, self.pending_data.len(), record.len()));
+        self.pending_data.extend_from_slice(record);
         if self.pending_bytes >= self.kind.flush_bytes {
             self.flush()?;
         }
@@ -429,8 +437,9 @@ impl Records {
     /// one with a warning, since no answer depends on the cache.
     pub fn flush(&mut self) -> Result<(), StoreError> {
         let mut entries = std::mem::take(&mut self.pending);
+        let data = std::mem::take(&mut self.pending_data);
         self.pending_bytes = 0;
-        entries.retain(|(id, _)| id.as_slice().len() == self.hash_len);
+        entries.retain(|(id, _, _)| id.as_slice().len() == self.hash_len);
         if entries.is_empty() {
             return Ok(());
         }
@@ -438,7 +447,7 @@ impl Records {
         entries.dedup_by(|a, b| a.0 == b.0);
         let records: Vec<(&[u8], &[u8])> = entries
             .iter()
-            .map(|(id, b)| (id.as_slice(), b.as_slice()))
+            .map(|&(ref id, at, len)| (id.as_slice(), &data[at..at + len]))
             .collect();
         if let Some(dir) = self.dir.clone() {
             let written = fs::create_dir_all(&dir)

@@ -42,7 +42,7 @@ impl Signatures {
 
     /// Add the stored form ([`Stored::encode_of`]) of `id`'s signature
     /// (written with the next flush).
-    pub fn add_encoded(&mut self, id: ObjectId, record: Vec<u8>) -> Result<(), StoreError> {
+    pub fn add_encoded(&mut self, id: ObjectId, record: &[u8]) -> Result<(), StoreError> {
         self.0.add(id, record)
     }
 
@@ -50,7 +50,7 @@ impl Signatures {
     pub fn add(&mut self, id: ObjectId, signature: &Stored) -> Result<(), StoreError> {
         let mut bytes = Vec::with_capacity(signature.len() * 2 + 16);
         signature.encode(&mut bytes);
-        self.0.add(id, bytes)
+        self.0.add(id, &bytes)
     }
 
     /// Write what was added.

@@ -12,7 +12,8 @@
 # REPO (a bare repository; docs/performance.md used git.git) is copied to
 # WORKDIR first (default a temporary directory), since the store is
 # written into the copy's git directory. ROUNDS (default 2) runs of each.
-# Each run prints the store's tables and bytes by kind.
+# Each run prints the store's tables and bytes by kind; at the end, the
+# ratio of the means and the median of the rounds' CPU ratios.
 #
 # ONE_CORE=1 runs both on one core (`taskset -c 1`, one rayon thread) and
 # also compares their CPU time (user + sys): on two cores the wall times
@@ -48,6 +49,10 @@ if [[ ${ONE_CORE:-} == 1 ]]; then
   run=(env RAYON_NUM_THREADS=1 taskset -c 1)
 fi
 declare -A total=([old]=0 [new]=0) cpu=([old]=0 [new]=0)
+# CPU seconds of each round, old then new: the ratio within a round pairs
+# runs a few seconds apart, which the host's drift moves less than it
+# moves the means.
+rounds_cpu=()
 for ((i = 1; i <= rounds; i++)); do
   for bin in old new; do
     rm -rf "$repo/simm"
@@ -55,9 +60,10 @@ for ((i = 1; i <= rounds; i++)); do
     # The run's own stderr stays on ours (3); `time` writes to the file.
     { time "${run[@]}" "$workdir/$bin" -C "$repo" fingerprint --all --quiet ${extra[$bin]:+"${extra[$bin]}"} 2>&3; } 3>&2 2>"$workdir/cpu"
     s=$(secs_since "$t")
-    c=$(awk '{ printf "%.2f", $1 + $2 }' "$workdir/cpu")
+    c=$(awk '{ printf "%.3f", $1 + $2 }' "$workdir/cpu")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
     cpu[$bin]=$(awk -v a="${cpu[$bin]}" -v b="$c" 'BEGIN { print a + b }')
+    rounds_cpu+=("$c")
     # Tables and bytes by kind (fp, hist, sig, keys).
     tables=$(cd "$repo/simm" && for k in $(ls | sed -n 's/^\([a-z]*\)-.*\.table$/\1/p' | sort -u); do
       printf '%s %s tables %s bytes, ' "$k" "$(ls "$k"-*.table | wc -l)" "$(cat "$k"-*.table | wc -c)"
@@ -69,3 +75,10 @@ awk -v o="${total[old]}" -v n="${total[new]}" -v r="$rounds" \
   'BEGIN { printf "mean: old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'
 awk -v o="${cpu[old]}" -v n="${cpu[new]}" -v r="$rounds" \
   'BEGIN { printf "CPU:  old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'
+printf '%s\n' "${rounds_cpu[@]}" | paste - - |
+  awk '{ printf "%.4f\n", ($2 / $1 - 1) * 100 }' | sort -g | awk '
+  { r[NR] = $1 }
+  END {
+    m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+    printf "CPU, round by round: median %+.1f%% (%+.1f%% to %+.1f%%)\n", m, r[1], r[NR]
+  }'

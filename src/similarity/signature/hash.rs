@@ -192,74 +192,99 @@ pub(super) fn hash_chunks_avx2(data: &[u8], ends: &[usize], hashes: &mut [u64]) 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,bmi2")]
 pub(super) unsafe fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mut [u64]) {
-    use std::arch::x86_64::{
-        __m512i, _bzhi_u64, _mm512_add_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
-        _mm512_mul_epu32, _mm512_mullo_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
-        _mm512_storeu_si512, _mm512_sub_epi64, _mm512_xor_si512,
-    };
-    const _: () = assert!(size_of::<usize>() == 8);
+    use std::arch::x86_64::{__m512i, _mm512_mask_storeu_epi64, _mm512_storeu_si512};
     let count = ends.len().saturating_sub(1).min(hashes.len());
-    // SAFETY: KEYS is sixteen u32, 64 bytes; loadu has no alignment
-    // requirement.
-    let keys = unsafe { _mm512_loadu_si512(KEYS.as_ptr().cast::<__m512i>()) };
-    let seed = _mm512_set1_epi64(SEED as i64);
     let mut i = 0;
     while i + 8 <= count {
         // One bounds check for the nine ends of the eight chunks.
         let Some(at) = ends[i..].first_chunk::<9>() else {
             break;
         };
-        debug_assert!(
-            at[8] <= data.len() && at.windows(2).all(|e| e[0] <= e[1] && e[1] - e[0] <= CHUNK)
-        );
-        let mut products = [seed; 8];
-        for (j, product) in products.iter_mut().enumerate() {
-            let (start, end) = (at[j], at[j + 1]);
-            let keep = _bzhi_u64(u64::MAX, (end - start) as u32);
-            // SAFETY: the bytes read are those of the chunk,
-            // `data[start..end]` (the mask keeps the first `end - start`
-            // of the 64, and `end` is inside `data`: this function's
-            // contract); a masked load does not touch the others.
-            let words = unsafe { _mm512_maskz_loadu_epi8(keep, data.as_ptr().add(start).cast()) };
-            let x = _mm512_add_epi32(words, keys);
-            *product = _mm512_mul_epu32(x, _mm512_srli_epi64::<32>(x));
-        }
-        // Lane sums of the eight chunks, chunk j in lane j: pairs of
-        // lanes, then pairs of 128-bit lanes, twice.
-        let (p01, p23) = (
-            pairs(products[0], products[1]),
-            pairs(products[2], products[3]),
-        );
-        let (p45, p67) = (
-            pairs(products[4], products[5]),
-            pairs(products[6], products[7]),
-        );
-        let sums = halves(halves(p01, p23), halves(p45, p67));
-        // SAFETY: `ends` has entries i to i + 8 (i + 8 <= count <
-        // ends.len()), read as eight usize (u64 on x86-64) from i and from
-        // i + 1; loadu has no alignment requirement.
-        let lengths = unsafe {
-            let at = at.as_ptr();
-            _mm512_sub_epi64(
-                _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
-                _mm512_loadu_si512(at.cast::<__m512i>()),
-            )
-        };
-        let mut z = _mm512_xor_si512(sums, _mm512_xor_si512(seed, lengths));
-        z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
-        z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9_u64 as i64));
-        z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
-        z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11eb_u64 as i64));
-        z = _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z));
+        // SAFETY: passed on from this function's contract.
+        let z = unsafe { eight_hashes(data, at) };
         // SAFETY: `hashes` has room for chunks i to i + 7 (`count` is at
         // most its length); storeu has no alignment requirement.
         unsafe { _mm512_storeu_si512(hashes[i..i + 8].as_mut_ptr().cast::<__m512i>(), z) };
         i += 8;
     }
-    for j in i..count {
-        // SAFETY: AVX-512 implies AVX2, which this function has.
-        hashes[j] = unsafe { chunk_hash_at::<true>(data, ends[j], ends[j + 1] - ends[j]) };
+    // The last few chunks (a small file's are most of it) as eight too,
+    // those past the last empty: one vector, not a chunk at a time.
+    let rest = count - i;
+    if rest > 0 {
+        let mut at = [ends[count]; 9];
+        at[..=rest].copy_from_slice(&ends[i..=count]);
+        // SAFETY: passed on from this function's contract; the added
+        // chunks are empty, at the last end.
+        let z = unsafe { eight_hashes(data, &at) };
+        // SAFETY: `hashes` has room for chunks i to count - 1; the lanes
+        // past them are masked off, and a masked store does not touch
+        // them.
+        unsafe {
+            _mm512_mask_storeu_epi64(hashes.as_mut_ptr().add(i).cast(), (1u8 << rest) - 1, z)
+        };
     }
+}
+
+/// The hashes of the eight chunks between consecutive ends of `at`, in
+/// the lanes of a vector ([`hash_chunks_avx512`]).
+///
+/// # Safety
+/// As [`hash_chunks_avx512`], for the ends `at`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,bmi2")]
+#[inline]
+unsafe fn eight_hashes(data: &[u8], at: &[usize; 9]) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::{
+        __m512i, _bzhi_u64, _mm512_add_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
+        _mm512_mul_epu32, _mm512_mullo_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
+        _mm512_sub_epi64, _mm512_xor_si512,
+    };
+    const _: () = assert!(size_of::<usize>() == 8);
+    debug_assert!(
+        at[8] <= data.len() && at.windows(2).all(|e| e[0] <= e[1] && e[1] - e[0] <= CHUNK)
+    );
+    // SAFETY: KEYS is sixteen u32, 64 bytes; loadu has no alignment
+    // requirement.
+    let keys = unsafe { _mm512_loadu_si512(KEYS.as_ptr().cast::<__m512i>()) };
+    let seed = _mm512_set1_epi64(SEED as i64);
+    let mut products = [seed; 8];
+    for (j, product) in products.iter_mut().enumerate() {
+        let (start, end) = (at[j], at[j + 1]);
+        let keep = _bzhi_u64(u64::MAX, (end - start) as u32);
+        // SAFETY: the bytes read are those of the chunk, `data[start..end]`
+        // (the mask keeps the first `end - start` of the 64, and `end` is
+        // inside `data`: this function's contract); a masked load does not
+        // touch the others.
+        let words = unsafe { _mm512_maskz_loadu_epi8(keep, data.as_ptr().add(start).cast()) };
+        let x = _mm512_add_epi32(words, keys);
+        *product = _mm512_mul_epu32(x, _mm512_srli_epi64::<32>(x));
+    }
+    // Lane sums of the eight chunks, chunk j in lane j: pairs of lanes,
+    // then pairs of 128-bit lanes, twice.
+    let (p01, p23) = (
+        pairs(products[0], products[1]),
+        pairs(products[2], products[3]),
+    );
+    let (p45, p67) = (
+        pairs(products[4], products[5]),
+        pairs(products[6], products[7]),
+    );
+    let sums = halves(halves(p01, p23), halves(p45, p67));
+    // SAFETY: `at` is nine usize (u64 on x86-64), read as eight from 0 and
+    // from 1; loadu has no alignment requirement.
+    let lengths = unsafe {
+        let at = at.as_ptr();
+        _mm512_sub_epi64(
+            _mm512_loadu_si512(at.add(1).cast::<__m512i>()),
+            _mm512_loadu_si512(at.cast::<__m512i>()),
+        )
+    };
+    let mut z = _mm512_xor_si512(sums, _mm512_xor_si512(seed, lengths));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9_u64 as i64));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11eb_u64 as i64));
+    _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
 }
 
 /// Two vectors' lanes added in pairs: lanes 2k and 2k + 1 of `a` into

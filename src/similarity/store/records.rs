@@ -233,10 +233,13 @@ pub struct Records {
     /// their sizes.
     other_versions: Vec<(PathBuf, u64)>,
     /// What was added since the last flush: each id with where its
-    /// record is in `pending_data`. One buffer for all of them, not an
-    /// allocation each: tens of thousands of small records, each with
-    /// room to spare, spread over fresh pages that all faulted in.
-    pending: Vec<(ObjectId, usize, usize)>,
+    /// record is in `pending_data`, and the record's CRC. One buffer for
+    /// all of them, not an allocation each: tens of thousands of small
+    /// records, each with room to spare, spread over fresh pages that
+    /// all faulted in. The CRC is taken as the record comes, while it is
+    /// in cache: the table writes the records in id order, a random walk
+    /// through the buffer.
+    pending: Vec<(ObjectId, usize, usize, u32)>,
     pending_data: Vec<u8>,
     pending_bytes: usize,
     warnings: Vec<String>,
@@ -422,8 +425,9 @@ impl Records {
     /// table ([`Records::flush`]).
     pub fn add(&mut self, id: ObjectId, record: &[u8]) -> Result<(), StoreError> {
         self.pending_bytes += record.len() + id.as_slice().len() + INDEX_LEN;
+        let crc = super::table::record_crc(id.as_slice(), record);
         self.pending
-            .push((id, self.pending_data.len(), record.len()));
+            .push((id, self.pending_data.len(), record.len(), crc));
         self.pending_data.extend_from_slice(record);
         if self.pending_bytes >= self.kind.flush_bytes {
             self.flush()?;
@@ -439,7 +443,7 @@ impl Records {
         let mut entries = std::mem::take(&mut self.pending);
         let data = std::mem::take(&mut self.pending_data);
         self.pending_bytes = 0;
-        entries.retain(|(id, _, _)| id.as_slice().len() == self.hash_len);
+        entries.retain(|(id, ..)| id.as_slice().len() == self.hash_len);
         if entries.is_empty() {
             return Ok(());
         }
@@ -452,9 +456,9 @@ impl Records {
         };
         entries.sort_unstable_by(|a, b| head(&a.0).cmp(&head(&b.0)).then_with(|| a.0.cmp(&b.0)));
         entries.dedup_by(|a, b| a.0 == b.0);
-        let records: Vec<(&[u8], &[u8])> = entries
+        let records: Vec<Record> = entries
             .iter()
-            .map(|&(ref id, at, len)| (id.as_slice(), &data[at..at + len]))
+            .map(|&(ref id, at, len, crc)| (id.as_slice(), &data[at..at + len], crc))
             .collect();
         if let Some(dir) = self.dir.clone() {
             let written = fs::create_dir_all(&dir)
@@ -563,20 +567,21 @@ impl Records {
         let Some(dir) = self.dir.clone() else {
             return Ok(report);
         };
-        let mut all: Vec<(&[u8], &[u8])> = Vec::new();
+        let mut all: Vec<Record> = Vec::new();
         // Newest first, so that deduplication keeps the newest record.
         for t in self.tables.iter().rev().filter(|t| !t.dead) {
             for i in 0..t.count {
                 if let Ok((start, len)) = t.checked(i) {
                     let start = start as usize;
-                    all.push((t.key(i), &t.bytes[start..start + len as usize]));
+                    let (_, _, crc) = t.index(i);
+                    all.push((t.key(i), &t.bytes[start..start + len as usize], crc));
                 }
             }
         }
         all.sort_by(|a, b| a.0.cmp(b.0));
         all.dedup_by(|a, b| a.0 == b.0);
         let before = all.len();
-        all.retain(|(id, _)| keep(id));
+        all.retain(|(id, ..)| keep(id));
         report.kept = all.len();
         report.dropped = before - all.len();
         report.bytes_after = if all.is_empty() {
@@ -585,7 +590,7 @@ impl Records {
             (HEADER_LEN + FANOUT_LEN) as u64
                 + all
                     .iter()
-                    .map(|(id, rec)| (id.len() + INDEX_LEN + rec.len()) as u64)
+                    .map(|(id, rec, _)| (id.len() + INDEX_LEN + rec.len()) as u64)
                     .sum::<u64>()
         };
         if dry_run || (report.dropped == 0 && live_tables <= 1) {
@@ -642,17 +647,12 @@ impl Records {
 
 /// Read a written table back, every record checked against its CRC, and
 /// compare it with what was written.
-fn verify(
-    kind: &Kind,
-    path: &Path,
-    hash_len: usize,
-    records: &[(&[u8], &[u8])],
-) -> Result<(), String> {
+fn verify(kind: &Kind, path: &Path, hash_len: usize, records: &[Record]) -> Result<(), String> {
     let t = RecordTable::open(kind, path, hash_len)?.ok_or("it vanished")?;
     if t.count != records.len() {
         return Err(format!("{} records, {} written", t.count, records.len()));
     }
-    for (i, (id, rec)) in records.iter().enumerate() {
+    for (i, (id, rec, _)) in records.iter().enumerate() {
         let (start, len) = t.checked(i)?;
         let start = start as usize;
         if t.key(i) != *id || t.bytes.get(start..start + len as usize) != Some(*rec) {
@@ -662,13 +662,17 @@ fn verify(
     Ok(())
 }
 
-/// Write sorted, distinct `(id, record)` pairs as a table in `dir`; the
-/// name comes from the content, as fingerprint tables' do.
+/// A record as a table is written from it: the id, the bytes, and their
+/// CRC ([`super::table::record_crc`]).
+type Record<'a> = (&'a [u8], &'a [u8], u32);
+
+/// Write sorted, distinct records as a table in `dir`; the name comes
+/// from the content, as fingerprint tables' do.
 fn write_table(
     kind: &Kind,
     dir: &Path,
     hash_len: usize,
-    records: &[(&[u8], &[u8])],
+    records: &[Record],
 ) -> io::Result<PathBuf> {
     let mut tmp = temporary_in(dir)?;
     let crc = write_checksummed(tmp.as_file_mut(), |w| {
@@ -690,7 +694,7 @@ fn write_records(
     kind: &Kind,
     w: &mut (impl Write + ?Sized),
     hash_len: usize,
-    records: &[(&[u8], &[u8])],
+    records: &[Record],
 ) -> io::Result<()> {
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(kind.magic);
@@ -700,7 +704,7 @@ fn write_records(
     header[20..28].copy_from_slice(&(records.len() as u64).to_le_bytes());
     w.write_all(&header)?;
     let mut fanout = [0u32; 256];
-    for (id, _) in records {
+    for (id, ..) in records {
         fanout[id[0] as usize] += 1;
     }
     let mut running = 0u32;
@@ -708,22 +712,19 @@ fn write_records(
         running += f;
         w.write_all(&running.to_le_bytes())?;
     }
-    for (id, _) in records {
+    for (id, ..) in records {
         w.write_all(id)?;
     }
     let mut offset = 0u64;
-    for (id, rec) in records {
+    for (_, rec, crc) in records {
         let len = u32::try_from(rec.len())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "record over 4 GiB"))?;
-        let mut h = crc32fast::Hasher::new();
-        h.update(id);
-        h.update(rec);
         w.write_all(&offset.to_le_bytes())?;
         w.write_all(&len.to_le_bytes())?;
-        w.write_all(&h.finalize().to_le_bytes())?;
+        w.write_all(&crc.to_le_bytes())?;
         offset += u64::from(len);
     }
-    for (_, rec) in records {
+    for (_, rec, _) in records {
         w.write_all(rec)?;
     }
     Ok(())

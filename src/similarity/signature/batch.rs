@@ -180,9 +180,10 @@ fn ends_of(mut w: u64, base: usize, ends: &mut [usize]) -> usize {
 
 /// The ends of the chunks that the LFs of one word of LF bits `w` end,
 /// `base` plus each LF's place, into the front of `ends`, in order, eight
-/// at a time (`ends` has room for eight past the last); how many. One compress brings the places of all of them to the front
-/// of a vector, so nothing branches on how many lines the word holds,
-/// unless it holds more than eight.
+/// at a time (`ends` has room for eight past the last); how many. One
+/// compress brings the places of all of them to the front of a vector,
+/// so nothing branches on how many lines the word holds, unless it holds
+/// more than eight.
 ///
 /// # Safety
 /// The processor has what [`wide512`] checks.

@@ -210,6 +210,7 @@ pub(super) unsafe fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mu
     // The last few chunks (a small file's are most of it) as eight too,
     // those past the last empty: one vector, not a chunk at a time.
     let rest = count - i;
+    debug_assert!(rest < 8);
     if rest > 0 {
         let mut at = [ends[count]; 9];
         at[..=rest].copy_from_slice(&ends[i..=count]);

@@ -120,10 +120,10 @@ pub fn fingerprint_blobs_with<T: Send>(
             None
         };
         let read = repo.for_each_blob(&missing, feedback, |i, data| {
-            let value = (entry_of(data), also(missing[i], data));
-            if let Some(signed) = &signed {
-                signed.add(missing[i], data);
-            }
+            // Signed first: its pass over the LFs tells whether the blob
+            // holds a CR, which spares the fingerprint its CRLF search.
+            let has_cr = signed.as_ref().is_none_or(|s| s.add(missing[i], data));
+            let value = (entry_of(data, has_cr), also(missing[i], data));
             *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
             progress.inc(1);
         });
@@ -261,13 +261,15 @@ impl Signed {
 
     /// Sign `data`, the content of `id`, and keep its signature (signed
     /// outside the lock, into this thread's buffer; only the bytes are
-    /// handed over under it).
-    pub fn add(&self, id: ObjectId, data: &[u8]) {
+    /// handed over under it). Whether `data` holds a CR, as
+    /// [`Stored::encode_of`] says.
+    pub fn add(&self, id: ObjectId, data: &[u8]) -> bool {
         RECORD.with_borrow_mut(|record| {
             record.clear();
-            Stored::encode_of(data, record);
+            let has_cr = Stored::encode_of(data, record);
             self.keep(id, record);
-        });
+            has_cr
+        })
     }
 
     /// [`Signed::add`], returning the signature.
@@ -398,11 +400,12 @@ pub fn fill_signatures(
     Ok(wanted.len())
 }
 
-/// A blob's size and fingerprint, with this thread's scratch space.
-fn entry_of(data: &[u8]) -> Sketch {
+/// A blob's size and fingerprint, with this thread's scratch space;
+/// `has_cr` as [`Fingerprinter::fingerprint_knowing_cr`] takes it.
+fn entry_of(data: &[u8], has_cr: bool) -> Sketch {
     FINGERPRINTER.with_borrow_mut(|f| Sketch {
         size: data.len() as u64,
-        fingerprint: f.fingerprint(data),
+        fingerprint: f.fingerprint_knowing_cr(data, has_cr),
     })
 }
 
@@ -414,7 +417,7 @@ pub fn fingerprint_contents(
 ) -> Result<Vec<Sketch>, StoreError> {
     let entries: Vec<Sketch> = contents
         .par_iter()
-        .map(|(_, data)| entry_of(data))
+        .map(|(_, data)| entry_of(data, true))
         .collect();
     store.insert(
         contents

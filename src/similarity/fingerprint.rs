@@ -253,7 +253,16 @@ impl Fingerprinter {
     /// The fingerprint of `data`, or `None` when it is shorter than
     /// [`MIN_SIZE`] or longer than [`MAX_SIZE`].
     pub fn fingerprint(&mut self, data: &[u8]) -> Option<Fingerprint> {
-        if memchr::memmem::find(data, b"\r\n").is_some()
+        self.fingerprint_knowing_cr(data, true)
+    }
+
+    /// [`Fingerprinter::fingerprint`] where the caller knows whether
+    /// `data` holds a CR byte at all (signing learns it from its pass over
+    /// the LFs): without one there are no CRLF line ends to search for,
+    /// a pass over every byte of the blob saved.
+    pub fn fingerprint_knowing_cr(&mut self, data: &[u8], has_cr: bool) -> Option<Fingerprint> {
+        if has_cr
+            && memchr::memmem::find(data, b"\r\n").is_some()
             && !crate::similarity::score::is_binary(data)
         {
             let mut text = Vec::with_capacity(data.len());

@@ -164,6 +164,61 @@ fn fingerprint_all_covers_every_blob_and_fills_the_store() {
     assert_eq!(stdout(&uncached), stdout(&o));
 }
 
+/// Signing tells the fingerprint whether a blob holds a CR, so that it
+/// skips its CRLF search: fingerprints made while signing (the store's)
+/// are those made without (`--no-signatures`, `--no-cache`), for CRLF
+/// text, lone CRs, CRLF in binary and plain LF text, packed and loose,
+/// and CRLF text still gets its LF form's fingerprint.
+#[test]
+fn fingerprints_are_the_same_with_and_without_signing() {
+    let r = Repo::new();
+    let text = corpus_text("rust/serde_json-1.0.133/src/read.rs");
+    let crlf = util::to_crlf(&text);
+    let mut lone = text.clone();
+    for at in (100..lone.len()).step_by(997) {
+        lone[at] = b'\r';
+    }
+    let mut binary = crlf.clone();
+    binary[10] = 0;
+    r.write("lf.rs", &text);
+    r.write("crlf.rs", &crlf);
+    r.write("lone.rs", &lone);
+    r.write("binary.bin", &binary);
+    r.commit_all("packed");
+    r.git(&["gc", "-q"]);
+    r.write("crlf2.rs", &util::to_crlf(&text[..text.len() / 2]));
+    r.write("lf2.rs", &text[text.len() / 3..]);
+    r.commit_all("loose");
+    let all = |args: &[&str]| {
+        let o = r.simm(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let mut lines: Vec<String> = stdout(&o).lines().map(str::to_owned).collect();
+        lines.sort();
+        lines
+    };
+    let unsigned = all(&["--no-cache", "fingerprint", "--all"]);
+    assert_eq!(unsigned.len(), 6, "one line a blob: {unsigned:?}");
+    // CRLF text is fingerprinted as its LF form, as git scores it.
+    let print_of = |lines: &[String], path: &str| {
+        let id = r.rev(&format!("HEAD:{path}"));
+        let line = lines.iter().find(|l| l.ends_with(&id)).expect("listed");
+        line.split(' ').next().expect("fingerprint").to_owned()
+    };
+    let signed = all(&["fingerprint", "--all"]);
+    assert_eq!(print_of(&signed, "crlf.rs"), print_of(&signed, "lf.rs"));
+    assert!(r.store_dir().read_dir().expect("store").any(|e| {
+        e.expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sig-")
+    }));
+    assert_eq!(signed, unsigned);
+    // Served from the store the signing run filled.
+    assert_eq!(all(&["fingerprint", "--all"]), unsigned);
+    std::fs::remove_dir_all(r.store_dir()).expect("store removed");
+    assert_eq!(all(&["fingerprint", "--all", "--no-signatures"]), unsigned);
+}
+
 #[test]
 fn no_cache_writes_nothing() {
     let r = sources_repo();

@@ -278,11 +278,13 @@ pub(super) fn sign<S: Sink>(data: &[u8], shape: &Shape, coarse_only: bool, out: 
     with_body(data, |body, bits, crs| {
         sign_chunks(body, bits, crs, shape, coarse_only, out)
     })
+    .0
 }
 
 /// Call `f` with what is signed of `data` (without the CRs before LF of
-/// CRLF text), its LF bits, and where the CRs were.
-pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) -> R) -> R {
+/// CRLF text), its LF bits, and where the CRs were; also whether `data`
+/// holds a CR at all, which the LF pass tells for free.
+pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) -> R) -> (R, bool) {
     LF.with_borrow_mut(|bits| {
         // Most files have no CR at all, which the LF pass tells.
         let (len, cr) = lf_bits(data, bits);
@@ -290,10 +292,10 @@ pub(super) fn with_body<R>(data: &[u8], f: impl FnOnce(&[u8], &[u64], &[usize]) 
             let (body, crs) = super::without_crs(data);
             if let std::borrow::Cow::Owned(body) = body {
                 let (len, _) = lf_bits(&body, bits);
-                return f(&body, &bits[..len], &crs);
+                return (f(&body, &bits[..len], &crs), cr);
             }
         }
-        f(data, &bits[..len], &[])
+        (f(data, &bits[..len], &[]), cr)
     })
 }
 

@@ -85,29 +85,34 @@ thread_local! {
 impl Stored {
     /// Sign `data` (a blob's content as stored) and append the stored
     /// form to `out`: what the fingerprinting read does for every blob.
-    pub fn encode_of(data: &[u8], out: &mut Vec<u8>) {
+    /// Returns whether `data` holds a CR byte, which signing learns for
+    /// free: without one, the fingerprint need not look for CRLF line
+    /// ends ([`crate::similarity::fingerprint::Fingerprinter::fingerprint_knowing_cr`]).
+    pub fn encode_of(data: &[u8], out: &mut Vec<u8>) -> bool {
         let size = data.len() as u64;
         SCRATCH.with_borrow_mut(|(symbols, coarse, keys)| {
             if size < FINE_LIMIT {
-                let (lf, n, n_coarse) = chunks::with_body(data, |body, bits, _| {
+                let ((lf, n, n_coarse), cr) = chunks::with_body(data, |body, bits, _| {
                     batch::sign_fine_stored(body, bits, symbols, coarse)
                 });
                 put_header(out, size, line_count(data, lf), 0);
                 put_varint(out, n as u64);
                 out.extend_from_slice(&symbols[..n]);
                 out.extend_from_slice(&coarse[..n_coarse]);
+                cr
             } else {
                 let level = sketch::level(size);
                 let mask = (1u16 << sketch::bits(level)) - 1;
-                let (lf, n) = chunks::with_body(data, |body, bits, _| {
+                let ((lf, n), cr) = chunks::with_body(data, |body, bits, _| {
                     batch::sign_keys_stored(body, bits, mask, keys)
                 });
                 put_header(out, size, line_count(data, lf), 1);
                 out.push(level as u8);
                 put_varint(out, n as u64);
                 put_keys(out, &keys[..n]);
+                cr
             }
-        });
+        })
     }
 
     /// The stored signature of `data`.

@@ -37,6 +37,11 @@ const INDEX_LEN: usize = 16;
 /// Pending records become a table once they take this many bytes, unless
 /// their kind says otherwise.
 pub const FLUSH_BYTES: usize = 64 << 20;
+
+/// The blocks pending records are kept in ([`Records`]): small enough to
+/// come from the allocator's heap, where freed memory is used again,
+/// rather than from fresh mappings.
+const BLOCK: usize = 64 << 10;
 /// Merge tables once there are more than this many (when the store is
 /// opened, never while a run holds [`Loc`]s into them).
 pub(super) const MAX_TABLES: usize = 16;
@@ -233,14 +238,17 @@ pub struct Records {
     /// their sizes.
     other_versions: Vec<(PathBuf, u64)>,
     /// What was added since the last flush: each id with where its
-    /// record is in `pending_data`, and the record's CRC. One buffer for
-    /// all of them, not an allocation each: tens of thousands of small
-    /// records, each with room to spare, spread over fresh pages that
-    /// all faulted in. The CRC is taken as the record comes, while it is
-    /// in cache: the table writes the records in id order, a random walk
-    /// through the buffer.
-    pending: Vec<(ObjectId, usize, usize, u32)>,
-    pending_data: Vec<u8>,
+    /// record is in `pending_data` (block, start, length), and the
+    /// record's CRC. Blocks of [`BLOCK`] bytes hold the records back to
+    /// back, not an allocation each (tens of thousands of small records,
+    /// each with room to spare, spread over fresh pages that all faulted
+    /// in), nor one buffer grown by doubling (which copied what it held
+    /// into fresh pages at every step: half the cost of keeping a small
+    /// file's signature). The CRC is taken as the record comes, while it
+    /// is in cache: the table writes the records in id order, a random
+    /// walk through the blocks.
+    pending: Vec<(ObjectId, u32, usize, usize, u32)>,
+    pending_data: Vec<Vec<u8>>,
     pending_bytes: usize,
     warnings: Vec<String>,
 }
@@ -426,9 +434,20 @@ impl Records {
     pub fn add(&mut self, id: ObjectId, record: &[u8]) -> Result<(), StoreError> {
         self.pending_bytes += record.len() + id.as_slice().len() + INDEX_LEN;
         let crc = super::table::record_crc(id.as_slice(), record);
-        self.pending
-            .push((id, self.pending_data.len(), record.len(), crc));
-        self.pending_data.extend_from_slice(record);
+        if self
+            .pending_data
+            .last()
+            .is_none_or(|b| b.capacity() - b.len() < record.len())
+        {
+            self.pending_data
+                .push(Vec::with_capacity(BLOCK.max(record.len())));
+        }
+        let index = self.pending_data.len() - 1;
+        if let Some(block) = self.pending_data.last_mut() {
+            self.pending
+                .push((id, index as u32, block.len(), record.len(), crc));
+            block.extend_from_slice(record);
+        }
         if self.pending_bytes >= self.kind.flush_bytes {
             self.flush()?;
         }
@@ -458,7 +477,9 @@ impl Records {
         entries.dedup_by(|a, b| a.0 == b.0);
         let records: Vec<Record> = entries
             .iter()
-            .map(|&(ref id, at, len, crc)| (id.as_slice(), &data[at..at + len], crc))
+            .map(|&(ref id, block, at, len, crc)| {
+                (id.as_slice(), &data[block as usize][at..at + len], crc)
+            })
             .collect();
         if let Some(dir) = self.dir.clone() {
             let written = fs::create_dir_all(&dir)

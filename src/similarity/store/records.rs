@@ -37,10 +37,9 @@ const INDEX_LEN: usize = 16;
 /// Pending records become a table once they take this many bytes, unless
 /// their kind says otherwise.
 pub const FLUSH_BYTES: usize = 64 << 20;
-
-/// The blocks pending records are kept in ([`Records`]): small enough to
-/// come from the allocator's heap, where freed memory is used again,
-/// rather than from fresh mappings.
+/// The blocks pending records are kept in ([`Records`]): under the size
+/// at which allocators map fresh memory for a request, so that freed
+/// memory of the heap serves them.
 const BLOCK: usize = 64 << 10;
 /// Merge tables once there are more than this many (when the store is
 /// opened, never while a run holds [`Loc`]s into them).
@@ -442,12 +441,12 @@ impl Records {
             self.pending_data
                 .push(Vec::with_capacity(BLOCK.max(record.len())));
         }
+        // The last block, which has room now.
         let index = self.pending_data.len() - 1;
-        if let Some(block) = self.pending_data.last_mut() {
-            self.pending
-                .push((id, index as u32, block.len(), record.len(), crc));
-            block.extend_from_slice(record);
-        }
+        let block = &mut self.pending_data[index];
+        self.pending
+            .push((id, index as u32, block.len(), record.len(), crc));
+        block.extend_from_slice(record);
         if self.pending_bytes >= self.kind.flush_bytes {
             self.flush()?;
         }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What signatures add to a cold `fingerprint --all`: two git-simm binaries
 # (one that does not sign, one that does) each fingerprint every blob of a
-# copy of REPO from an empty store, alternating, in one run; prints each
-# time, the load, and the ratio of the means.
+# copy of REPO from an empty store, alternating in one run (every other
+# round the signing one first); prints each time, the load, and the ratio
+# of the means.
 #
 #   benches/signature-cost.sh OLD NEW REPO [WORKDIR] [ROUNDS]
 #
@@ -48,13 +49,16 @@ if [[ ${ONE_CORE:-} == 1 ]]; then
   command -v taskset >/dev/null || die "ONE_CORE=1 needs taskset (util-linux)"
   run=(env RAYON_NUM_THREADS=1 taskset -c 1)
 fi
-declare -A total=([old]=0 [new]=0) cpu=([old]=0 [new]=0)
+declare -A total=([old]=0 [new]=0) cpu=([old]=0 [new]=0) round_cpu=()
 # CPU seconds of each round, old then new: the ratio within a round pairs
 # runs a few seconds apart, which the host's drift moves less than it
-# moves the means.
+# moves the means. Every other round runs new first, so that whatever
+# the second run of a pair pays (or saves) falls on both sides alike.
 rounds_cpu=()
 for ((i = 1; i <= rounds; i++)); do
-  for bin in old new; do
+  order=(old new)
+  ((i % 2 == 0)) && order=(new old)
+  for bin in "${order[@]}"; do
     rm -rf "$repo/simm"
     t=$(now)
     # The run's own stderr stays on ours (3); `time` writes to the file.
@@ -63,13 +67,14 @@ for ((i = 1; i <= rounds; i++)); do
     c=$(awk '{ printf "%.3f", $1 + $2 }' "$workdir/cpu")
     total[$bin]=$(awk -v a="${total[$bin]}" -v b="$s" 'BEGIN { print a + b }')
     cpu[$bin]=$(awk -v a="${cpu[$bin]}" -v b="$c" 'BEGIN { print a + b }')
-    rounds_cpu+=("$c")
+    round_cpu[$bin]=$c
     # Tables and bytes by kind (fp, hist, sig, keys).
     tables=$(cd "$repo/simm" && for k in $(ls | sed -n 's/^\([a-z]*\)-.*\.table$/\1/p' | sort -u); do
       printf '%s %s tables %s bytes, ' "$k" "$(ls "$k"-*.table | wc -l)" "$(cat "$k"-*.table | wc -c)"
     done)
     printf '%-4s round %d: %7s s, CPU %6s s  (store: %s; load %s)\n' "$bin" "$i" "$s" "$c" "$tables" "$(loadavg)"
   done
+  rounds_cpu+=("${round_cpu[old]}" "${round_cpu[new]}")
 done
 awk -v o="${total[old]}" -v n="${total[new]}" -v r="$rounds" \
   'BEGIN { printf "mean: old %.2f s, new %.2f s, new/old %.3f (+%.1f%%)\n", o / r, n / r, n / o, (n / o - 1) * 100 }'

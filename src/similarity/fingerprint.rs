@@ -261,17 +261,8 @@ impl Fingerprinter {
     /// the LFs): without one there are no CRLF line ends to search for,
     /// a pass over every byte of the blob saved.
     pub fn fingerprint_knowing_cr(&mut self, data: &[u8], has_cr: bool) -> Option<Fingerprint> {
-        if has_cr
-            && memchr::memmem::find(data, b"\r\n").is_some()
-            && !crate::similarity::score::is_binary(data)
-        {
-            let mut text = Vec::with_capacity(data.len());
-            let mut rest = data;
-            while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
-                text.extend_from_slice(&rest[..at]);
-                rest = &rest[at + 1..];
-            }
-            text.extend_from_slice(rest);
+        if has_cr {
+            let text = crate::similarity::score::without_crlf_crs(data, None);
             return self.fingerprint_bytes(&text);
         }
         self.fingerprint_bytes(data)

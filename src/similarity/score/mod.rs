@@ -53,7 +53,7 @@ mod spans;
 pub use coarse::Coarse;
 pub use parse::{ScoreParseError, ThresholdError, parse_rename_score, parse_threshold};
 use spans::HASH_BASE;
-pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary};
+pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary, without_crlf_crs};
 
 /// The score of a perfect match; scores are fractions of it.
 ///

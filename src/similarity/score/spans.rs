@@ -574,6 +574,34 @@ fn pack(a1: u32, a2: u32, n: u32) -> u64 {
     (u64::from(bucket) << 32) | u64::from(n)
 }
 
+/// `data` as git scores text: without the CR of each CRLF, unless it is
+/// binary ([`is_binary`]) or holds none (then borrowed, not copied). With
+/// `crs`, where the CRs left out were, as offsets into `data`, in order
+/// (to map positions in the result back). What the fingerprint and the
+/// signature are computed over.
+pub fn without_crlf_crs<'a>(
+    data: &'a [u8],
+    mut crs: Option<&mut Vec<usize>>,
+) -> std::borrow::Cow<'a, [u8]> {
+    if memchr::memchr(b'\r', data).is_none()
+        || memchr::memmem::find(data, b"\r\n").is_none()
+        || is_binary(data)
+    {
+        return std::borrow::Cow::Borrowed(data);
+    }
+    let mut text = Vec::with_capacity(data.len());
+    let mut rest = data;
+    while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
+        text.extend_from_slice(&rest[..at]);
+        if let Some(crs) = crs.as_deref_mut() {
+            crs.push(data.len() - rest.len() + at);
+        }
+        rest = &rest[at + 1..];
+    }
+    text.extend_from_slice(rest);
+    std::borrow::Cow::Owned(text)
+}
+
 /// True if and only if `data` has a NUL byte in its first 8000 bytes, which is
 /// how git decides a blob is binary when no attribute says otherwise.
 ///

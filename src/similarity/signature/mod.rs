@@ -301,22 +301,9 @@ thread_local! {
 /// `data` as it is signed: text with CRLF line ends without the CRs, as
 /// git scores it, and where the CRs were (to map positions back).
 fn without_crs(data: &[u8]) -> (Cow<'_, [u8]>, Vec<usize>) {
-    let mut crs: Vec<usize> = Vec::new();
-    if memchr::memchr(b'\r', data).is_none()
-        || memchr::memmem::find(data, b"\r\n").is_none()
-        || crate::similarity::score::is_binary(data)
-    {
-        return (Cow::Borrowed(data), crs);
-    }
-    let mut text = Vec::with_capacity(data.len());
-    let mut rest = data;
-    while let Some(at) = memchr::memmem::find(rest, b"\r\n") {
-        text.extend_from_slice(&rest[..at]);
-        crs.push(text.len() + crs.len());
-        rest = &rest[at + 1..];
-    }
-    text.extend_from_slice(rest);
-    (Cow::Owned(text), crs)
+    let mut crs = Vec::new();
+    let body = crate::similarity::score::without_crlf_crs(data, Some(&mut crs));
+    (body, crs)
 }
 
 /// Lines of a file of `data` with `lf` LF bytes: a last line without LF

@@ -264,22 +264,30 @@ impl Signed {
     /// handed over under it). Whether `data` holds a CR, as
     /// [`Stored::encode_of`] says.
     pub fn add(&self, id: ObjectId, data: &[u8]) -> bool {
-        RECORD.with_borrow_mut(|record| {
-            record.clear();
-            let has_cr = Stored::encode_of(data, record);
-            self.keep(id, record);
-            has_cr
-        })
+        self.sign_and_keep(id, data, |_, has_cr| has_cr)
     }
 
     /// [`Signed::add`], returning the signature.
     pub fn add_decoded(&self, id: ObjectId, data: &[u8]) -> Stored {
+        // What was just encoded decodes.
+        self.sign_and_keep(id, data, |record, _| {
+            Stored::decode(record).unwrap_or_default()
+        })
+    }
+
+    /// Sign `data` into this thread's buffer, keep the record, and give
+    /// `then` the record and whether `data` holds a CR.
+    fn sign_and_keep<R>(
+        &self,
+        id: ObjectId,
+        data: &[u8],
+        then: impl FnOnce(&[u8], bool) -> R,
+    ) -> R {
         RECORD.with_borrow_mut(|record| {
             record.clear();
-            Stored::encode_of(data, record);
+            let has_cr = Stored::encode_of(data, record);
             self.keep(id, record);
-            // What was just encoded decodes.
-            Stored::decode(record).unwrap_or_default()
+            then(record, has_cr)
         })
     }
 

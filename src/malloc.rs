@@ -29,27 +29,27 @@ pub fn limit_arenas() {}
 /// fifth of it went to page faults: glibc takes its heap from the kernel
 /// 128 KiB at a time, hands large blocks back on free, and each page of
 /// the tens of megabytes the run touches faults in on its own. So for such
-/// runs the main heap grows 64 MiB at a time, keeps what is freed, serves
-/// blocks up to 256 MiB itself, and its first 96 MiB are marked for
-/// transparent huge pages (2 MiB a fault where the kernel allows them:
-/// `madvise` mode, the usual default, needs the mark). glibc has no call
-/// for that mark (its `glibc.malloc.hugetlb` tunable is read from the
-/// environment at start), so the heap is grown once by a block, the
-/// range marked, and the block freed for malloc to hand out again.
+/// runs the main heap grows 64 MiB at a time, keeps what is freed, and
+/// serves blocks up to 256 MiB itself.
 ///
-/// Measured (docs/performance.md): warm renames of a 10,000-file move
-/// 57.6 ms before, 45.4 ms after; cold 227 ms, 215 ms. Not for `repack`,
-/// whose buffers come and go per worker: there it cost time and up to 40%
-/// more peak RSS. glibc's own settings in the environment
-/// (`GLIBC_TUNABLES` with `glibc.malloc.` ones, or the older
-/// `MALLOC_*_` variables) decide instead, and a glibc that refuses a
-/// threshold this high (older ones cap it at 32 MiB) is left as it is:
-/// the other two settings alone would freeze its threshold at 128 KiB.
+/// No range is marked for transparent huge pages. A huge page is zeroed
+/// whole at its first touch, and in a virtual machine whose host takes
+/// back the memory the guest frees (a balloon device's free page
+/// reporting), each one is also faulted in by the host, 2 MiB at a time:
+/// on such a machine the mark made a cold run of a 10,000-file move 21-24%
+/// slower and a warm one 35% (docs/performance.md), and its times spread
+/// twice as wide. 4 KiB pages cost about the same everywhere.
+///
+/// Not for `repack`, whose buffers come and go per worker: there these
+/// settings cost time and up to 40% more peak RSS. glibc's own settings
+/// in the environment (`GLIBC_TUNABLES` with `glibc.malloc.` ones, which
+/// include its own huge-page switch, or the older `MALLOC_*_` variables)
+/// decide instead, and a glibc that refuses a threshold this high (older
+/// ones cap it at 32 MiB) is left as it is: the other two settings alone
+/// would freeze its threshold at 128 KiB.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn prepare_for_short_run() {
     const PAD: i32 = 64 << 20;
-    const GROW: usize = 32 << 20;
-    const HUGE_PAGE: usize = 2 << 20;
     let tuned = std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc."))
         || [
             "MALLOC_TOP_PAD_",
@@ -63,37 +63,13 @@ pub fn prepare_for_short_run() {
     }
     // SAFETY: mallopt only sets allocator parameters, under the arena
     // lock (the interrupt watcher's thread may be running; it has an
-    // arena of its own); sbrk(0) only reads the program break; the block
-    // is malloc's own, freed once; madvise(MADV_HUGEPAGE) changes no
-    // content and only flags whole pages of a range the heap maps
-    // (checked against the break first).
+    // arena of its own).
     unsafe {
         if libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20) == 0 {
             return;
         }
         libc::mallopt(libc::M_TOP_PAD, PAD);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
-        let before = libc::sbrk(0) as usize;
-        let block = libc::malloc(GROW);
-        if block.is_null() {
-            return;
-        }
-        let end = libc::sbrk(0) as usize;
-        let at = block as usize;
-        let start = at.next_multiple_of(HUGE_PAGE);
-        // Marked only when the block came from the heap, which grew for
-        // it (not from an mmap of its own, nor where sbrk fails). It
-        // starts in what was free at the heap's top, less than GROW below
-        // the old break, or the heap would not have grown.
-        let grew = before != usize::MAX && end != usize::MAX && end > before;
-        if grew
-            && at >= before.saturating_sub(GROW)
-            && at.checked_add(GROW).is_some_and(|e| e <= end)
-            && start < end
-        {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-        libc::free(block);
     }
     // The worker threads' heaps too (see `grow_worker_heap`).
     rayon::broadcast(|pool| grow_worker_heap((WORKERS_GROW / pool.num_threads()).min(WORKER_GROW)));
@@ -116,28 +92,19 @@ const WORKERS_GROW: usize = 256 << 20;
 /// move, each holding the process's memory map against the other
 /// thread's page faults. One allocation of `bytes` ([`WORKER_GROW`] on
 /// a few threads), freed at once, makes that much usable in one call
-/// (freed memory stays in the heap: the trim threshold is above it), and
-/// its range is marked for transparent huge pages like the main heap's.
-/// On a thread that shares the main heap the block comes from there,
-/// which the same mark fits.
+/// (freed memory stays in the heap: the trim threshold is above it). On
+/// a thread that shares the main heap the block comes from there, which
+/// grows by it once.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn grow_worker_heap(bytes: usize) {
-    const HUGE_PAGE: usize = 2 << 20;
-    // SAFETY: the block is malloc's own, used for nothing and freed once;
-    // madvise(MADV_HUGEPAGE) changes no content and only flags whole
-    // pages inside the block, which is mapped while it is allocated.
+    // SAFETY: the block is malloc's own, used for nothing and freed once.
     unsafe {
-        let block = libc::malloc(bytes);
-        if block.is_null() {
-            return;
+        // Opaque, so that the compiler cannot drop the pair of calls as
+        // an allocation nobody uses.
+        let block = std::hint::black_box(libc::malloc(bytes));
+        if !block.is_null() {
+            libc::free(block);
         }
-        let at = block as usize;
-        let start = at.next_multiple_of(HUGE_PAGE);
-        let end = at.saturating_add(bytes) / HUGE_PAGE * HUGE_PAGE;
-        if start < end {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-        libc::free(block);
     }
 }
 

@@ -209,11 +209,16 @@ fn fingerprint_and_sign(
     // Every blob read above was signed in that read; only those whose
     // fingerprint the store had can lack a signature. Looking up the
     // others again would check the CRC of every record just written.
-    let rest: Vec<ObjectId> = ids
-        .iter()
-        .filter(|id| read.binary_search_by(|(r, ())| r.cmp(id)).is_err())
-        .copied()
-        .collect();
+    // `read` holds distinct ids of `ids`: as many as `ids` means all of
+    // them (a first run), and no search is needed.
+    let rest: Vec<ObjectId> = if read.len() == ids.len() {
+        Vec::new()
+    } else {
+        ids.iter()
+            .filter(|id| read.binary_search_by(|(r, ())| r.cmp(id)).is_err())
+            .copied()
+            .collect()
+    };
     if !rest.is_empty() {
         compute::fill_signatures(repo, store, &rest, feedback)?;
     }

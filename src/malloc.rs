@@ -38,7 +38,10 @@ pub fn limit_arenas() {}
 /// reporting), each one is also faulted in by the host, 2 MiB at a time:
 /// on such a machine the mark made a cold run of a 10,000-file move 21-24%
 /// slower and a warm one 35% (docs/performance.md), and its times spread
-/// twice as wide. 4 KiB pages cost about the same everywhere.
+/// twice as wide. Runs back to back, which find the huge pages the
+/// previous one freed still backed, were faster with the mark (warm
+/// 10-24%), as was a cold 100,000-file move (6%): a user's run, seconds
+/// after other work, is the case chosen for.
 ///
 /// Not for `repack`, whose buffers come and go per worker: there these
 /// settings cost time and up to 40% more peak RSS. glibc's own settings

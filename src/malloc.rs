@@ -36,9 +36,9 @@ pub fn limit_arenas() {}
 /// whole at its first touch, and in a virtual machine whose host takes
 /// back the memory the guest frees (a balloon device's free page
 /// reporting), each one is also faulted in by the host, 2 MiB at a time:
-/// on such a machine the mark made a cold run of a 10,000-file move 21-24%
-/// slower and a warm one 35% (docs/performance.md), and its times spread
-/// twice as wide. Runs back to back, which find the huge pages the
+/// on such a machine the mark made a cold run of a 10,000-file move 11-20%
+/// slower and a warm one 62-87% (docs/performance.md), and its times
+/// spread twice as wide. Runs back to back, which find the huge pages the
 /// previous one freed still backed, were faster with the mark (warm
 /// 10-24%), as was a cold 100,000-file move (6%): a user's run, seconds
 /// after other work, is the case chosen for.

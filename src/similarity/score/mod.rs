@@ -46,6 +46,8 @@
 //! into chunks ([`spans`](self::Spans)), the score of two histograms (here),
 //! git's `-M<n>` syntax and git-simm's own thresholds (`parse`).
 
+#[cfg(target_arch = "x86_64")]
+mod chunks_avx512;
 mod coarse;
 mod parse;
 mod spans;

@@ -477,11 +477,24 @@ impl Buckets {
 }
 
 /// Chunks of a file in which every byte counts (binary, or text without a
-/// CR): lines cut every 64 bytes. Most files take this path. One pass with
-/// a test per byte: measured on real source files it beats finding line
-/// ends with memchr first (1.2 GB/s against 0.95), whose per-line call
-/// costs more than it saves on lines of a few dozen bytes.
+/// CR): lines cut every 64 bytes. Most files take this path. With AVX-512
+/// (and VBMI), eight chunks are hashed at once ([`super::chunks_avx512`]:
+/// `Spans::new` 1.55 GB/s on git's sources against 1.20).
 pub(super) fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
+    #[cfg(target_arch = "x86_64")]
+    if super::chunks_avx512::available() {
+        // SAFETY: the processor has what the function is compiled for,
+        // checked just above.
+        return unsafe { super::chunks_avx512::chunk_plain(data, chunks) };
+    }
+    chunk_plain_scalar(data, chunks);
+}
+
+/// [`chunk_plain`] a byte at a time, on any processor: one pass with a
+/// test per byte, which on real source files beats finding line ends
+/// with memchr first (1.2 GB/s against 0.95), whose per-line call costs
+/// more than it saves on lines of a few dozen bytes.
+pub(super) fn chunk_plain_scalar(data: &[u8], chunks: &mut Vec<u64>) {
     let mut x: u64 = 0;
     let mut n: u32 = 0;
     for &c in data {
@@ -531,12 +544,12 @@ pub fn for_each_chunk(data: &[u8], mut f: impl FnMut(u32, &[u8])) {
 /// << 7) ^ (a2 >> 25); a2 = (a2 << 7) ^ (old a1 >> 25); a1 += c`, are one
 /// 64-bit word (a1 high) rotated left by 7, plus the byte added to the high
 /// half.
-fn hash_step(x: u64, c: u8) -> u64 {
+pub(super) fn hash_step(x: u64, c: u8) -> u64 {
     x.rotate_left(7).wrapping_add(u64::from(c) << 32)
 }
 
 /// Finish a chunk of `n` bytes hashed to `x`: see [`pack`].
-fn finish(x: u64, n: u32) -> u64 {
+pub(super) fn finish(x: u64, n: u32) -> u64 {
     pack((x >> 32) as u32, x as u32, n)
 }
 

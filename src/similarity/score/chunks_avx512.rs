@@ -19,7 +19,7 @@ use std::arch::x86_64::{
     _mm512_unpacklo_epi8, _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
 };
 
-use super::spans::{MAX_CHUNK, finish, hash_step};
+use super::chunk_hash::{MAX_CHUNK, finish, hash_step};
 
 /// Whether [`chunk_plain`] may run: the AVX-512 paths are allowed
 /// ([`crate::similarity::simd::avx512`]) and the processor also has VBMI
@@ -216,7 +216,7 @@ unsafe fn eight(data: &[u8], at: &[(usize, u32); 8]) -> [u64; 8] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::spans::chunk_plain_scalar;
+    use super::super::chunk_hash::chunk_plain_scalar;
 
     fn both(data: &[u8]) {
         if !super::available() {

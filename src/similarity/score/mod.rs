@@ -46,15 +46,16 @@
 //! into chunks ([`spans`](self::Spans)), the score of two histograms (here),
 //! git's `-M<n>` syntax and git-simm's own thresholds (`parse`).
 
+mod chunk_hash;
 #[cfg(target_arch = "x86_64")]
 mod chunks_avx512;
 mod coarse;
 mod parse;
 mod spans;
 
+use chunk_hash::HASH_BASE;
 pub use coarse::Coarse;
 pub use parse::{ScoreParseError, ThresholdError, parse_rename_score, parse_threshold};
-use spans::HASH_BASE;
 pub use spans::{Binary, Buckets, Spans, for_each_chunk, is_binary, without_crlf_crs};
 
 /// The score of a perfect match; scores are fractions of it.

@@ -2,15 +2,8 @@
 //! chunks and hashes them into buckets (`diffcore-delta.c`), and whether a
 //! file counts as text or binary while doing so.
 
+use super::chunk_hash::{HASH_BASE, MAX_CHUNK, chunk_plain_scalar, finish, hash_step};
 use crate::similarity::radix;
-
-/// The number of buckets chunks are hashed into; a prime, as in git, so that
-/// the modulo mixes the high bits of the accumulators too.
-pub(super) const HASH_BASE: u32 = 107_927;
-
-/// The longest chunk; lines longer than this are cut into several chunks so
-/// that one edit in a long line does not make the whole line count as new.
-pub(super) const MAX_CHUNK: u32 = 64;
 
 /// How far [`is_binary`] looks for a NUL byte (git's `FIRST_FEW_BYTES`).
 const FIRST_FEW_BYTES: usize = 8000;
@@ -490,27 +483,6 @@ pub(super) fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
     chunk_plain_scalar(data, chunks);
 }
 
-/// [`chunk_plain`] a byte at a time, on any processor: one pass with a
-/// test per byte, which on real source files beats finding line ends
-/// with memchr first (1.2 GB/s against 0.95), whose per-line call costs
-/// more than it saves on lines of a few dozen bytes.
-pub(super) fn chunk_plain_scalar(data: &[u8], chunks: &mut Vec<u64>) {
-    let mut x: u64 = 0;
-    let mut n: u32 = 0;
-    for &c in data {
-        x = hash_step(x, c);
-        n += 1;
-        if n == MAX_CHUNK || c == b'\n' {
-            chunks.push(finish(x, n));
-            x = 0;
-            n = 0;
-        }
-    }
-    if n > 0 {
-        chunks.push(finish(x, n));
-    }
-}
-
 thread_local! {
     /// The chunk list [`Spans::new`] sorts, and the sort's scratch, one per
     /// thread.
@@ -540,19 +512,6 @@ pub fn for_each_chunk(data: &[u8], mut f: impl FnMut(u32, &[u8])) {
     }
 }
 
-/// One byte into a chunk's hash. git's two 32-bit accumulators, `a1 = (a1
-/// << 7) ^ (a2 >> 25); a2 = (a2 << 7) ^ (old a1 >> 25); a1 += c`, are one
-/// 64-bit word (a1 high) rotated left by 7, plus the byte added to the high
-/// half.
-pub(super) fn hash_step(x: u64, c: u8) -> u64 {
-    x.rotate_left(7).wrapping_add(u64::from(c) << 32)
-}
-
-/// Finish a chunk of `n` bytes hashed to `x`: see [`pack`].
-pub(super) fn finish(x: u64, n: u32) -> u64 {
-    pack((x >> 32) as u32, x as u32, n)
-}
-
 /// Chunks of a text file with CRs: a CR before a LF is skipped (git treats
 /// "\r\n" in text as "\n", so that converting line endings alone barely
 /// changes what counts as copied), and the cut at 64 counts the bytes
@@ -579,12 +538,6 @@ pub(super) fn chunk_crlf(data: &[u8], chunks: &mut Vec<u64>) {
     if n > 0 {
         chunks.push(finish(x, n));
     }
-}
-
-/// Finish a chunk: its bucket in the high half, its length in the low half.
-fn pack(a1: u32, a2: u32, n: u32) -> u64 {
-    let bucket = a1.wrapping_add(a2.wrapping_mul(0x61)) % HASH_BASE;
-    (u64::from(bucket) << 32) | u64::from(n)
 }
 
 /// `data` as git scores text: without the CR of each CRLF, unless it is

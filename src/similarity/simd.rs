@@ -1,7 +1,8 @@
 //! Whether the similarity code may take its AVX-512 paths: the processor
 //! has every feature they are compiled with (F, BW, DQ, VL, VBMI2 and
 //! LZCNT), and `GIT_SIMM_NO_AVX512=1` does not keep the fingerprints and
-//! signatures on their AVX2 paths (every path gives the same bits; the
+//! signatures on their AVX2 paths and git's chunks on their byte-at-a-time
+//! hash (every path gives the same bits; the
 //! variable is for timing one against the other, or for a machine whose
 //! AVX-512 is best left alone). Asked once per process.
 

@@ -10,6 +10,7 @@ pub mod candidates;
 pub mod compute;
 pub mod containment;
 pub mod fingerprint;
+pub(crate) mod lf_bits;
 pub mod prefix;
 pub(crate) mod radix;
 pub mod score;

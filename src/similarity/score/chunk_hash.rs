@@ -24,6 +24,14 @@ pub(super) fn finish(x: u64, n: u32) -> u64 {
     pack((x >> 32) as u32, x as u32, n)
 }
 
+/// One chunk of at most [`MAX_CHUNK`] bytes, hashed and finished.
+pub(super) fn chunk(bytes: &[u8]) -> u64 {
+    finish(
+        bytes.iter().fold(0, |x, &c| hash_step(x, c)),
+        bytes.len() as u32,
+    )
+}
+
 /// Finish a chunk: its bucket in the high half, its length in the low half.
 pub(super) fn pack(a1: u32, a2: u32, n: u32) -> u64 {
     let bucket = a1.wrapping_add(a2.wrapping_mul(0x61)) % HASH_BASE;

@@ -13,13 +13,14 @@
 //! or content.
 
 use std::arch::x86_64::{
-    _mm512_add_epi64, _mm512_cmpeq_epi8_mask, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
-    _mm512_maskz_permutexvar_epi8, _mm512_rol_epi64, _mm512_set1_epi8, _mm512_setzero_si512,
-    _mm512_storeu_si512, _mm512_unpackhi_epi8, _mm512_unpackhi_epi16, _mm512_unpackhi_epi32,
-    _mm512_unpacklo_epi8, _mm512_unpacklo_epi16, _mm512_unpacklo_epi32,
+    _mm512_add_epi64, _mm512_loadu_si512, _mm512_maskz_loadu_epi8, _mm512_maskz_permutexvar_epi8,
+    _mm512_rol_epi64, _mm512_setzero_si512, _mm512_storeu_si512, _mm512_unpackhi_epi8,
+    _mm512_unpackhi_epi16, _mm512_unpackhi_epi32, _mm512_unpacklo_epi8, _mm512_unpacklo_epi16,
+    _mm512_unpacklo_epi32,
 };
 
-use super::chunk_hash::{MAX_CHUNK, finish, hash_step};
+use super::chunk_hash::{MAX_CHUNK, chunk, finish};
+use crate::similarity::lf_bits::{Width, lf_bits};
 
 /// Whether [`chunk_plain`] may run: the AVX-512 paths are allowed
 /// ([`crate::similarity::simd::avx512`]) and the processor also has VBMI
@@ -54,8 +55,7 @@ static COLUMNS: [[u8; 64]; 64] = {
 const BATCH: usize = 64;
 
 thread_local! {
-    /// Each thread's LF bits, one word per 64 bytes and a zero word past
-    /// the last.
+    /// Each thread's LF bits ([`lf_bits`]), reused from file to file.
     static LF: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -68,8 +68,7 @@ thread_local! {
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1")]
 pub(super) unsafe fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
     LF.with_borrow_mut(|lf| {
-        // SAFETY: passed on from this function's contract.
-        unsafe { lf_bits(data, lf) };
+        lf_bits(data, lf, Width::Avx512);
         let n = data.len();
         let mut batch = [(0usize, 0u32); BATCH];
         let mut p = 0;
@@ -107,38 +106,10 @@ pub(super) unsafe fn chunk_plain(data: &[u8], chunks: &mut Vec<u64>) {
                 i += 8;
             }
             for &(start, len) in &batch[i..count] {
-                let x = data[start..start + len as usize]
-                    .iter()
-                    .fold(0, |x, &c| hash_step(x, c));
-                chunks.push(finish(x, len));
+                chunks.push(chunk(&data[start..start + len as usize]));
             }
         }
     });
-}
-
-/// The LF bits of `data` into `lf`: bit `i % 64` of word `i / 64` for
-/// byte `i`, and one zero word more.
-///
-/// # Safety
-/// The processor has AVX-512 F and BW.
-#[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn lf_bits(data: &[u8], lf: &mut Vec<u64>) {
-    lf.clear();
-    let newline = _mm512_set1_epi8(b'\n' as i8);
-    let mut blocks = data.chunks_exact(64);
-    for block in &mut blocks {
-        // SAFETY: 64 bytes; loadu has no alignment requirement.
-        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
-        lf.push(_mm512_cmpeq_epi8_mask(v, newline));
-    }
-    let rest = blocks.remainder();
-    if !rest.is_empty() {
-        // SAFETY: the mask keeps the `rest.len()` bytes of `rest`; a
-        // masked load does not touch the others.
-        let v = unsafe { _mm512_maskz_loadu_epi8((1u64 << rest.len()) - 1, rest.as_ptr().cast()) };
-        lf.push(_mm512_cmpeq_epi8_mask(v, newline));
-    }
-    lf.push(0);
 }
 
 /// git's fold over each of eight chunks `(start, length)` of `data`.

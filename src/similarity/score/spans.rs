@@ -2,7 +2,7 @@
 //! chunks and hashes them into buckets (`diffcore-delta.c`), and whether a
 //! file counts as text or binary while doing so.
 
-use super::chunk_hash::{HASH_BASE, MAX_CHUNK, chunk_plain_scalar, finish, hash_step};
+use super::chunk_hash::{HASH_BASE, MAX_CHUNK, chunk, chunk_plain_scalar, finish, hash_step};
 use crate::similarity::radix;
 
 /// How far [`is_binary`] looks for a NUL byte (git's `FIRST_FEW_BYTES`).
@@ -505,8 +505,7 @@ pub fn for_each_chunk(data: &[u8], mut f: impl FnMut(u32, &[u8])) {
             continue;
         }
         for piece in data[start..end].chunks(MAX_CHUNK as usize) {
-            let x = piece.iter().fold(0, |x, &c| hash_step(x, c));
-            f((finish(x, piece.len() as u32) >> 32) as u32, piece);
+            f((chunk(piece) >> 32) as u32, piece);
         }
         start = end;
     }

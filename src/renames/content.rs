@@ -1,6 +1,9 @@
-//! The content provider of rename detection over a repository: sizes and
-//! fingerprints through the store, chunk histograms read once per blob and
-//! text-or-binary decision of its paths (`.gitattributes`).
+//! The content provider of rename detection over a repository: chunk
+//! histograms from the histogram store or read once per blob, with the
+//! fingerprints of the histograms that order the search
+//! ([`simhash`]), sizes, and the text-or-binary decision of its paths
+//! (`.gitattributes`). gsimm fingerprints ([`Content::items`]) are
+//! for the commands that rank by them (`similar`).
 
 use std::sync::Arc;
 
@@ -11,13 +14,32 @@ use super::ContentError;
 use super::{Content, SpanKey, SpanMap};
 use crate::progress::Feedback;
 use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
-use crate::similarity::fingerprint::Sketch;
-use crate::similarity::score::{Binary, Spans};
+use crate::similarity::fingerprint::{Fingerprint, Sketch};
+use crate::similarity::score::{Binary, Spans, simhash};
 use crate::similarity::store::histograms::Histograms;
 use crate::similarity::store::{Store, StoreError};
 
-/// Histograms found in the store (decoded) and the keys it lacks.
-type StoredSplit = (Vec<(SpanKey, Arc<Spans>)>, Vec<SpanKey>);
+/// Histograms found in the store (decoded, with their prints) and the
+/// keys it lacks.
+type StoredSplit = (Vec<(SpanKey, Histogram)>, Vec<SpanKey>);
+
+/// A histogram, and its fingerprint ([`simhash`]) where it was chunked
+/// by content (the search's order needs no other), made while the
+/// histogram is still in the cache.
+type Histogram = (Arc<Spans>, Option<Fingerprint>);
+
+/// The histogram of `data` chunked as `binary` says, with its print.
+fn histogram(data: &[u8], binary: Binary) -> Histogram {
+    histogram_of(Spans::with_binary(data, binary), binary)
+}
+
+fn histogram_of(spans: Spans, binary: Binary) -> Histogram {
+    let print = match binary {
+        Binary::Auto => simhash::fingerprint(&spans),
+        _ => None,
+    };
+    (Arc::new(spans), print)
+}
 
 /// Blob contents for rename detection: sizes and fingerprints through the
 /// store, chunk histograms from the histogram store or read on demand, and
@@ -39,6 +61,8 @@ pub struct RepoContent<'a> {
     /// keeping a copy of each of 100,000 costs more than that.
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
     spans: SpanMap<Arc<Spans>>,
+    /// The print ([`simhash`]) of each blob of `spans` chunked by content.
+    prints: gix::hashtable::HashMap<ObjectId, Option<Fingerprint>>,
     /// git's per-path text-or-binary decision; `None` scores every path by
     /// content alone.
     attributes: Option<DiffAttributes>,
@@ -64,6 +88,7 @@ impl<'a> RepoContent<'a> {
             extra,
             memo: Default::default(),
             spans: Default::default(),
+            prints: Default::default(),
             attributes: None,
             feedback: *feedback,
             fetched: Fetched::default(),
@@ -119,7 +144,7 @@ impl<'a> RepoContent<'a> {
         let ids: Vec<ObjectId> = keys.iter().map(|k| k.0).collect();
         let locs = h.locate(&ids);
         let h = &*h;
-        let decoded: Vec<Option<Arc<Spans>>> = keys
+        let decoded: Vec<Option<Histogram>> = keys
             .par_iter()
             .zip(&locs)
             .map(|(key, loc)| {
@@ -129,7 +154,7 @@ impl<'a> RepoContent<'a> {
                     Binary::Yes => spans.is_binary(),
                     Binary::No => !spans.is_binary(),
                 };
-                serves.then(|| Arc::new(spans))
+                serves.then(|| histogram_of(spans, key.1))
             })
             .collect();
         let mut found = Vec::new();
@@ -155,6 +180,28 @@ impl<'a> RepoContent<'a> {
     pub fn with_attributes(mut self, attributes: DiffAttributes) -> Self {
         self.attributes = Some(attributes);
         self
+    }
+
+    /// Hold histograms made or found, and their prints.
+    fn keep(&mut self, histograms: impl IntoIterator<Item = (SpanKey, Histogram)>) {
+        for (key, (spans, print)) in histograms {
+            if key.1 == Binary::Auto {
+                self.prints.insert(key.0, print);
+            }
+            self.spans.insert(key, spans);
+        }
+    }
+
+    /// The sizes `out` lacks of blobs whose histograms this run holds.
+    fn sizes_of_read(&self, ids: &[ObjectId], out: &mut [Option<u64>]) {
+        if self.spans.is_empty() {
+            return;
+        }
+        for (slot, id) in out.iter_mut().zip(ids) {
+            if slot.is_none() {
+                *slot = self.spans.get(&(*id, Binary::Auto)).map(|s| s.size());
+            }
+        }
     }
 
     /// The histogram of `key` if one already known serves: a forced
@@ -266,11 +313,34 @@ impl Content for RepoContent<'_> {
         Ok(out.into_iter().map(|o| o.unwrap_or(none)).collect())
     }
 
+    fn search_items(&mut self, ids: &[ObjectId]) -> Result<Vec<Sketch>, ContentError> {
+        // The histograms are what the search scores with: every blob that
+        // can score is read for its histogram anyway (or found in the
+        // histogram store), and a fingerprint of the histogram costs a
+        // fraction of a gsimm fingerprint of the bytes.
+        let keys: Vec<SpanKey> = ids.iter().map(|id| (*id, Binary::Auto)).collect();
+        let spans = self.spans(&keys)?;
+        Ok(spans
+            .iter()
+            .zip(ids)
+            .map(|(s, id)| Sketch {
+                size: s.size(),
+                // Histograms held before (by `items`) have none yet.
+                fingerprint: self
+                    .prints
+                    .get(id)
+                    .copied()
+                    .unwrap_or_else(|| simhash::fingerprint(s)),
+            })
+            .collect())
+    }
+
     fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         // The store first: a blob's size is the same wherever it is found,
         // and asking the memo about 100,000 ids the store has costs more
         // than asking it about the few the store lacks.
         let mut out = self.store.sizes(ids);
+        self.sizes_of_read(ids, &mut out);
         fill_missing(ids, &mut out, |missing| {
             Ok(self.items(missing)?.into_iter().map(|i| i.size).collect())
         })?;
@@ -279,6 +349,7 @@ impl Content for RepoContent<'_> {
 
     fn header_sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
         let mut out = self.store.sizes(ids);
+        self.sizes_of_read(ids, &mut out);
         for (slot, id) in out.iter_mut().zip(ids) {
             if slot.is_none() {
                 *slot = match self.memo.get(id) {
@@ -370,31 +441,31 @@ impl Content for RepoContent<'_> {
             .into_iter()
             .partition(|(id, _)| self.extra.contains_key(id));
         let (stored, in_odb) = self.stored(in_odb)?;
-        self.spans.extend(stored);
+        self.keep(stored);
         // A blob wanted under two decisions is read once per decision; that
         // takes attributes that split one blob's paths, which is rare.
         let odb_ids: Vec<ObjectId> = in_odb.iter().map(|(id, _)| *id).collect();
         let from_odb = self.repo.map_blobs(&odb_ids, &self.feedback, |i, data| {
-            Arc::new(Spans::with_binary(data, in_odb[i].1))
+            histogram(data, in_odb[i].1)
         })?;
-        let from_memory: Vec<Arc<Spans>> = in_memory
+        let from_memory: Vec<Histogram> = in_memory
             .par_iter()
             .map(|(id, binary)| {
-                Arc::new(Spans::with_binary(
+                histogram(
                     self.extra.get(id).map_or(&[][..], |v| v.as_slice()),
                     *binary,
-                ))
+                )
             })
             .collect();
         let read: Vec<(ObjectId, Arc<Spans>)> = in_odb
             .iter()
             .zip(&from_odb)
             .filter(|(k, _)| k.1 == Binary::Auto)
-            .map(|(k, s)| (k.0, s.clone()))
+            .map(|(k, s)| (k.0, s.0.clone()))
             .collect();
         self.remember(&read)?;
-        self.spans.extend(in_odb.into_iter().zip(from_odb));
-        self.spans.extend(in_memory.into_iter().zip(from_memory));
+        self.keep(in_odb.into_iter().zip(from_odb));
+        self.keep(in_memory.into_iter().zip(from_memory));
         let empty = Arc::new(Spans::new(&[]));
         Ok(keys
             .iter()

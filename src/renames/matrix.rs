@@ -6,7 +6,10 @@
 //! `k` sources:
 //!
 //! 1. the nearest sources by fingerprint ([`NEAREST`] of them, within git's
-//!    size window) are scored exactly: a fast first guess at the best;
+//!    size window) are scored exactly: a fast first guess at the best (the
+//!    fingerprints are those of the histograms,
+//!    [`crate::similarity::score::simhash`], so that no blob is read for
+//!    anything but its histogram);
 //! 2. the destination's own threshold is raised to what it already holds:
 //!    its `k`th best score if it has `k` at the minimum score, else the
 //!    minimum;
@@ -88,12 +91,9 @@ pub(super) fn score_pairs(
     let mut wanted: Vec<ObjectId> = wanted.into_iter().collect();
     // The store answers sorted ids with one walk of its tables.
     wanted.sort_unstable();
-    let items = content.items(&wanted)?;
-    let size_of: gix::hashtable::HashMap<ObjectId, u64> = wanted
-        .iter()
-        .zip(&items)
-        .map(|(id, item)| (*id, item.size))
-        .collect();
+    let sizes = content.sizes(&wanted)?;
+    let size_of: gix::hashtable::HashMap<ObjectId, u64> =
+        wanted.iter().copied().zip(sizes).collect();
     let size = |id: &ObjectId| size_of.get(id).copied().unwrap_or(0);
     // Size filter first: it needs no content.
     let mut need: SpanSet = Default::default();

@@ -237,6 +237,13 @@ pub struct Outcome {
 pub trait Content {
     /// Size and fingerprint of each blob.
     fn items(&mut self, ids: &[ObjectId]) -> Result<Vec<Sketch>, ContentError>;
+    /// Size of each blob and a fingerprint that orders the candidate
+    /// search nearest first. Any 256-bit fingerprint whose distance
+    /// tracks git's score serves: the bound makes the answer exact
+    /// whatever it says. [`Content::items`] unless implemented.
+    fn search_items(&mut self, ids: &[ObjectId]) -> Result<Vec<Sketch>, ContentError> {
+        self.items(ids)
+    }
     /// Size of each blob: [`Content::items`] when only sizes are wanted,
     /// which an implementation may answer more cheaply.
     fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {

@@ -315,7 +315,7 @@ fn regular_items<'e>(
         .filter(|e| is_regular(e.kind))
         .map(|e| e.id)
         .collect();
-    let mut found = content.items(&ids)?.into_iter();
+    let mut found = content.search_items(&ids)?.into_iter();
     Ok(entries
         .iter()
         .map(|e| {

@@ -51,6 +51,7 @@ mod chunk_hash;
 mod chunks_avx512;
 mod coarse;
 mod parse;
+pub mod simhash;
 mod spans;
 
 use chunk_hash::HASH_BASE;

@@ -134,6 +134,25 @@ impl<'a> RepoContent<'a> {
         Ok(())
     }
 
+    /// [`RepoContent::remember`] those of `read` the histogram store does
+    /// not hold yet: blobs read for their gsimm fingerprints may have
+    /// histograms there already (`renames` keeps histograms alone), and
+    /// adding them again would grow the store by a copy of each.
+    fn remember_new(&mut self, read: &[(ObjectId, Arc<Spans>)]) -> Result<(), StoreError> {
+        let Some(h) = self.histogram_store()? else {
+            return Ok(());
+        };
+        let ids: Vec<ObjectId> = read.iter().map(|(id, _)| *id).collect();
+        let held = h.locate(&ids);
+        let new: Vec<(ObjectId, Arc<Spans>)> = read
+            .iter()
+            .zip(held)
+            .filter(|(_, at)| at.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        self.remember(&new)
+    }
+
     /// The histograms of `keys` the histogram store has, decoded, and the
     /// keys it lacks. A stored histogram serves a path whose attributes
     /// force a decision only if the content decided the same.
@@ -306,7 +325,7 @@ impl Content for RepoContent<'_> {
                     self.memo.insert(ids[i], item(e));
                 }
             }
-            self.remember(&spans)?;
+            self.remember_new(&spans)?;
             self.spans
                 .extend(spans.into_iter().map(|(id, s)| ((id, Binary::Auto), s)));
         }

@@ -16,7 +16,7 @@ use crate::progress::Feedback;
 use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::{Fingerprint, Sketch};
 use crate::similarity::score::{Binary, Spans, simhash};
-use crate::similarity::store::histograms::Histograms;
+use crate::similarity::store::histograms::{Histograms, Writing};
 use crate::similarity::store::{Store, StoreError};
 
 /// Histograms found in the store (decoded, with their prints) and the
@@ -70,6 +70,8 @@ pub struct RepoContent<'a> {
     fetched: Fetched,
     /// The histogram store, opened on first use; `None` with `--no-cache`.
     histograms: Option<Histograms>,
+    /// Histograms being written on threads of their own.
+    writing: Vec<Writing>,
 }
 
 impl<'a> RepoContent<'a> {
@@ -93,6 +95,7 @@ impl<'a> RepoContent<'a> {
             feedback: *feedback,
             fetched: Fetched::default(),
             histograms: None,
+            writing: Vec::new(),
         }
     }
 
@@ -106,6 +109,9 @@ impl<'a> RepoContent<'a> {
     /// (a command about to exit need not free it).
     pub fn flush(&mut self) -> Result<(), StoreError> {
         if let Some(mut h) = self.histograms.take() {
+            for writing in self.writing.drain(..) {
+                h.finish_writing(writing)?;
+            }
             h.flush()?;
             self.store.add_warnings(h.take_warnings());
         }
@@ -123,15 +129,28 @@ impl<'a> RepoContent<'a> {
 
     /// Keep histograms computed from blob contents (chunked as the content
     /// says: the only kind the histogram store holds).
+    /// Many at once (a first run's) are written on a thread of their own
+    /// while detection goes on, and taken in by [`RepoContent::flush`].
     fn remember(&mut self, read: &[(ObjectId, Arc<Spans>)]) -> Result<(), StoreError> {
         if read.is_empty() {
             return Ok(());
         }
-        if let Some(h) = self.histogram_store()? {
-            let read: Vec<(ObjectId, &Spans)> = read.iter().map(|(id, s)| (*id, &**s)).collect();
-            h.add_many(&read)?;
-        }
-        Ok(())
+        let Some(h) = self.histogram_store()? else {
+            return Ok(());
+        };
+        let read = if read.len() >= BACKGROUND_FROM {
+            match h.add_in_background(read.to_vec()) {
+                Ok(writing) => {
+                    self.writing.push(writing);
+                    return Ok(());
+                }
+                Err(back) => back,
+            }
+        } else {
+            read.to_vec()
+        };
+        let read: Vec<(ObjectId, &Spans)> = read.iter().map(|(id, s)| (*id, &**s)).collect();
+        h.add_many(&read)
     }
 
     /// [`RepoContent::remember`] those of `read` the histogram store does
@@ -492,6 +511,11 @@ impl Content for RepoContent<'_> {
             .collect())
     }
 }
+
+/// Histograms read at once from which they are written on a thread of
+/// their own: fewer are added to the table written at the end, so that a
+/// run does not leave a table for every few blobs it read.
+const BACKGROUND_FROM: usize = 1024;
 
 /// Paths from which [`RepoContent`]'s attribute lookups are split over
 /// two threads (a clone of the attribute stack costs about as much as a

@@ -23,12 +23,14 @@
 //! its tables in memory instead.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
 pub use super::records::Loc;
 use super::records::{Kind, Records};
+pub use super::writing::Writing;
 use super::{Pruned, StoreError};
 use crate::similarity::score::Spans;
 
@@ -112,6 +114,25 @@ impl Histograms {
             self.0.add(*id, &record)?;
         }
         Ok(())
+    }
+
+    /// Encode and write `histograms` as tables on a thread of their own,
+    /// while the run goes on; take them in with
+    /// [`Histograms::finish_writing`].
+    /// They come back when the store has no directory to write to or no
+    /// thread could be started: add them instead.
+    pub fn add_in_background(
+        &self,
+        histograms: Vec<(ObjectId, Arc<Spans>)>,
+    ) -> Result<Writing, Vec<(ObjectId, Arc<Spans>)>> {
+        self.0
+            .write_in_background(histograms, |spans, out| spans.encode(out))
+    }
+
+    /// Wait for tables [`Histograms::add_in_background`] is writing and
+    /// take them in.
+    pub fn finish_writing(&mut self, writing: Writing) -> Result<(), StoreError> {
+        self.0.finish_writing(writing)
     }
 
     /// Make what was added a table: written to the store's directory, or

@@ -40,6 +40,7 @@ pub mod signatures;
 mod table;
 #[cfg(test)]
 mod tests;
+mod writing;
 
 use std::fs::{self};
 use std::io;

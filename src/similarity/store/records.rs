@@ -18,22 +18,19 @@
 //! ```
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use rayon::prelude::*;
 
-use super::table::{
-    FANOUT_LEN, HEADER_LEN, clean_stale_temporaries, prefix, read_u32, read_u64, temporary_in,
-    write_checksummed,
-};
+mod file;
+
+use file::{Bytes, FORMAT, INDEX_LEN, Record, RecordTable, verify, write_records, write_table};
+
+use super::table::{FANOUT_LEN, HEADER_LEN, clean_stale_temporaries, prefix};
 use super::{Pruned, StoreError};
 
-/// Layout version of a record table.
-const FORMAT: u32 = 1;
-/// offset (8) + length (4) + crc (4)
-const INDEX_LEN: usize = 16;
 /// Pending records become a table once they take this many bytes, unless
 /// their kind says otherwise.
 pub const FLUSH_BYTES: usize = 64 << 20;
@@ -75,150 +72,6 @@ pub struct Loc {
     table: u32,
     start: u64,
     len: u32,
-}
-
-enum Bytes {
-    Map(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Bytes::Map(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-}
-
-struct RecordTable {
-    path: Option<PathBuf>,
-    bytes: Bytes,
-    hash_len: usize,
-    count: usize,
-    data_start: usize,
-    /// Found damaged: skipped from then on (kept in place, so that the
-    /// [`Loc`]s of other tables stay valid).
-    dead: bool,
-}
-
-impl RecordTable {
-    /// Validate a table's header, fan-out and extent; `Ok(None)` for a
-    /// table of another format, version or hash.
-    fn new(
-        kind: &Kind,
-        path: Option<PathBuf>,
-        bytes: Bytes,
-        hash_len: usize,
-    ) -> Result<Option<Self>, String> {
-        if bytes.len() < HEADER_LEN + FANOUT_LEN || &bytes[..8] != kind.magic {
-            return Err(format!("not a {} table (bad header)", kind.what));
-        }
-        if read_u32(&bytes, 8) != FORMAT
-            || read_u32(&bytes, 12) != kind.version
-            || read_u32(&bytes, 16) as usize != hash_len
-        {
-            return Ok(None);
-        }
-        let count = usize::try_from(read_u64(&bytes, 20)).map_err(|_| "count overflows")?;
-        let data_start = count
-            .checked_mul(hash_len + INDEX_LEN)
-            .and_then(|n| n.checked_add(HEADER_LEN + FANOUT_LEN))
-            .filter(|&n| n <= bytes.len())
-            .ok_or_else(|| format!("truncated: {} bytes for {count} records", bytes.len()))?;
-        let mut prev = 0;
-        for i in 0..256 {
-            let f = read_u32(&bytes, HEADER_LEN + i * 4);
-            if f < prev {
-                return Err("fan-out table is not monotonic".into());
-            }
-            prev = f;
-        }
-        if prev as usize != count {
-            return Err("fan-out table does not match the record count".into());
-        }
-        let t = RecordTable {
-            path,
-            bytes,
-            hash_len,
-            count,
-            data_start,
-            dead: false,
-        };
-        // Records are back to back: the last one ends the file.
-        let end = match count.checked_sub(1) {
-            Some(last) => {
-                let (off, len, _) = t.index(last);
-                off.checked_add(u64::from(len))
-            }
-            None => Some(0),
-        };
-        if end != Some((t.bytes.len() - data_start) as u64) {
-            return Err("truncated or padded records".into());
-        }
-        Ok(Some(t))
-    }
-
-    fn open(kind: &Kind, path: &Path, hash_len: usize) -> Result<Option<Self>, String> {
-        let Some(file) = super::files::open_table(path)? else {
-            return Ok(None);
-        };
-        // SAFETY: as for fingerprint tables: never written after the
-        // rename that publishes them, only ever deleted.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
-        Self::new(kind, Some(path.to_owned()), Bytes::Map(map), hash_len)
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        let start = HEADER_LEN + FANOUT_LEN + i * self.hash_len;
-        &self.bytes[start..start + self.hash_len]
-    }
-
-    fn index(&self, i: usize) -> (u64, u32, u32) {
-        let at = HEADER_LEN + FANOUT_LEN + self.count * self.hash_len + i * INDEX_LEN;
-        (
-            read_u64(&self.bytes, at),
-            read_u32(&self.bytes, at + 8),
-            read_u32(&self.bytes, at + 12),
-        )
-    }
-
-    /// Where `id` is, or `Err` with the first larger key; `from` is a
-    /// position with no larger key before it (ids looked up in order).
-    fn find_from(&self, from: usize, id: &[u8]) -> Result<usize, usize> {
-        let first = id[0] as usize;
-        let fan = |i: usize| read_u32(&self.bytes, HEADER_LEN + i * 4) as usize;
-        let lo_bucket = if first == 0 { 0 } else { fan(first - 1) };
-        let hi = fan(first);
-        let lo = lo_bucket.max(from).min(hi);
-        let want = prefix(id);
-        let cmp = |i: usize| {
-            let key = self.key(i);
-            prefix(key).cmp(&want).then_with(|| key.cmp(id))
-        };
-        super::table::gallop(lo, hi, cmp)
-    }
-
-    /// The record at `i`, checked: in bounds and matching its CRC.
-    fn checked(&self, i: usize) -> Result<(u64, u32), String> {
-        let (off, len, crc) = self.index(i);
-        let start = (self.data_start as u64).checked_add(off);
-        let end = start.and_then(|s| s.checked_add(u64::from(len)));
-        let (Some(start), Some(end)) = (start, end) else {
-            return Err(format!("record {i} out of bounds"));
-        };
-        if end > self.bytes.len() as u64 {
-            return Err(format!("record {i} out of bounds"));
-        }
-        let mut h = crc32fast::Hasher::new();
-        h.update(self.key(i));
-        h.update(&self.bytes[start as usize..end as usize]);
-        if h.finalize() != crc {
-            return Err(format!("record {i} fails its checksum"));
-        }
-        Ok((start, len))
-    }
 }
 
 /// Records found in one table from which [`Records::locate`] checks
@@ -436,6 +289,15 @@ impl Records {
     /// Add the record of `id`; every [`Kind::flush_bytes`] pending become a
     /// table ([`Records::flush`]).
     pub fn add(&mut self, id: ObjectId, record: &[u8]) -> Result<(), StoreError> {
+        self.push(id, record);
+        if self.pending_bytes >= self.kind.flush_bytes {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Add the record of `id` to what is pending, whatever its size.
+    pub(super) fn push(&mut self, id: ObjectId, record: &[u8]) {
         self.pending_bytes += record.len() + id.as_slice().len() + INDEX_LEN;
         let crc = super::table::record_crc(id.as_slice(), record);
         let room = |b: &Vec<u8>| b.capacity() - b.len() >= record.len();
@@ -457,24 +319,29 @@ impl Records {
         self.pending
             .push((id, index as u32, block.len(), record.len(), crc));
         block.extend_from_slice(record);
-        if self.pending_bytes >= self.kind.flush_bytes {
-            self.flush()?;
-        }
-        Ok(())
     }
 
-    /// Make what was added a table: written to the directory (and
-    /// memory-mapped) when the store is enabled and writable, else kept
-    /// in memory. A read-only directory turns the store into an in-memory
-    /// one with a warning, since no answer depends on the cache.
-    pub fn flush(&mut self) -> Result<(), StoreError> {
+    /// The bytes pending, as [`Kind::flush_bytes`] counts them.
+    pub(super) fn pending_bytes(&self) -> usize {
+        self.pending_bytes
+    }
+
+    /// The kind, directory and id length of these tables.
+    pub(super) fn shape(&self) -> (Kind, Option<PathBuf>, usize) {
+        (self.kind, self.dir.clone(), self.hash_len)
+    }
+
+    /// What was added, sorted by id, one record an id (of this store's
+    /// hash), taken out: nothing is pending after. `None` when nothing
+    /// was.
+    pub(super) fn take_pending(&mut self) -> Option<Sorted> {
         let mut entries = std::mem::take(&mut self.pending);
         let data = std::mem::take(&mut self.pending_data);
         self.open_block = None;
         self.pending_bytes = 0;
         entries.retain(|(id, ..)| id.as_slice().len() == self.hash_len);
         if entries.is_empty() {
-            return Ok(());
+            return None;
         }
         // By the ids' first eight bytes, then the rest: tens of thousands
         // of ids compared whole called memcmp for each comparison.
@@ -485,45 +352,81 @@ impl Records {
         };
         entries.sort_unstable_by(|a, b| head(&a.0).cmp(&head(&b.0)).then_with(|| a.0.cmp(&b.0)));
         entries.dedup_by(|a, b| a.0 == b.0);
-        let records: Vec<Record> = entries
-            .iter()
-            .map(|&(ref id, block, at, len, crc)| {
-                (id.as_slice(), &data[block as usize][at..at + len], crc)
+        Some(Sorted { entries, data })
+    }
+
+    /// Take in the table written at `path` (in `dir`).
+    fn adopt(&mut self, dir: &Path, path: &Path) {
+        // What a run killed before its rename left.
+        super::files::clean_stale_temporaries(dir);
+        match RecordTable::open(&self.kind, path, self.hash_len) {
+            Ok(Some(t)) => self.tables.push(t),
+            Ok(None) => {}
+            Err(why) => self.discard_file(path, &why),
+        }
+    }
+
+    /// Take in the tables written at `paths` elsewhere, and the error that
+    /// stopped the writing, if any: as [`Records::flush`] takes a table
+    /// it wrote itself or the error of writing it, except that records a
+    /// read-only directory refused are not kept in memory instead.
+    pub(super) fn adopt_written(
+        &mut self,
+        paths: &[PathBuf],
+        failed: Option<io::Error>,
+    ) -> Result<(), StoreError> {
+        let Some(dir) = self.dir.clone() else {
+            return Ok(());
+        };
+        for path in paths {
+            self.adopt(&dir, path);
+        }
+        match failed {
+            None => Ok(()),
+            Some(e) => self.write_failed(dir, e),
+        }
+    }
+
+    /// A table could not be written to `dir`: a read-only directory makes
+    /// the store an in-memory one, with a warning; any other error stops
+    /// the run.
+    fn write_failed(&mut self, dir: PathBuf, e: io::Error) -> Result<(), StoreError> {
+        if e.kind() == io::ErrorKind::PermissionDenied
+            || e.kind() == io::ErrorKind::ReadOnlyFilesystem
+        {
+            self.warnings.push(format!(
+                "cannot write {}s in {} ({e}); continuing without caching",
+                self.kind.what,
+                dir.display()
+            ));
+            self.dir = None;
+            Ok(())
+        } else {
+            Err(StoreError::Write {
+                path: dir,
+                source: e,
             })
-            .collect();
+        }
+    }
+
+    /// Make what was added a table: written to the directory (and
+    /// memory-mapped) when the store is enabled and writable, else kept
+    /// in memory. A read-only directory turns the store into an in-memory
+    /// one with a warning, since no answer depends on the cache.
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        let Some(sorted) = self.take_pending() else {
+            return Ok(());
+        };
         if let Some(dir) = self.dir.clone() {
-            let written = fs::create_dir_all(&dir)
-                .and_then(|()| write_table(&self.kind, &dir, self.hash_len, &records));
-            match written {
+            match write_sorted(&self.kind, &dir, self.hash_len, &sorted) {
                 Ok(path) => {
-                    // What a run killed before its rename left.
-                    super::files::clean_stale_temporaries(&dir);
-                    match RecordTable::open(&self.kind, &path, self.hash_len) {
-                        Ok(Some(t)) => self.tables.push(t),
-                        Ok(None) => {}
-                        Err(why) => self.discard_file(&path, &why),
-                    }
+                    self.adopt(&dir, &path);
                     return Ok(());
                 }
-                Err(e)
-                    if e.kind() == io::ErrorKind::PermissionDenied
-                        || e.kind() == io::ErrorKind::ReadOnlyFilesystem =>
-                {
-                    self.warnings.push(format!(
-                        "cannot write {}s in {} ({e}); continuing without caching",
-                        self.kind.what,
-                        dir.display()
-                    ));
-                    self.dir = None;
-                }
-                Err(e) => {
-                    return Err(StoreError::Write {
-                        path: dir,
-                        source: e,
-                    });
-                }
+                Err(e) => self.write_failed(dir, e)?,
             }
         }
+        let records = sorted.records();
         let mut bytes = Vec::new();
         write_records(&self.kind, &mut bytes, self.hash_len, &records).map_err(|e| {
             StoreError::Write {
@@ -676,89 +579,34 @@ impl Records {
     }
 }
 
-/// Read a written table back, every record checked against its CRC, and
-/// compare it with what was written.
-fn verify(kind: &Kind, path: &Path, hash_len: usize, records: &[Record]) -> Result<(), String> {
-    let t = RecordTable::open(kind, path, hash_len)?.ok_or("it vanished")?;
-    if t.count != records.len() {
-        return Err(format!("{} records, {} written", t.count, records.len()));
-    }
-    for (i, (id, rec, _)) in records.iter().enumerate() {
-        let (start, len) = t.checked(i)?;
-        let start = start as usize;
-        if t.key(i) != *id || t.bytes.get(start..start + len as usize) != Some(*rec) {
-            return Err(format!("record {i} differs"));
-        }
-    }
-    Ok(())
+/// Records taken out of a store ([`Records::take_pending`]), sorted by id:
+/// each id with where its record is in `data` (block, start, length) and
+/// its CRC.
+pub(super) struct Sorted {
+    entries: Vec<(ObjectId, u32, usize, usize, u32)>,
+    data: Vec<Vec<u8>>,
 }
 
-/// A record as a table is written from it: the id, the bytes, and their
-/// CRC ([`super::table::record_crc`]).
-type Record<'a> = (&'a [u8], &'a [u8], u32);
+impl Sorted {
+    fn records(&self) -> Vec<Record<'_>> {
+        self.entries
+            .iter()
+            .map(|&(ref id, block, at, len, crc)| {
+                (id.as_slice(), &self.data[block as usize][at..at + len], crc)
+            })
+            .collect()
+    }
+}
 
-/// Write sorted, distinct records as a table in `dir`; the name comes
-/// from the content, as fingerprint tables' do.
-fn write_table(
+/// Write `sorted` as a table of `kind` in `dir` (made if missing).
+pub(super) fn write_sorted(
     kind: &Kind,
     dir: &Path,
     hash_len: usize,
-    records: &[Record],
+    sorted: &Sorted,
 ) -> io::Result<PathBuf> {
-    let mut tmp = temporary_in(dir)?;
-    let crc = write_checksummed(tmp.as_file_mut(), |w| {
-        write_records(kind, w, hash_len, records)
-    })?;
-    tmp.as_file().sync_all()?;
-    let path = dir.join(format!(
-        "{}{crc:08x}-{:08x}.table",
-        kind.prefix,
-        records.len()
-    ));
-    tmp.persist(&path).map_err(|e| e.error)?;
-    // The rename is durable only once the directory is.
-    crate::fsutil::sync_dir(dir)?;
-    Ok(path)
-}
-
-fn write_records(
-    kind: &Kind,
-    w: &mut (impl Write + ?Sized),
-    hash_len: usize,
-    records: &[Record],
-) -> io::Result<()> {
-    let mut header = [0u8; HEADER_LEN];
-    header[..8].copy_from_slice(kind.magic);
-    header[8..12].copy_from_slice(&FORMAT.to_le_bytes());
-    header[12..16].copy_from_slice(&kind.version.to_le_bytes());
-    header[16..20].copy_from_slice(&(hash_len as u32).to_le_bytes());
-    header[20..28].copy_from_slice(&(records.len() as u64).to_le_bytes());
-    w.write_all(&header)?;
-    let mut fanout = [0u32; 256];
-    for (id, ..) in records {
-        fanout[id[0] as usize] += 1;
-    }
-    let mut running = 0u32;
-    for f in fanout {
-        running += f;
-        w.write_all(&running.to_le_bytes())?;
-    }
-    for (id, ..) in records {
-        w.write_all(id)?;
-    }
-    let mut offset = 0u64;
-    for (_, rec, crc) in records {
-        let len = u32::try_from(rec.len())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "record over 4 GiB"))?;
-        w.write_all(&offset.to_le_bytes())?;
-        w.write_all(&len.to_le_bytes())?;
-        w.write_all(&crc.to_le_bytes())?;
-        offset += u64::from(len);
-    }
-    for (_, rec, _) in records {
-        w.write_all(rec)?;
-    }
-    Ok(())
+    fs::create_dir_all(dir)?;
+    write_table(kind, dir, hash_len, &sorted.records())
 }
 
 #[cfg(test)]

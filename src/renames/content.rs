@@ -16,7 +16,7 @@ use crate::progress::Feedback;
 use crate::repo::{DiffAttributes, Entry, Fetched, Repo};
 use crate::similarity::fingerprint::{Fingerprint, Sketch};
 use crate::similarity::score::{Binary, Spans, simhash};
-use crate::similarity::store::histograms::{Histograms, Writing};
+use crate::similarity::store::histograms::{Histograms, Writer};
 use crate::similarity::store::{Store, StoreError};
 
 /// Histograms found in the store (decoded, with their prints) and the
@@ -41,8 +41,9 @@ fn histogram_of(spans: Spans, binary: Binary) -> Histogram {
     (Arc::new(spans), print)
 }
 
-/// Blob contents for rename detection: sizes and fingerprints through the
-/// store, chunk histograms from the histogram store or read on demand, and
+/// Blob contents for rename detection: chunk histograms from the
+/// histogram store or read on demand, sizes, fingerprints of the
+/// histograms (and gsimm fingerprints through the store for `items`), and
 /// work-tree files (which are not in the object database) held in memory
 /// under the id they would have.
 ///
@@ -70,8 +71,9 @@ pub struct RepoContent<'a> {
     fetched: Fetched,
     /// The histogram store, opened on first use; `None` with `--no-cache`.
     histograms: Option<Histograms>,
-    /// Histograms being written on threads of their own.
-    writing: Vec<Writing>,
+    /// The thread writing histograms read many at once, started with the
+    /// first such batch.
+    writer: Option<Writer<Arc<Spans>>>,
 }
 
 impl<'a> RepoContent<'a> {
@@ -95,7 +97,7 @@ impl<'a> RepoContent<'a> {
             feedback: *feedback,
             fetched: Fetched::default(),
             histograms: None,
-            writing: Vec::new(),
+            writer: None,
         }
     }
 
@@ -109,8 +111,8 @@ impl<'a> RepoContent<'a> {
     /// (a command about to exit need not free it).
     pub fn flush(&mut self) -> Result<(), StoreError> {
         if let Some(mut h) = self.histograms.take() {
-            for writing in self.writing.drain(..) {
-                h.finish_writing(writing)?;
+            if let Some(writer) = self.writer.take() {
+                h.finish_writing(writer)?;
             }
             h.flush()?;
             self.store.add_warnings(h.take_warnings());
@@ -129,28 +131,30 @@ impl<'a> RepoContent<'a> {
 
     /// Keep histograms computed from blob contents (chunked as the content
     /// says: the only kind the histogram store holds).
+    ///
     /// Many at once (a first run's) are written on a thread of their own
     /// while detection goes on, and taken in by [`RepoContent::flush`].
     fn remember(&mut self, read: &[(ObjectId, Arc<Spans>)]) -> Result<(), StoreError> {
-        if read.is_empty() {
+        if read.is_empty() || self.histogram_store()?.is_none() {
             return Ok(());
         }
-        let Some(h) = self.histogram_store()? else {
-            return Ok(());
-        };
         let read = if read.len() >= BACKGROUND_FROM {
-            match h.add_in_background(read.to_vec()) {
-                Ok(writing) => {
-                    self.writing.push(writing);
-                    return Ok(());
-                }
-                Err(back) => back,
+            if self.writer.is_none() {
+                self.writer = self.histograms.as_ref().and_then(Histograms::writer);
+            }
+            match self.writer.as_ref().map(|w| w.send(read.to_vec())) {
+                Some(Ok(())) => return Ok(()),
+                Some(Err(back)) => back,
+                None => read.to_vec(),
             }
         } else {
             read.to_vec()
         };
         let read: Vec<(ObjectId, &Spans)> = read.iter().map(|(id, s)| (*id, &**s)).collect();
-        h.add_many(&read)
+        match self.histograms.as_mut() {
+            Some(h) => h.add_many(&read),
+            None => Ok(()),
+        }
     }
 
     /// [`RepoContent::remember`] those of `read` the histogram store does
@@ -358,19 +362,19 @@ impl Content for RepoContent<'_> {
         // fraction of a gsimm fingerprint of the bytes.
         let keys: Vec<SpanKey> = ids.iter().map(|id| (*id, Binary::Auto)).collect();
         let spans = self.spans(&keys)?;
-        Ok(spans
-            .iter()
-            .zip(ids)
-            .map(|(s, id)| Sketch {
+        let mut out = Vec::with_capacity(ids.len());
+        for (s, id) in spans.iter().zip(ids) {
+            // Histograms held before (by `items`) have none yet.
+            let print = *self
+                .prints
+                .entry(*id)
+                .or_insert_with(|| simhash::fingerprint(s));
+            out.push(Sketch {
                 size: s.size(),
-                // Histograms held before (by `items`) have none yet.
-                fingerprint: self
-                    .prints
-                    .get(id)
-                    .copied()
-                    .unwrap_or_else(|| simhash::fingerprint(s)),
-            })
-            .collect())
+                fingerprint: print,
+            });
+        }
+        Ok(out)
     }
 
     fn sizes(&mut self, ids: &[ObjectId]) -> Result<Vec<u64>, ContentError> {
@@ -379,8 +383,11 @@ impl Content for RepoContent<'_> {
         // than asking it about the few the store lacks.
         let mut out = self.store.sizes(ids);
         self.sizes_of_read(ids, &mut out);
+        // The rest are read for their histograms, which scoring them
+        // needs, not for gsimm fingerprints, which detection does not use.
         fill_missing(ids, &mut out, |missing| {
-            Ok(self.items(missing)?.into_iter().map(|i| i.size).collect())
+            let keys: Vec<SpanKey> = missing.iter().map(|id| (*id, Binary::Auto)).collect();
+            Ok(self.spans(&keys)?.iter().map(|s| s.size()).collect())
         })?;
         Ok(out.into_iter().map(|s| s.unwrap_or(0)).collect())
     }
@@ -512,10 +519,21 @@ impl Content for RepoContent<'_> {
     }
 }
 
-/// Histograms read at once from which they are written on a thread of
-/// their own: fewer are added to the table written at the end, so that a
-/// run does not leave a table for every few blobs it read.
+/// Histograms read at once from which they go to the writer thread
+/// (fewer, to the table written at the end: a few blobs are not worth a
+/// thread).
 const BACKGROUND_FROM: usize = 1024;
+
+impl Drop for RepoContent<'_> {
+    /// A run that stops before [`RepoContent::flush`] (on an error) still
+    /// waits for the histograms its writer holds: they are written, and a
+    /// process exit does not cut the writing short.
+    fn drop(&mut self) {
+        if let (Some(writer), Some(h)) = (self.writer.take(), self.histograms.as_mut()) {
+            let _ = h.finish_writing(writer);
+        }
+    }
+}
 
 /// Paths from which [`RepoContent`]'s attribute lookups are split over
 /// two threads (a clone of the attribute stack costs about as much as a

@@ -93,10 +93,8 @@ impl<'a> Sides<'a> {
         let (src_items, dst_items) = if active.iter().any(|&s| srcs[s].unchanged) {
             unchanged_sources_by_size(srcs, dsts, active, remaining, min_score, content)?
         } else {
-            // Both sides in one read: a cold run stores one table of
-            // fingerprints, not one per side (each a file written and
-            // synced, and the more tables, the sooner the store merges
-            // them).
+            // Both sides in one read: one batch of histograms for the
+            // store, not one per side.
             let mut items = regular_items(
                 active
                     .iter()

@@ -12,9 +12,10 @@
 //!    `u64` arrays (struct of arrays), which runs at hundreds of millions of
 //!    pairs per second and core.
 //!
-//! Files too small to have a fingerprint are not pruned by distance: after
-//! the size filter their partners are small too, so scoring them exactly
-//! costs little.
+//! Files without a fingerprint (too small for a gsimm one; empty, for the
+//! histogram fingerprints `renames` uses) are not pruned by distance:
+//! after the size filter their partners are small too, so scoring them
+//! exactly costs little.
 
 use rayon::prelude::*;
 

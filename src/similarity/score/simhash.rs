@@ -2,7 +2,7 @@
 //! search nearest first from what the search builds anyway.
 //!
 //! SimHash (Charikar 2002) over the histogram's buckets, each weighted by
-//! its bytes: every bucket draws 256 pseudo-random bits from its number,
+//! its bytes up to a cap (4095): every bucket draws 256 pseudo-random bits from its number,
 //! and bit `i` of the fingerprint is set when the buckets with bit `i` set
 //! hold more than half of the file's counted bytes. The chance that two
 //! files differ in one bit is the angle between their weight vectors over

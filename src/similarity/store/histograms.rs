@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 pub use super::records::Loc;
 use super::records::{Kind, Records};
-pub use super::writing::Writing;
+pub use super::writing::Writer;
 use super::{Pruned, StoreError};
 use crate::similarity::score::Spans;
 
@@ -116,23 +116,16 @@ impl Histograms {
         Ok(())
     }
 
-    /// Encode and write `histograms` as tables on a thread of their own,
-    /// while the run goes on; take them in with
-    /// [`Histograms::finish_writing`].
-    /// They come back when the store has no directory to write to or no
-    /// thread could be started: add them instead.
-    pub fn add_in_background(
-        &self,
-        histograms: Vec<(ObjectId, Arc<Spans>)>,
-    ) -> Result<Writing, Vec<(ObjectId, Arc<Spans>)>> {
-        self.0
-            .write_in_background(histograms, |spans, out| spans.encode(out))
+    /// A writer of histograms to this store on a thread of its own, while
+    /// the run goes on; `None` when the store is in memory or no thread
+    /// could be had. End it with [`Histograms::finish_writing`].
+    pub fn writer(&self) -> Option<Writer<Arc<Spans>>> {
+        self.0.writer(|spans, out| spans.encode(out))
     }
 
-    /// Wait for tables [`Histograms::add_in_background`] is writing and
-    /// take them in.
-    pub fn finish_writing(&mut self, writing: Writing) -> Result<(), StoreError> {
-        self.0.finish_writing(writing)
+    /// End `writer` and take its tables in.
+    pub fn finish_writing(&mut self, writer: Writer<Arc<Spans>>) -> Result<(), StoreError> {
+        self.0.finish_writing(writer)
     }
 
     /// Make what was added a table: written to the store's directory, or

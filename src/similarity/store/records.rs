@@ -366,18 +366,17 @@ impl Records {
         }
     }
 
-    /// Take in the tables written at `paths` elsewhere, and the error that
-    /// stopped the writing, if any: as [`Records::flush`] takes a table
-    /// it wrote itself or the error of writing it, except that records a
-    /// read-only directory refused are not kept in memory instead.
+    /// Take in the tables written at `paths` in `dir` elsewhere, and the
+    /// error that stopped the writing, if any: as [`Records::flush`] takes
+    /// a table it wrote itself or the error of writing it, except that
+    /// records a read-only directory refused are not kept in memory
+    /// instead.
     pub(super) fn adopt_written(
         &mut self,
+        dir: PathBuf,
         paths: &[PathBuf],
         failed: Option<io::Error>,
     ) -> Result<(), StoreError> {
-        let Some(dir) = self.dir.clone() else {
-            return Ok(());
-        };
         for path in paths {
             self.adopt(&dir, path);
         }
@@ -385,6 +384,11 @@ impl Records {
             None => Ok(()),
             Some(e) => self.write_failed(dir, e),
         }
+    }
+
+    /// Add a warning.
+    pub(super) fn warn(&mut self, warning: String) {
+        self.warnings.push(warning);
     }
 
     /// A table could not be written to `dir`: a read-only directory makes

@@ -1,17 +1,24 @@
 //! Record tables written on a thread of their own while a run goes on.
 //!
 //! A first `renames` has its answer before the histograms it read are
-//! encoded and written: done after the search, that was a sixth of the
-//! run (10,000 moved files). The records are handed to a writer thread
-//! that encodes them, writes tables as [`Records::flush`] does (every
-//! [`Kind::flush_bytes`], each synced and renamed into place), and the
-//! run takes the tables in when it ends ([`Records::finish_writing`]).
-//! Until then the records are in no table: a run that asks the store
-//! for them again before it ends does not find them, which costs a read,
-//! never an answer.
+//! encoded and written: done after the search, that was a twelfth of the
+//! run (10,000 moved files). A [`Writer`] takes batches of records as
+//! they come, encodes them on its thread and writes tables as
+//! [`Records::flush`] does (every `flush_bytes` of its kind, each synced
+//! and renamed into place, one for the rest at the end), and the run
+//! takes the tables in when it ends ([`Records::finish_writing`]). Until
+//! then the records are in no table: a run that asks the store for them
+//! again before it ends does not find them, which costs a read, never an
+//! answer.
+//!
+//! A writer dropped without [`Records::finish_writing`] (a run that
+//! stops on an error) ends its thread once the batches sent are written;
+//! a process that exits first leaves a locked temporary, which the next
+//! writer to the store removes ([`crate::fsutil::clean_dead_temporaries`]).
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 
 use gix::ObjectId;
@@ -19,49 +26,52 @@ use gix::ObjectId;
 use super::StoreError;
 use super::records::{Records, write_sorted};
 
-/// Tables being written (`Records::write_in_background`): the paths
-/// written, and the error that stopped the writer, if any.
-pub struct Writing(JoinHandle<(Vec<PathBuf>, Option<io::Error>)>);
+/// A thread writing the records it is sent as tables (made by
+/// `Records::writer`).
+pub struct Writer<T> {
+    batches: Sender<Vec<(ObjectId, T)>>,
+    thread: JoinHandle<Written>,
+    dir: PathBuf,
+}
+
+/// The tables a writer published, and the error that stopped it, if any.
+type Written = (Vec<PathBuf>, Option<io::Error>);
+
+impl<T: Send + 'static> Writer<T> {
+    /// Hand `items` to the writer; they come back if its thread has
+    /// stopped (on an error it reports when finished): add them instead.
+    pub fn send(&self, items: Vec<(ObjectId, T)>) -> Result<(), Vec<(ObjectId, T)>> {
+        self.batches.send(items).map_err(|e| e.0)
+    }
+}
 
 impl Records {
-    /// Encode `items` with `encode` and write them as tables on a thread
-    /// of their own. The items come back when there is nothing to write
-    /// to (a store in memory) or no thread to be had: add them instead.
-    pub fn write_in_background<T: Send + 'static>(
-        &self,
-        items: Vec<(ObjectId, T)>,
-        encode: fn(&T, &mut Vec<u8>),
-    ) -> Result<Writing, Vec<(ObjectId, T)>> {
+    /// A writer of records of this store's kind, encoded by `encode`;
+    /// `None` when there is nothing to write to (a store in memory) or no
+    /// thread to be had: add the records instead.
+    pub fn writer<T: Send + 'static>(&self, encode: fn(&T, &mut Vec<u8>)) -> Option<Writer<T>> {
         let (kind, Some(dir), hash_len) = self.shape() else {
-            return Err(items);
+            return None;
         };
-        // The items are shared with the thread until it has started, so
-        // that a refused spawn can give them back.
-        let shared = std::sync::Arc::new(std::sync::Mutex::new(Some(items)));
-        let theirs = shared.clone();
-        let spawned = std::thread::Builder::new()
+        let (batches, received) = channel::<Vec<(ObjectId, T)>>();
+        let to = dir.clone();
+        let thread = std::thread::Builder::new()
             .name("git-simm-store".into())
             .spawn(move || {
-                let items = theirs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take()
-                    .unwrap_or_default();
-                drop(theirs);
                 let mut batch = Records::disabled(kind, hash_len);
                 let mut written = Vec::new();
                 let mut record = Vec::new();
                 let write = |batch: &mut Records, written: &mut Vec<PathBuf>| {
                     batch
                         .take_pending()
-                        .map(|sorted| write_sorted(&kind, &dir, hash_len, &sorted))
+                        .map(|sorted| write_sorted(&kind, &to, hash_len, &sorted))
                         .transpose()
                         .map(|path| written.extend(path))
                 };
-                for (id, item) in &items {
+                for (id, item) in received.iter().flatten() {
                     record.clear();
-                    encode(item, &mut record);
-                    batch.push(*id, &record);
+                    encode(&item, &mut record);
+                    batch.push(id, &record);
                     if batch.pending_bytes() >= kind.flush_bytes
                         && let Err(e) = write(&mut batch, &mut written)
                     {
@@ -70,28 +80,37 @@ impl Records {
                 }
                 let failed = write(&mut batch, &mut written).err();
                 (written, failed)
-            });
-        match spawned {
-            Ok(handle) => Ok(Writing(handle)),
-            Err(_) => Err(shared
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take()
-                .unwrap_or_default()),
-        }
+            })
+            .ok()?;
+        Some(Writer {
+            batches,
+            thread,
+            dir,
+        })
     }
 
-    /// Wait for the writer of `writing` and take its tables in; its error,
-    /// as [`Records::flush`] reports one (a read-only directory is a
-    /// warning).
-    pub fn finish_writing(&mut self, writing: Writing) -> Result<(), StoreError> {
-        let (paths, failed) = writing.0.join().unwrap_or_else(|_| {
-            (
-                Vec::new(),
-                Some(io::Error::other("the thread writing the store stopped")),
-            )
-        });
-        self.adopt_written(&paths, failed)
+    /// End `writer`: wait for it to write what it was sent and take its
+    /// tables in; its error, as [`Records::flush`] reports one (a
+    /// read-only directory is a warning). A writer that panicked is a
+    /// warning too: what it held is only a cache.
+    pub fn finish_writing<T>(&mut self, writer: Writer<T>) -> Result<(), StoreError> {
+        let Writer {
+            batches,
+            thread,
+            dir,
+        } = writer;
+        // The channel closed: the thread writes the rest and ends.
+        drop(batches);
+        match thread.join() {
+            Ok((paths, failed)) => self.adopt_written(dir, &paths, failed),
+            Err(_) => {
+                self.warn(format!(
+                    "the thread writing to {} stopped; continuing without caching what it held",
+                    dir.display()
+                ));
+                Ok(())
+            }
+        }
     }
 }
 
@@ -125,11 +144,13 @@ mod tests {
     fn records_written_in_the_background_are_found() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut records = Records::open(KIND, dir.path(), 20).expect("open");
-        let items: Vec<(ObjectId, u32)> = (0..500).map(|n| (id(n), n)).collect();
-        let Ok(writing) = records.write_in_background(items, record) else {
-            panic!("a store with a directory writes in the background");
-        };
-        records.finish_writing(writing).expect("written");
+        let writer = records.writer(record).expect("a store with a directory");
+        // Batches as a run sends them: one table for many of them.
+        for part in (0..500).collect::<Vec<u32>>().chunks(100) {
+            let items: Vec<(ObjectId, u32)> = part.iter().map(|&n| (id(n), n)).collect();
+            assert!(writer.send(items).is_ok());
+        }
+        records.finish_writing(writer).expect("written");
         assert!(records.table_count() > 1, "{}", records.table_count());
         let ids: Vec<ObjectId> = (0..500).map(id).collect();
         for (n, at) in (0..500u32).zip(records.locate(&ids)) {
@@ -151,20 +172,17 @@ mod tests {
         // The directory, missing when the store was opened, is a file by
         // the time the writer makes it.
         std::fs::write(&store, b"not a directory").expect("write");
-        let Ok(writing) = records.write_in_background(vec![(id(1), 1u32)], record) else {
-            panic!("a store with a directory writes in the background");
-        };
+        let writer = records.writer(record).expect("a store with a directory");
+        assert!(writer.send(vec![(id(1), 1u32)]).is_ok());
         assert!(matches!(
-            records.finish_writing(writing),
+            records.finish_writing(writer),
             Err(StoreError::Write { .. })
         ));
     }
 
-    /// A store in memory has nowhere to write: the items come back.
+    /// A store in memory has nowhere to write: no writer.
     #[test]
-    fn a_store_in_memory_gives_the_items_back() {
-        let records = Records::disabled(KIND, 20);
-        let back = records.write_in_background(vec![(id(7), 7u32)], record);
-        assert!(matches!(back, Err(items) if items == vec![(id(7), 7)]));
+    fn a_store_in_memory_has_no_writer() {
+        assert!(Records::disabled(KIND, 20).writer(record).is_none());
     }
 }

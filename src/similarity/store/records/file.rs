@@ -37,7 +37,7 @@ pub(super) struct RecordTable {
     pub(super) count: usize,
     data_start: usize,
     /// Found damaged: skipped from then on (kept in place, so that the
-    /// [`Loc`]s of other tables stay valid).
+    /// [`super::Loc`]s of other tables stay valid).
     pub(super) dead: bool,
 }
 
@@ -182,7 +182,7 @@ pub(super) fn verify(
 }
 
 /// A record as a table is written from it: the id, the bytes, and their
-/// CRC ([`super::table::record_crc`]).
+/// CRC ([`super::super::table::record_crc`]).
 pub(super) type Record<'a> = (&'a [u8], &'a [u8], u32);
 
 /// Write sorted, distinct records as a table in `dir`; the name comes

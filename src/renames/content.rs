@@ -23,22 +23,30 @@ use crate::similarity::store::{Store, StoreError};
 /// keys it lacks.
 type StoredSplit = (Vec<(SpanKey, Histogram)>, Vec<SpanKey>);
 
-/// A histogram, and its fingerprint ([`simhash`]) where it was chunked
-/// by content (the search's order needs no other), made while the
+/// A histogram, and its print when one was asked for: made while the
 /// histogram is still in the cache.
-type Histogram = (Arc<Spans>, Option<Fingerprint>);
+type Histogram = (Arc<Spans>, Option<Print>);
 
-/// The histogram of `data` chunked as `binary` says, with its print.
-fn histogram(data: &[u8], binary: Binary) -> Histogram {
-    histogram_of(Spans::with_binary(data, binary), binary)
+/// The fingerprint of a histogram ([`simhash`]) that orders the search;
+/// `None` for an empty file.
+type Print = Option<Fingerprint>;
+
+/// The histogram of `data` chunked as `binary` says, with its print if
+/// `print`.
+fn histogram(data: &[u8], binary: Binary, print: bool) -> Histogram {
+    histogram_of(Spans::with_binary(data, binary), print)
 }
 
-fn histogram_of(spans: Spans, binary: Binary) -> Histogram {
-    let print = match binary {
-        Binary::Auto => simhash::fingerprint(&spans),
-        _ => None,
-    };
+fn histogram_of(spans: Spans, print: bool) -> Histogram {
+    let print = print.then(|| simhash::fingerprint(&spans));
     (Arc::new(spans), print)
+}
+
+/// Whether the histogram of `key` is made with its print: when prints
+/// are asked for ([`Content::search_items`]), of content-chunked ones,
+/// which are the ones the search orders by.
+fn wants_print(key: &SpanKey, prints: bool) -> bool {
+    prints && key.1 == Binary::Auto
 }
 
 /// Blob contents for rename detection: chunk histograms from the
@@ -62,8 +70,9 @@ pub struct RepoContent<'a> {
     /// keeping a copy of each of 100,000 costs more than that.
     memo: gix::hashtable::HashMap<ObjectId, crate::similarity::fingerprint::Sketch>,
     spans: SpanMap<Arc<Spans>>,
-    /// The print ([`simhash`]) of each blob of `spans` chunked by content.
-    prints: gix::hashtable::HashMap<ObjectId, Option<Fingerprint>>,
+    /// The prints of blobs of `spans` chunked by content, those made so
+    /// far (only the search asks for them).
+    prints: gix::hashtable::HashMap<ObjectId, Print>,
     /// git's per-path text-or-binary decision; `None` scores every path by
     /// content alone.
     attributes: Option<DiffAttributes>,
@@ -138,18 +147,16 @@ impl<'a> RepoContent<'a> {
         if read.is_empty() || self.histogram_store()?.is_none() {
             return Ok(());
         }
-        let read = if read.len() >= BACKGROUND_FROM {
+        if read.len() >= BACKGROUND_FROM {
             if self.writer.is_none() {
                 self.writer = self.histograms.as_ref().and_then(Histograms::writer);
             }
-            match self.writer.as_ref().map(|w| w.send(read.to_vec())) {
-                Some(Ok(())) => return Ok(()),
-                Some(Err(back)) => back,
-                None => read.to_vec(),
+            // A writer that stopped (on an error it reports when finished)
+            // leaves them to be added here.
+            if self.writer.as_ref().is_some_and(|w| w.send(read.to_vec())) {
+                return Ok(());
             }
-        } else {
-            read.to_vec()
-        };
+        }
         let read: Vec<(ObjectId, &Spans)> = read.iter().map(|(id, s)| (*id, &**s)).collect();
         match self.histograms.as_mut() {
             Some(h) => h.add_many(&read),
@@ -179,7 +186,7 @@ impl<'a> RepoContent<'a> {
     /// The histograms of `keys` the histogram store has, decoded, and the
     /// keys it lacks. A stored histogram serves a path whose attributes
     /// force a decision only if the content decided the same.
-    fn stored(&mut self, keys: Vec<SpanKey>) -> Result<StoredSplit, StoreError> {
+    fn stored(&mut self, keys: Vec<SpanKey>, prints: bool) -> Result<StoredSplit, StoreError> {
         let Some(h) = self.histogram_store()? else {
             return Ok((Vec::new(), keys));
         };
@@ -196,7 +203,7 @@ impl<'a> RepoContent<'a> {
                     Binary::Yes => spans.is_binary(),
                     Binary::No => !spans.is_binary(),
                 };
-                serves.then(|| histogram_of(spans, key.1))
+                serves.then(|| histogram_of(spans, wants_print(key, prints)))
             })
             .collect();
         let mut found = Vec::new();
@@ -227,7 +234,7 @@ impl<'a> RepoContent<'a> {
     /// Hold histograms made or found, and their prints.
     fn keep(&mut self, histograms: impl IntoIterator<Item = (SpanKey, Histogram)>) {
         for (key, (spans, print)) in histograms {
-            if key.1 == Binary::Auto {
+            if let Some(print) = print {
                 self.prints.insert(key.0, print);
             }
             self.spans.insert(key, spans);
@@ -361,10 +368,10 @@ impl Content for RepoContent<'_> {
         // histogram store), and a fingerprint of the histogram costs a
         // fraction of a gsimm fingerprint of the bytes.
         let keys: Vec<SpanKey> = ids.iter().map(|id| (*id, Binary::Auto)).collect();
-        let spans = self.spans(&keys)?;
+        let spans = self.fetch(&keys, true)?;
         let mut out = Vec::with_capacity(ids.len());
         for (s, id) in spans.iter().zip(ids) {
-            // Histograms held before (by `items`) have none yet.
+            // Histograms held before the search asked have none yet.
             let print = *self
                 .prints
                 .entry(*id)
@@ -472,6 +479,14 @@ impl Content for RepoContent<'_> {
     }
 
     fn spans(&mut self, keys: &[SpanKey]) -> Result<Vec<Arc<Spans>>, ContentError> {
+        self.fetch(keys, false)
+    }
+}
+
+impl RepoContent<'_> {
+    /// [`Content::spans`], making the prints of those made or decoded here
+    /// if `prints`.
+    fn fetch(&mut self, keys: &[SpanKey], prints: bool) -> Result<Vec<Arc<Spans>>, ContentError> {
         // Detection asks in several rounds (basename pass, candidates,
         // tie replays); reading and chunking a blob once, not once a round,
         // is most of the cost at scale.
@@ -485,21 +500,19 @@ impl Content for RepoContent<'_> {
         let (in_memory, in_odb): (Vec<SpanKey>, Vec<SpanKey>) = missing
             .into_iter()
             .partition(|(id, _)| self.extra.contains_key(id));
-        let (stored, in_odb) = self.stored(in_odb)?;
+        let (stored, in_odb) = self.stored(in_odb, prints)?;
         self.keep(stored);
         // A blob wanted under two decisions is read once per decision; that
         // takes attributes that split one blob's paths, which is rare.
         let odb_ids: Vec<ObjectId> = in_odb.iter().map(|(id, _)| *id).collect();
         let from_odb = self.repo.map_blobs(&odb_ids, &self.feedback, |i, data| {
-            histogram(data, in_odb[i].1)
+            histogram(data, in_odb[i].1, wants_print(&in_odb[i], prints))
         })?;
         let from_memory: Vec<Histogram> = in_memory
             .par_iter()
-            .map(|(id, binary)| {
-                histogram(
-                    self.extra.get(id).map_or(&[][..], |v| v.as_slice()),
-                    *binary,
-                )
+            .map(|key| {
+                let data = self.extra.get(&key.0).map_or(&[][..], |v| v.as_slice());
+                histogram(data, key.1, wants_print(key, prints))
             })
             .collect();
         let read: Vec<(ObjectId, Arc<Spans>)> = in_odb

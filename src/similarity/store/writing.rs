@@ -38,10 +38,10 @@ pub struct Writer<T> {
 type Written = (Vec<PathBuf>, Option<io::Error>);
 
 impl<T: Send + 'static> Writer<T> {
-    /// Hand `items` to the writer; they come back if its thread has
-    /// stopped (on an error it reports when finished): add them instead.
-    pub fn send(&self, items: Vec<(ObjectId, T)>) -> Result<(), Vec<(ObjectId, T)>> {
-        self.batches.send(items).map_err(|e| e.0)
+    /// Hand `items` to the writer; `false` if its thread has stopped (on
+    /// an error it reports when finished): add them instead.
+    pub fn send(&self, items: Vec<(ObjectId, T)>) -> bool {
+        self.batches.send(items).is_ok()
     }
 }
 
@@ -148,7 +148,7 @@ mod tests {
         // Batches as a run sends them: one table for many of them.
         for part in (0..500).collect::<Vec<u32>>().chunks(100) {
             let items: Vec<(ObjectId, u32)> = part.iter().map(|&n| (id(n), n)).collect();
-            assert!(writer.send(items).is_ok());
+            assert!(writer.send(items));
         }
         records.finish_writing(writer).expect("written");
         assert!(records.table_count() > 1, "{}", records.table_count());
@@ -173,7 +173,7 @@ mod tests {
         // the time the writer makes it.
         std::fs::write(&store, b"not a directory").expect("write");
         let writer = records.writer(record).expect("a store with a directory");
-        assert!(writer.send(vec![(id(1), 1u32)]).is_ok());
+        assert!(writer.send(vec![(id(1), 1u32)]));
         assert!(matches!(
             records.finish_writing(writer),
             Err(StoreError::Write { .. })

@@ -59,6 +59,17 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
+/// `text` with every LF line end made CRLF (a last line without one
+/// left as it is): what a checkout with `core.autocrlf` writes.
+pub(crate) fn with_crlf(text: &[u8]) -> Vec<u8> {
+    text.split_inclusive(|&b| b == b'\n')
+        .flat_map(|l| match l.strip_suffix(b"\n") {
+            Some(body) => [body, b"\r\n"].concat(),
+            None => l.to_vec(),
+        })
+        .collect()
+}
+
 /// splitmix64: a seeded generator, so every failure reproduces.
 pub(crate) struct Rng(pub(crate) u64);
 

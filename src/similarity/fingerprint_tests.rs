@@ -127,13 +127,7 @@ fn format_is_pinned() {
 #[test]
 fn crlf_text_is_fingerprinted_without_its_crs() {
     let text = corpus_text();
-    let crlf: Vec<u8> = text
-        .split_inclusive(|&c| c == b'\n')
-        .flat_map(|l| match l.strip_suffix(b"\n") {
-            Some(body) => [body, b"\r\n"].concat(),
-            None => l.to_vec(),
-        })
-        .collect();
+    let crlf = crate::testing::with_crlf(&text);
     assert_ne!(crlf, text);
     assert_eq!(fingerprint(&crlf), fingerprint(&text));
     let mut binary = crlf.clone();

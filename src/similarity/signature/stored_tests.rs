@@ -98,14 +98,7 @@ fn reference_stored(data: &[u8]) -> Vec<u8> {
 fn stored_form_follows_the_definition_byte_for_byte() {
     let texts = real_text();
     let mut rng = Rng(2024);
-    let crlf = |t: &[u8]| -> Vec<u8> {
-        t.split_inclusive(|&b| b == b'\n')
-            .flat_map(|l| match l.strip_suffix(b"\n") {
-                Some(body) => [body, &b"\r\n"[..]].concat(),
-                None => l.to_vec(),
-            })
-            .collect()
-    };
+    let crlf = crate::testing::with_crlf;
     let mut inputs: Vec<Vec<u8>> = texts.clone();
     // Large files at several sketch levels, with and without CRLF.
     for i in 0..12 {

@@ -1,7 +1,7 @@
 use super::estimate::{estimate, regions};
 use super::*;
 use crate::similarity::score::for_each_chunk;
-use crate::testing::{Rng, real_text};
+use crate::testing::{Rng, real_text, with_crlf};
 
 /// splitmix64's finaliser, as the definition uses it.
 fn mix(mut z: u64) -> u64 {
@@ -184,13 +184,7 @@ fn marks_point_at_their_chunks() {
 #[test]
 fn crlf_text_is_signed_without_its_crs() {
     for text in real_text().iter().take(30) {
-        let crlf: Vec<u8> = text
-            .split_inclusive(|&c| c == b'\n')
-            .flat_map(|l| match l.strip_suffix(b"\n") {
-                Some(body) => [body, b"\r\n"].concat(),
-                None => l.to_vec(),
-            })
-            .collect();
+        let crlf = with_crlf(text);
         let (lf, cr) = (
             Signature::with_shape(text, &Shape::STORED),
             Signature::with_shape(&crlf, &Shape::STORED),
@@ -234,13 +228,7 @@ fn stored_form_round_trips_and_refuses_garbage() {
     let mut rng = Rng(7);
     let mut big = real_text()[..8].concat();
     big.extend_from_slice(&real_text()[9]);
-    let crlf: Vec<u8> = real_text()[3]
-        .split_inclusive(|&b| b == b'\n')
-        .flat_map(|l| match l.strip_suffix(b"\n") {
-            Some(body) => [body, &b"\r\n"[..]].concat(),
-            None => l.to_vec(),
-        })
-        .collect();
+    let crlf = with_crlf(&real_text()[3]);
     let huge = real_text()[..200].concat();
     let binary = rng.some_bytes(20_000);
     let mut lines = Vec::new();

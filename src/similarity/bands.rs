@@ -310,11 +310,7 @@ const fn seeds() -> [u32; HASHES] {
     let mut k = 0;
     while k < HASHES {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        out[k] = z as u32;
+        out[k] = crate::similarity::mix::mix(state) as u32;
         k += 1;
     }
     out
@@ -341,13 +337,10 @@ fn hash_of(y: u32, seed: u32) -> u32 {
     h ^ (h >> 13)
 }
 
-/// splitmix64's finaliser.
+/// splitmix64 one step on from `x`: its increment, then its finaliser.
 #[inline]
 fn mix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::similarity::mix::mix(x.wrapping_add(0x9e37_79b9_7f4a_7c15))
 }
 
 #[cfg(test)]

@@ -50,6 +50,8 @@
 
 use std::fmt;
 
+use crate::similarity::mix::mix;
+
 /// Version of the fingerprint definition (window, hash, tables, bit layout,
 /// size limits). Stored beside every cached fingerprint; a mismatch makes the
 /// cache invalid.
@@ -104,6 +106,18 @@ impl Fingerprint {
             let mut b = [0u8; 8];
             b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
             *w = u64::from_le_bytes(b);
+        }
+        Fingerprint { words }
+    }
+
+    /// The fingerprint whose bit `i` is `bit(i)`. The bits are gathered
+    /// without a branch on each: they are random, and a branch per bit
+    /// mispredicted half the time.
+    #[inline]
+    pub fn from_fn(bit: impl Fn(usize) -> bool) -> Fingerprint {
+        let mut words = [0u64; 4];
+        for (k, word) in words.iter_mut().enumerate() {
+            *word = (0..64).fold(0, |w, i| w | u64::from(bit(64 * k + i)) << i);
         }
         Fingerprint { words }
     }
@@ -194,14 +208,6 @@ const TABLE_OUT: [u64; 256] = {
     t
 };
 
-/// splitmix64's finaliser: a bijective, non-linear mix of all 64 bits.
-#[inline(always)]
-const fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The per-window mix: a 64x64->128-bit multiply folded to 64 bits (as in
 /// wyhash). One multiply instead of splitmix's two; every output bit depends
 /// non-linearly on every input bit, which the GF(2)-linear rolling hash needs.
@@ -282,15 +288,7 @@ impl Fingerprinter {
             _ if data.len() - WINDOW >= i32::MAX as usize => self.count_portable(data),
             simd => count_simd(simd, data),
         };
-        // The sign bits gathered without a branch on each: the signs are
-        // random, and a branch per counter mispredicted half the time.
-        let mut fp = Fingerprint::default();
-        for (word, sums) in fp.words.iter_mut().zip(sums.chunks_exact(64)) {
-            *word = sums.iter().enumerate().fold(0, |w, (i, &sum)| {
-                w | u64::from(sum.cast_unsigned() >> 31) << i
-            });
-        }
-        Some(fp)
+        Some(Fingerprint::from_fn(|i| sums[i] < 0))
     }
 
     /// Counting without SIMD: each window bumps 4 byte-pattern histograms of

@@ -11,6 +11,7 @@ pub mod compute;
 pub mod containment;
 pub mod fingerprint;
 pub(crate) mod lf_bits;
+pub(crate) mod mix;
 pub mod prefix;
 pub(crate) mod radix;
 pub mod score;

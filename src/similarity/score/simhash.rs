@@ -19,6 +19,7 @@
 
 use super::Spans;
 use crate::similarity::fingerprint::Fingerprint;
+use crate::similarity::mix::mix;
 
 /// The fingerprint of `spans`; `None` for a histogram without buckets
 /// (an empty file).
@@ -28,16 +29,8 @@ pub fn fingerprint(spans: &Spans) -> Option<Fingerprint> {
         return None;
     }
     let (set, total) = weights_set(buckets);
-    let mut fp = Fingerprint::default();
-    // More than half the weight on "set"; a tie stays clear. No branch
-    // on a bit: half of them are set, at random.
-    for (word, set) in fp.words.iter_mut().zip(set.chunks_exact(64)) {
-        *word = set
-            .iter()
-            .enumerate()
-            .fold(0, |w, (i, &s)| w | u64::from(2 * s > total) << i);
-    }
-    Some(fp)
+    // More than half the weight on "set"; a tie stays clear.
+    Some(Fingerprint::from_fn(|i| 2 * set[i] > total))
 }
 
 /// The most a bucket weighs in the fingerprint: a line repeated all
@@ -91,14 +84,6 @@ const fn offset(j: usize) -> u64 {
     0x9e37_79b9_7f4a_7c15u64.wrapping_mul(j as u64 + 1)
 }
 
-/// splitmix64's finaliser.
-#[inline(always)]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 fn weights_set_portable(buckets: &[(u32, u32)]) -> ([u64; 256], u64) {
     let mut set = [0u64; 256];
     let mut total = 0;
@@ -123,11 +108,11 @@ fn weights_set_portable(buckets: &[(u32, u32)]) -> ([u64; 256], u64) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq")]
 fn weights_set_avx512(buckets: &[(u32, u32)]) -> ([u64; 256], u64) {
+    use crate::similarity::mix::mix_lanes;
     use std::arch::x86_64::{
         __m512i, _load_mask32, _mm512_add_epi32, _mm512_castsi512_si256, _mm512_cvtepu16_epi32,
-        _mm512_extracti64x4_epi64, _mm512_mask_add_epi16, _mm512_mullo_epi64, _mm512_set_epi64,
-        _mm512_set1_epi16, _mm512_set1_epi64, _mm512_setzero_si512, _mm512_srli_epi64,
-        _mm512_storeu_si512, _mm512_xor_si512,
+        _mm512_extracti64x4_epi64, _mm512_mask_add_epi16, _mm512_set_epi64, _mm512_set1_epi16,
+        _mm512_set1_epi64, _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
     };
     let mut narrow: [__m512i; 8] = [_mm512_setzero_si512(); 8];
     let mut wide: [__m512i; 16] = [_mm512_setzero_si512(); 16];
@@ -159,12 +144,10 @@ fn weights_set_avx512(buckets: &[(u32, u32)]) -> ([u64; 256], u64) {
         let id = |i: usize| i64::from(eight[i].0);
         let bucket = _mm512_set_epi64(id(7), id(6), id(5), id(4), id(3), id(2), id(1), id(0));
         for (j, word) in bits.iter_mut().enumerate() {
-            let mut z = _mm512_xor_si512(bucket, _mm512_set1_epi64(offset(j) as i64));
-            z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
-            z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9u64 as i64));
-            z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
-            z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11ebu64 as i64));
-            z = _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z));
+            let z = mix_lanes(_mm512_xor_si512(
+                bucket,
+                _mm512_set1_epi64(offset(j) as i64),
+            ));
             // SAFETY: eight u64 are one vector.
             unsafe { _mm512_storeu_si512(word.as_mut_ptr().cast(), z) };
         }

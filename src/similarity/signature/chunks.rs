@@ -14,9 +14,10 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::batch::{wide, wide512};
-use super::hash::{chunk_hash_at, mix};
+use super::hash::chunk_hash_at;
 use super::{CHUNK, Shape};
 use crate::similarity::lf_bits::{Width, lf_bits};
+use crate::similarity::mix::mix;
 
 /// A chunk that emitted at least one symbol.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -19,13 +19,7 @@
 
 use super::CHUNK;
 
-/// splitmix64's finaliser.
-#[inline(always)]
-pub(super) const fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use crate::similarity::mix::mix;
 
 /// One key per 32-bit word of a chunk: the fraction of pi's hexadecimal
 /// digits (nothing up the sleeve).
@@ -237,8 +231,7 @@ pub(super) unsafe fn hash_chunks_avx512(data: &[u8], ends: &[usize], hashes: &mu
 unsafe fn eight_hashes(data: &[u8], at: &[usize; 9]) -> std::arch::x86_64::__m512i {
     use std::arch::x86_64::{
         __m512i, _bzhi_u64, _mm512_add_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi8,
-        _mm512_mul_epu32, _mm512_mullo_epi64, _mm512_set1_epi64, _mm512_srli_epi64,
-        _mm512_sub_epi64, _mm512_xor_si512,
+        _mm512_mul_epu32, _mm512_set1_epi64, _mm512_srli_epi64, _mm512_sub_epi64, _mm512_xor_si512,
     };
     const _: () = assert!(size_of::<usize>() == 8);
     debug_assert!(
@@ -280,12 +273,7 @@ unsafe fn eight_hashes(data: &[u8], at: &[usize; 9]) -> std::arch::x86_64::__m51
             _mm512_loadu_si512(at.cast::<__m512i>()),
         )
     };
-    let mut z = _mm512_xor_si512(sums, _mm512_xor_si512(seed, lengths));
-    z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
-    z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9_u64 as i64));
-    z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
-    z = _mm512_mullo_epi64(z, _mm512_set1_epi64(0x94d0_49bb_1331_11eb_u64 as i64));
-    _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
+    crate::similarity::mix::mix_lanes(_mm512_xor_si512(sums, _mm512_xor_si512(seed, lengths)))
 }
 
 /// Two vectors' lanes added in pairs: lanes 2k and 2k + 1 of `a` into

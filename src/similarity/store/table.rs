@@ -72,17 +72,7 @@ impl Table {
                 map.len()
             ));
         }
-        let mut prev = 0u32;
-        for i in 0..256 {
-            let f = read_u32(&map, HEADER_LEN + i * 4);
-            if f < prev {
-                return Err("fan-out table is not monotonic".into());
-            }
-            prev = f;
-        }
-        if prev as usize != count {
-            return Err("fan-out table does not match the record count".into());
-        }
+        check_fanout(&map, count)?;
         Ok(Some(Table {
             path: path.to_owned(),
             map,
@@ -202,6 +192,23 @@ pub(super) fn record_crc(key: &[u8], body: &[u8]) -> u32 {
     h.update(key);
     h.update(body);
     h.finalize()
+}
+
+/// Check the fan-out after a table's header (of `bytes`, long enough
+/// for it): counts that never fall, ending at the table's `count`.
+pub(super) fn check_fanout(bytes: &[u8], count: usize) -> Result<(), String> {
+    let mut prev = 0u32;
+    for i in 0..256 {
+        let f = read_u32(bytes, HEADER_LEN + i * 4);
+        if f < prev {
+            return Err("fan-out table is not monotonic".into());
+        }
+        prev = f;
+    }
+    if prev as usize != count {
+        return Err("fan-out table does not match the record count".into());
+    }
+    Ok(())
 }
 
 pub(super) fn read_u32(buf: &[u8], at: usize) -> u32 {

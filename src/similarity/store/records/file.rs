@@ -6,7 +6,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::super::table::{
-    FANOUT_LEN, HEADER_LEN, prefix, read_u32, read_u64, temporary_in, write_checksummed,
+    FANOUT_LEN, HEADER_LEN, check_fanout, prefix, read_u32, read_u64, temporary_in,
+    write_checksummed,
 };
 use super::Kind;
 
@@ -65,17 +66,7 @@ impl RecordTable {
             .and_then(|n| n.checked_add(HEADER_LEN + FANOUT_LEN))
             .filter(|&n| n <= bytes.len())
             .ok_or_else(|| format!("truncated: {} bytes for {count} records", bytes.len()))?;
-        let mut prev = 0;
-        for i in 0..256 {
-            let f = read_u32(&bytes, HEADER_LEN + i * 4);
-            if f < prev {
-                return Err("fan-out table is not monotonic".into());
-            }
-            prev = f;
-        }
-        if prev as usize != count {
-            return Err("fan-out table does not match the record count".into());
-        }
+        check_fanout(&bytes, count)?;
         let t = RecordTable {
             path,
             bytes,
